@@ -1,0 +1,64 @@
+// Verification (DESIGN §4). Two independent checks, both on every run:
+//  - symbolic: the schedule runs on contribution sets instead of numbers, and each
+//    call's postcondition is checked (plus the conflict rule inside every step);
+//  - numeric: after a backend ran, outputs are compared with a host reference
+//    computed from the inputs by the collective's definition (see numeric.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collscope/result.h"
+#include "collscope/schedule.h"
+
+namespace collscope {
+
+// Conflict rule: inside one step no transfer may write a slice that another transfer
+// of the same step reads or writes. Error id "verify.conflict", naming both transfers.
+Status check_conflicts(const Schedule& s);
+
+// Structural checks: ranks, buffer ids and slices in bounds. Error id "verify.out_of_bounds".
+Status check_bounds(const Schedule& s);
+
+// Runs the steps of one call on contribution sets and checks the collective's
+// postcondition. Error ids: "verify.double_count", "verify.missing_contribution",
+// "verify.wrong_data", "verify.input_modified". Messages name the first bad step,
+// rank, buffer and element.
+Status verify_call_symbolic(const Schedule& s, std::int32_t call);
+
+// Bounds + conflicts + every call's postcondition.
+Status verify_symbolic(const Schedule& s);
+
+// ---------------------------------------------------------------------------
+// Contribution sets, for views that colour cells by the ranks whose data they hold.
+
+// The inputs an element holds: for every source rank in `ranks`, element `index` of
+// buffer `buf` as it was when the call began, `times` times each.
+struct Contribution {
+  std::int32_t buf = 0;
+  std::uint64_t index = 0;
+  std::vector<std::int32_t> ranks;
+};
+
+// Symbolic state of one call, advanced step by step.
+class SymbolicState {
+ public:
+  SymbolicState(const Schedule& s, std::int32_t call);
+  ~SymbolicState();
+  SymbolicState(const SymbolicState&) = delete;
+  SymbolicState& operator=(const SymbolicState&) = delete;
+
+  // Applies the next step of the call; returns an error on double counting.
+  Status advance();
+  std::int32_t next_step() const;  // absolute step index
+  bool done() const;
+  // What element `index` of `buf` on `rank` holds now.
+  std::vector<Contribution> contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace collscope

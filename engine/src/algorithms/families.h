@@ -1,0 +1,50 @@
+// Declarations of every algorithm, one family per .cpp file in this folder.
+// registry.cpp lists them under their CLI names.
+#pragma once
+
+#include "collscope/algorithms.h"
+
+namespace collscope::algo {
+
+// broadcast.cpp
+void broadcast_flat(StepBuilder& b);
+void broadcast_binomial(StepBuilder& b);
+void broadcast_chain(StepBuilder& b);
+void broadcast_scatter_allgather(StepBuilder& b);
+
+// reduce.cpp
+void reduce_flat(StepBuilder& b);
+void reduce_binomial(StepBuilder& b);
+void reduce_ring(StepBuilder& b);
+
+// allreduce.cpp
+void allreduce_flat(StepBuilder& b);
+void allreduce_tree(StepBuilder& b);
+void allreduce_ring(StepBuilder& b);
+void allreduce_recursive_doubling(StepBuilder& b);
+void allreduce_rabenseifner(StepBuilder& b);
+
+// scatter_gather.cpp
+void scatter_flat(StepBuilder& b);
+void scatter_binomial(StepBuilder& b);
+void gather_flat(StepBuilder& b);
+void gather_binomial(StepBuilder& b);
+
+// allgather.cpp
+void allgather_ring(StepBuilder& b);
+void allgather_recursive_doubling(StepBuilder& b);
+void allgather_bruck(StepBuilder& b);
+
+// reduce_scatter.cpp
+void reduce_scatter_ring(StepBuilder& b);
+void reduce_scatter_recursive_halving(StepBuilder& b);
+void reduce_scatter_pairwise(StepBuilder& b);
+
+// alltoall.cpp
+void alltoall_pairwise(StepBuilder& b);
+void alltoall_bruck(StepBuilder& b);
+
+// barrier.cpp
+void barrier_dissemination(StepBuilder& b);
+
+}  // namespace collscope::algo
