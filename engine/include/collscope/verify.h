@@ -55,6 +55,8 @@ class SymbolicState {
   bool done() const;
   // What element `index` of `buf` on `rank` holds now.
   std::vector<Contribution> contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
+  // After the last step: checks the call's postcondition.
+  Status check_postcondition() const;
 
  private:
   struct Impl;
