@@ -1,0 +1,68 @@
+// Backends execute a Schedule on real memory (DESIGN §6). The CLI and the GUI only
+// ever see this interface; backends register by name in make_backends().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collscope/result.h"
+#include "collscope/schedule.h"
+
+namespace collscope {
+
+struct BackendInfo {
+  std::string name;         // "cpu", "cuda", "nccl"
+  std::string description;  // one line
+  bool available = false;
+  std::string reason;       // why not available ("not built", "no CUDA driver", ...)
+};
+
+struct SessionOptions {
+  bool record_events = true;  // time every transfer (off for benchmarks)
+  int cores = 0;              // CPU cores to plan the wait strategy for; 0 = detect
+};
+
+// One timed transfer, measured by the rank that executed it (the receiver).
+struct TransferTiming {
+  std::int32_t step = 0;
+  std::int32_t transfer = 0;  // index inside the step
+  std::int32_t rank = 0;      // executing rank
+  double t0_us = 0, t1_us = 0;  // microseconds since the session's clock origin
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // "cpu", "GPU 1": where a rank's memory lives.
+  virtual std::string device_label(std::int32_t rank) const = 0;
+  virtual Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) = 0;
+  virtual Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) = 0;
+  // Observable mode: runs one step on every rank and returns when all are done.
+  virtual Status run_step(std::int32_t step) = 0;
+  // Fast mode: runs the whole schedule `iterations` times as a dataflow graph,
+  // without global barriers.
+  virtual Status run_all(std::int32_t iterations) = 0;
+  // Timings recorded since the last call (empty when record_events is off).
+  virtual std::vector<TransferTiming> take_events() = 0;
+  // Microseconds on the session's clock (the origin of TransferTiming).
+  virtual double now_us() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendInfo info() const = 0;
+  virtual Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const = 0;
+};
+
+// Every backend this build knows, available or not (cpu first).
+std::vector<std::unique_ptr<Backend>> make_backends();
+// The backend of that name if it exists and is available; otherwise an error
+// (id "backend.unknown" exit 2, or "backend.unavailable" exit 3) saying why.
+Result<std::unique_ptr<Backend>> find_backend(const std::string& name);
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace collscope

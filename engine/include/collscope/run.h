@@ -1,0 +1,95 @@
+// Running a schedule end to end: allocate, load inputs, execute on a backend,
+// read back, check against the numeric reference; keep a run record for reports,
+// traces and views.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collscope/backend.h"
+#include "collscope/result.h"
+#include "collscope/schedule.h"
+
+namespace collscope {
+
+enum class RunMode : std::uint8_t {
+  observable,  // a barrier after every step, buffer snapshots
+  fast,        // dataflow, no global barrier
+};
+
+// Every user buffer of every rank as raw bytes: host[buf][rank]. Scratch buffers are empty.
+using HostMemory = std::vector<std::vector<std::vector<std::uint8_t>>>;
+
+// Initial value of element `index` of buffer `buf` on `rank`.
+using InitFn = std::function<double(std::int32_t buf, std::int32_t rank, std::uint64_t index)>;
+
+HostMemory make_inputs(const Schedule& s, const InitFn& init);
+
+// The numeric reference: every call's definition (not its schedule) applied to the
+// inputs, in the dtype's own arithmetic, folding ranks in order. Where the inputs
+// make every order of evaluation exact (integers whose partial results fit the
+// mantissa) the comparison is exact; elsewhere a tolerance per element is kept.
+struct Reference {
+  HostMemory want;
+  // tolerance[buf][rank][i]; an empty vector means exact for that buffer and rank.
+  std::vector<std::vector<std::vector<double>>> tolerance;
+};
+Reference compute_reference(const Schedule& s, const HostMemory& inputs);
+
+struct NumericReport {
+  std::uint64_t wrong = 0;
+  std::uint64_t checked = 0;
+  // The first wrong element (meaningful when wrong > 0).
+  std::int32_t rank = 0, buf = 0;
+  std::string buffer_name;
+  std::uint64_t index = 0;
+  double expected = 0, got = 0;
+  std::int32_t last_step = -1;  // the last step that wrote that element, -1 = none
+  std::string message() const;  // "" when wrong == 0
+};
+
+// Compares a backend's buffers with the reference, element by element.
+NumericReport compare_numeric(const Schedule& s, const HostMemory& got, const Reference& ref);
+
+struct StepTiming {
+  std::int32_t step = 0;
+  double t0_us = 0, t1_us = 0;
+};
+
+struct Snapshot {
+  std::int32_t after_step = -1;  // -1 = the inputs
+  HostMemory memory;
+};
+
+struct RunRecord {
+  std::string backend;
+  RunMode mode = RunMode::fast;
+  std::vector<std::string> device_labels;  // per rank
+  double time_us = 0;                      // wall time of the execution
+  std::vector<TransferTiming> transfers;
+  std::vector<StepTiming> steps;           // observable mode only
+  std::vector<Snapshot> snapshots;         // observable mode only, bounded
+};
+
+struct RunOptions {
+  std::string backend = "cpu";
+  RunMode mode = RunMode::fast;
+  bool record_events = true;
+  std::uint64_t snapshot_budget = 256ull << 20;  // bytes of snapshots kept (beyond: every k-th step)
+};
+
+struct RunOutcome {
+  Status symbolic = ok_status();
+  NumericReport numeric;
+  RunRecord record;
+  HostMemory result;
+  bool verified() const { return symbolic.ok() && numeric.wrong == 0; }
+};
+
+// Verifies symbolically, executes, reads back and checks numerically. Errors only for
+// backend failures (exit 3); a wrong result is reported in the outcome.
+Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptions& o);
+
+}  // namespace collscope

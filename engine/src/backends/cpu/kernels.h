@@ -1,0 +1,68 @@
+// The cpu backend's transfer kernels: copy, reduce (dst = dst op src) and scale,
+// for every dtype. Plain loops over typed pointers that the compiler vectorises.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "collscope/elementwise.h"
+#include "collscope/schedule.h"
+
+namespace collscope::cpu {
+
+inline OpKind op_kind(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return OpKind::prod;
+    case ReduceOp::min: return OpKind::min;
+    case ReduceOp::max: return OpKind::max;
+    default: return OpKind::sum;  // sum, and avg (divided at the end)
+  }
+}
+
+template <class T, OpKind K>
+void reduce_loop(T* __restrict dst, const T* __restrict src, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) dst[i] = combine<T>(K, dst[i], src[i]);
+}
+
+template <class T>
+void reduce_typed(OpKind k, void* dst, const void* src, std::uint64_t n) {
+  T* d = static_cast<T*>(dst);
+  const T* s = static_cast<const T*>(src);
+  switch (k) {
+    case OpKind::sum: reduce_loop<T, OpKind::sum>(d, s, n); break;
+    case OpKind::prod: reduce_loop<T, OpKind::prod>(d, s, n); break;
+    case OpKind::min: reduce_loop<T, OpKind::min>(d, s, n); break;
+    case OpKind::max: reduce_loop<T, OpKind::max>(d, s, n); break;
+  }
+}
+
+template <class T>
+void scale_typed(void* dst, std::uint64_t n, std::uint32_t divisor) {
+  T* d = static_cast<T*>(dst);
+  for (std::uint64_t i = 0; i < n; ++i) d[i] = divide<T>(d[i], divisor);
+}
+
+// Calls f.template operator()<T>() with T the storage type of dtype t.
+template <class F>
+void with_type(DType t, F&& f) {
+  switch (t) {
+    case DType::int8: f.template operator()<std::int8_t>(); break;
+    case DType::uint8: f.template operator()<std::uint8_t>(); break;
+    case DType::int32: f.template operator()<std::int32_t>(); break;
+    case DType::int64: f.template operator()<std::int64_t>(); break;
+    case DType::float16: f.template operator()<f16>(); break;
+    case DType::bfloat16: f.template operator()<bf16>(); break;
+    case DType::float32: f.template operator()<float>(); break;
+    case DType::float64: f.template operator()<double>(); break;
+  }
+}
+
+inline void reduce_bytes(DType t, OpKind k, void* dst, const void* src, std::uint64_t n) {
+  with_type(t, [&]<class T>() { reduce_typed<T>(k, dst, src, n); });
+}
+
+inline void scale_bytes(DType t, void* dst, std::uint64_t n, std::uint32_t divisor) {
+  with_type(t, [&]<class T>() { scale_typed<T>(dst, n, divisor); });
+}
+
+}  // namespace collscope::cpu

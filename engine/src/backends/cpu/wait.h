@@ -1,0 +1,58 @@
+// Waiting for another rank without burning the machine.
+//
+// A rank waits until a counter reaches a target. It first spins (cheap when every
+// rank has a core of its own: the value usually arrives within a microsecond),
+// then sleeps in the kernel on a futex. When ranks outnumber cores, spinning only
+// steals time from the rank being waited for, so the spin is kept tiny.
+#pragma once
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define COLLSCOPE_PAUSE() _mm_pause()
+#else
+#define COLLSCOPE_PAUSE() ((void)0)
+#endif
+
+namespace collscope::cpu {
+
+struct alignas(64) Counter {
+  std::atomic<std::uint32_t> value{0};
+  std::atomic<std::uint32_t> waiters{0};
+};
+
+inline void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+inline void futex_wake_all(std::atomic<std::uint32_t>* addr) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+inline void wait_at_least(Counter& c, std::uint32_t target, std::uint32_t spins) {
+  for (std::uint32_t i = 0; i < spins; ++i) {
+    if (c.value.load(std::memory_order_acquire) >= target) return;
+    COLLSCOPE_PAUSE();
+  }
+  if (c.value.load(std::memory_order_acquire) >= target) return;
+  c.waiters.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    const std::uint32_t v = c.value.load(std::memory_order_seq_cst);
+    if (v >= target) break;
+    futex_wait(&c.value, v);
+  }
+  c.waiters.fetch_sub(1, std::memory_order_relaxed);
+}
+
+inline void publish(Counter& c, std::uint32_t v) {
+  c.value.store(v, std::memory_order_seq_cst);
+  if (c.waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(&c.value);
+}
+
+}  // namespace collscope::cpu

@@ -1,0 +1,103 @@
+// One run end to end: verify symbolically, allocate on the backend, load inputs,
+// execute (observable or fast), read back, compare with the numeric reference.
+#include <algorithm>
+#include <chrono>
+
+#include "collscope/run.h"
+#include "collscope/verify.h"
+
+namespace collscope {
+
+namespace {
+
+Status read_all(const Schedule& s, Session& session, HostMemory& mem, bool with_scratch) {
+  const std::size_t e = size_of(s.dtype);
+  mem.assign(s.buffers.size(), std::vector<std::vector<std::uint8_t>>(static_cast<std::size_t>(s.ranks)));
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (s.buffers[b].scratch && !with_scratch) continue;
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      auto& v = mem[b][static_cast<std::size_t>(r)];
+      v.resize(s.buffers[b].count[static_cast<std::size_t>(r)] * e);
+      if (auto st = session.read_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st) return st;
+    }
+  }
+  return ok_status();
+}
+
+std::uint64_t total_bytes(const Schedule& s) {
+  std::uint64_t n = 0;
+  for (const auto& b : s.buffers)
+    for (auto c : b.count) n += c;
+  return n * size_of(s.dtype);
+}
+
+}  // namespace
+
+Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptions& o) {
+  RunOutcome out;
+  if (auto st = check_bounds(s); !st) {
+    out.symbolic = st;  // never execute a schedule that addresses memory it does not own
+    return out;
+  }
+  out.symbolic = verify_symbolic(s);
+
+  auto backend = find_backend(o.backend);
+  if (!backend) return backend.error();
+  SessionOptions so;
+  so.record_events = o.record_events;
+  auto session_r = (*backend)->open(s, so);
+  if (!session_r) return session_r.error();
+  Session& session = **session_r;
+
+  const HostMemory inputs = make_inputs(s, init);
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (s.buffers[b].scratch) continue;
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      const auto& v = inputs[b][static_cast<std::size_t>(r)];
+      if (auto st = session.write_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st) return st.error();
+    }
+  }
+
+  RunRecord& rec = out.record;
+  rec.backend = o.backend;
+  rec.mode = o.mode;
+  for (std::int32_t r = 0; r < s.ranks; ++r) rec.device_labels.push_back(session.device_label(r));
+  const auto steps = static_cast<std::int32_t>(s.steps.size());
+
+  if (o.mode == RunMode::observable) {
+    // Keep every k-th snapshot so that all of them fit the budget; the views
+    // re-execute from the nearest kept one to show the others.
+    const std::uint64_t per = std::max<std::uint64_t>(1, total_bytes(s));
+    const std::uint64_t fit = std::max<std::uint64_t>(1, o.snapshot_budget / per);
+    const auto every = static_cast<std::int32_t>((static_cast<std::uint64_t>(steps) + 1 + fit - 1) / fit);
+    if (o.snapshot_budget >= per) {
+      Snapshot snap;
+      if (auto st = read_all(s, session, snap.memory, true); !st) return st.error();
+      rec.snapshots.push_back(std::move(snap));
+    }
+    const double t0 = session.now_us();
+    for (std::int32_t k = 0; k < steps; ++k) {
+      const double a = session.now_us();
+      if (auto st = session.run_step(k); !st) return st.error();
+      rec.steps.push_back({k, a, session.now_us()});
+      if (o.snapshot_budget >= per && ((k + 1) % every == 0 || k + 1 == steps)) {
+        Snapshot snap;
+        snap.after_step = k;
+        if (auto st = read_all(s, session, snap.memory, true); !st) return st.error();
+        rec.snapshots.push_back(std::move(snap));
+      }
+    }
+    rec.time_us = session.now_us() - t0;
+  } else {
+    const double t0 = session.now_us();
+    if (auto st = session.run_all(1); !st) return st.error();
+    rec.time_us = session.now_us() - t0;
+  }
+  rec.transfers = session.take_events();
+
+  if (auto st = read_all(s, session, out.result, false); !st) return st.error();
+  out.numeric = compare_numeric(s, out.result, compute_reference(s, inputs));
+  return out;
+}
+
+}  // namespace collscope

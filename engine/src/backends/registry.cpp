@@ -1,0 +1,64 @@
+// The backends this build knows, available or not, and why.
+#include <string>
+
+#include "collscope/backend.h"
+#if defined(COLLSCOPE_HAVE_CUDA)
+#include "cuda/probe.h"
+#endif
+
+namespace collscope {
+
+namespace {
+
+// A GPU backend this build cannot run: `list` shows it with the reason.
+class UnavailableBackend final : public Backend {
+ public:
+  UnavailableBackend(std::string name, std::string description, std::string reason)
+      : info_{std::move(name), std::move(description), false, std::move(reason)} {}
+  BackendInfo info() const override { return info_; }
+  Result<std::unique_ptr<Session>> open(const Schedule&, const SessionOptions&) const override {
+    return make_error("backend.unavailable", "backend \"" + info_.name + "\" is not available: " + info_.reason,
+                      "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
+  }
+
+ private:
+  BackendInfo info_;
+};
+
+std::string gpu_reason() {
+#if defined(COLLSCOPE_HAVE_CUDA)
+  const GpuProbe p = probe_gpus();
+  if (!p.problem.empty()) return p.problem;
+  return "not implemented in this version (" + std::to_string(p.devices) + " GPU(s) found)";
+#else
+  return "not built (configure with -DCOLLSCOPE_CUDA=ON where the CUDA toolkit is installed)";
+#endif
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Backend>> make_backends() {
+  std::vector<std::unique_ptr<Backend>> all;
+  all.push_back(make_cpu_backend());
+  const std::string why = gpu_reason();
+  all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", why));
+  all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step and NCCL's own collectives", why));
+  return all;
+}
+
+Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
+  std::string names;
+  for (auto& b : make_backends()) {
+    const auto info = b->info();
+    if (info.name == name) {
+      if (!info.available)
+        return make_error("backend.unavailable", "backend \"" + name + "\" is not available: " + info.reason,
+                          "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
+      return std::move(b);
+    }
+    names += (names.empty() ? "" : ", ") + info.name;
+  }
+  return make_error("backend.unknown", "unknown backend \"" + name + "\"", "valid backends: " + names);
+}
+
+}  // namespace collscope

@@ -1,0 +1,210 @@
+// The numeric reference and the #wrong count (DESIGN §4), like nccl-tests' check:
+// outputs are recomputed from the inputs by each collective's definition, never
+// from its schedule, and compared element by element.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "collscope/elementwise.h"
+#include "collscope/run.h"
+#include "expect.h"
+#include "../backends/cpu/kernels.h"
+
+namespace collscope {
+
+namespace {
+
+// Bits of precision: integers up to 2^p are exact in this floating type.
+int precision_bits(DType t) {
+  switch (t) {
+    case DType::float16: return 11;
+    case DType::bfloat16: return 8;
+    case DType::float32: return 24;
+    case DType::float64: return 53;
+    default: return 63;
+  }
+}
+
+double epsilon(DType t) { return std::ldexp(1.0, 1 - precision_bits(t)); }
+
+template <class T>
+T load(const std::vector<std::uint8_t>& v, std::uint64_t i) {
+  T x;
+  std::memcpy(&x, v.data() + i * sizeof(T), sizeof(T));
+  return x;
+}
+template <class T>
+void store(std::vector<std::uint8_t>& v, std::uint64_t i, T x) {
+  std::memcpy(v.data() + i * sizeof(T), &x, sizeof(T));
+}
+
+std::vector<std::int32_t> ranks_of(const std::vector<std::uint64_t>& bits) {
+  std::vector<std::int32_t> out;
+  for (std::size_t w = 0; w < bits.size(); ++w)
+    for (std::uint64_t b = bits[w]; b; b &= b - 1)
+      out.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(b))));
+  return out;
+}
+
+template <class T>
+void reference_call(const Schedule& s, const Call& call, Reference& ref) {
+  const CollArgs& a = call.args;
+  if (a.coll == Collective::barrier) return;
+  const OpKind k = cpu::op_kind(a.op);
+  const bool floating = is_floating(s.dtype);
+  const double limit = std::ldexp(1.0, precision_bits(s.dtype));
+  const double eps = epsilon(s.dtype);
+  // Inputs as they were before the call (in place overwrites them).
+  const auto before = ref.want[static_cast<std::size_t>(a.in_buf)];
+  const auto tol_before = ref.tolerance[static_cast<std::size_t>(a.in_buf)];
+  ExpectedContents expect(s, a);
+  for (std::int32_t g = 0; g < a.ranks; ++g) {
+    const std::uint64_t n = expect.output_count(g);
+    const std::int32_t r = expect.world(g);
+    auto& out = ref.want[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(r)];
+    auto& tol_out = ref.tolerance[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(r)];
+    const std::uint64_t off = a.out_offset(g);
+    std::uint64_t i = 0;
+    while (i < n) {
+      std::uint64_t run = 0;
+      const auto terms = expect.at(g, i, run);
+      run = std::min(run, n - i);
+      std::vector<std::pair<std::int32_t, std::vector<std::int32_t>>> sources;  // (buf, ranks) per term
+      for (const auto& t : terms) sources.push_back({t.buf, ranks_of(t.ranks)});
+      for (std::uint64_t j = 0; j < run; ++j) {
+        T acc{};
+        bool first = true;
+        bool integral = true;
+        double mag = 0, inherited = 0, prod_mag = 1;
+        std::uint64_t contributions = 0;
+        for (std::size_t ti = 0; ti < terms.size(); ++ti) {
+          const std::uint64_t idx = terms[ti].base + j;
+          for (std::int32_t src : sources[ti].second) {
+            const T v = load<T>(before[static_cast<std::size_t>(src)], idx);
+            acc = first ? v : combine<T>(k, acc, v);
+            first = false;
+            ++contributions;
+            if (floating) {
+              const double d = to_double(v);
+              integral = integral && std::isfinite(d) && d == std::nearbyint(d);
+              mag += std::fabs(d);
+              prod_mag *= std::fabs(d);
+              const auto& tb = tol_before[static_cast<std::size_t>(src)];
+              if (!tb.empty()) inherited += tb[idx];
+            }
+          }
+        }
+        if (a.op == ReduceOp::avg) acc = divide<T>(acc, static_cast<std::uint32_t>(a.ranks));
+        store<T>(out, off + i + j, acc);
+        if (!floating) continue;
+        double tol = inherited;
+        if (contributions > 1 && (k == OpKind::sum || k == OpKind::prod)) {
+          const double m = k == OpKind::sum ? mag : prod_mag;
+          const bool exact = integral && m <= limit && inherited == 0;
+          if (!exact) tol += static_cast<double>(contributions) * eps * m;
+        }
+        if (a.op == ReduceOp::avg && tol > 0) tol = tol / a.ranks + eps * std::fabs(to_double(acc));
+        if (tol > 0 && tol_out.empty()) tol_out.assign(out.size() / sizeof(T), 0.0);
+        if (!tol_out.empty()) tol_out[off + i + j] = tol;
+      }
+      i += run;
+    }
+  }
+}
+
+}  // namespace
+
+HostMemory make_inputs(const Schedule& s, const InitFn& init) {
+  HostMemory mem(s.buffers.size());
+  const std::size_t e = size_of(s.dtype);
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    mem[b].resize(static_cast<std::size_t>(s.ranks));
+    if (s.buffers[b].scratch) continue;
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      const std::uint64_t n = s.buffers[b].count[static_cast<std::size_t>(r)];
+      auto& v = mem[b][static_cast<std::size_t>(r)];
+      v.resize(n * e);
+      cpu::with_type(s.dtype, [&]<class T>() {
+        for (std::uint64_t i = 0; i < n; ++i)
+          store<T>(v, i, from_double<T>(init(static_cast<std::int32_t>(b), r, i)));
+      });
+    }
+  }
+  return mem;
+}
+
+Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
+  Reference ref;
+  ref.want = inputs;
+  ref.tolerance.assign(s.buffers.size(), std::vector<std::vector<double>>(static_cast<std::size_t>(s.ranks)));
+  for (const auto& call : s.calls)
+    cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
+  return ref;
+}
+
+namespace {
+
+std::int32_t last_writer(const Schedule& s, std::int32_t rank, std::int32_t buf, std::uint64_t index) {
+  for (auto k = static_cast<std::int32_t>(s.steps.size()) - 1; k >= 0; --k)
+    for (const auto& t : s.steps[static_cast<std::size_t>(k)].transfers)
+      if (t.count && t.dst.rank == rank && t.dst.buf == buf && index >= t.dst.offset && index < t.dst.offset + t.count)
+        return k;
+  return -1;
+}
+
+}  // namespace
+
+NumericReport compare_numeric(const Schedule& s, const HostMemory& got, const Reference& ref) {
+  NumericReport rep;
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (s.buffers[b].scratch) continue;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(s.ranks); ++r) {
+      const auto& g = got[b][r];
+      const auto& w = ref.want[b][r];
+      const auto& tol = ref.tolerance[b][r];
+      cpu::with_type(s.dtype, [&]<class T>() {
+        const std::uint64_t n = w.size() / sizeof(T);
+        rep.checked += n;
+        if (g.size() == w.size() && std::memcmp(g.data(), w.data(), w.size()) == 0) return;
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const double gv = i * sizeof(T) < g.size() ? to_double(load<T>(g, i)) : std::nan("");
+          const double wv = to_double(load<T>(w, i));
+          bool ok = gv == wv || (std::isnan(gv) && std::isnan(wv));
+          if (!ok && !tol.empty()) ok = std::fabs(gv - wv) <= tol[i];
+          if (ok) continue;
+          if (rep.wrong == 0) {
+            rep.rank = static_cast<std::int32_t>(r);
+            rep.buf = static_cast<std::int32_t>(b);
+            rep.buffer_name = s.buffers[b].name;
+            rep.index = i;
+            rep.expected = wv;
+            rep.got = gv;
+          }
+          ++rep.wrong;
+        }
+      });
+    }
+  }
+  if (rep.wrong) rep.last_step = last_writer(s, rep.rank, rep.buf, rep.index);
+  return rep;
+}
+
+}  // namespace collscope
+
+namespace collscope {
+
+std::string NumericReport::message() const {
+  if (wrong == 0) return "";
+  auto num = [](double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return std::string(text);
+  };
+  std::string m = std::to_string(wrong) + " of " + std::to_string(checked) + " elements wrong; first: rank " +
+                  std::to_string(rank) + " " + buffer_name + "[" + std::to_string(index) + "] = " + num(got) +
+                  ", expected " + num(expected);
+  if (last_step >= 0) m += " (last written in step " + std::to_string(last_step) + ")";
+  return m;
+}
+
+}  // namespace collscope

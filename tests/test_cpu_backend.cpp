@@ -1,0 +1,100 @@
+// The cpu backend on hand-written schedules: every dtype and op, both modes,
+// and a broken schedule that the numeric check must catch.
+#include <doctest/doctest.h>
+
+#include "collscope/run.h"
+#include "hand_schedules.h"
+
+using namespace collscope;
+using namespace collscope::testing;
+
+namespace {
+
+Schedule good_allreduce(std::uint64_t n, DType t, ReduceOp op) {
+  auto s = two_rank_allreduce(n);
+  s.dtype = t;
+  s.calls.back().args.dtype = t;
+  s.calls.back().args.op = op;
+  add_step(s, {copy(0, 0, 0, 1, 1, 0, n), copy(1, 0, 0, 0, 1, 0, n)});
+  add_step(s, {reduce(0, 1, 0, 0, 0, 0, n), reduce(1, 1, 0, 1, 0, 0, n)});
+  if (op == ReduceOp::avg)
+    add_step(s, {Transfer{{0, 0, 0}, {0, 0, 0}, n, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, n, Action::scale, 2}});
+  return s;
+}
+
+double small_ints(std::int32_t, std::int32_t rank, std::uint64_t i) { return static_cast<double>((rank * 3 + i) % 5 + 1); }
+
+}  // namespace
+
+TEST_CASE("cpu backend: a hand-made allreduce is right in every dtype and op, in both modes") {
+  for (DType t : kAllDTypes)
+    for (ReduceOp op : kAllReduceOps) {
+      CAPTURE(name_of(t));
+      CAPTURE(name_of(op));
+      const auto s = good_allreduce(37, t, op);
+      RunOptions fast;
+      fast.mode = RunMode::fast;
+      RunOptions obs;
+      obs.mode = RunMode::observable;
+      auto a = execute(s, small_ints, fast);
+      auto b = execute(s, small_ints, obs);
+      REQUIRE(a.ok());
+      REQUIRE(b.ok());
+      CHECK(a->symbolic.ok());
+      CHECK(a->numeric.wrong == 0);
+      CHECK(b->numeric.wrong == 0);
+      CHECK(a->numeric.checked == 2 * 37);
+      CHECK(a->result == b->result);
+      // Observable mode keeps a snapshot of the inputs and one after every step.
+      CHECK(b->record.snapshots.size() == s.steps.size() + 1);
+      CHECK(b->record.steps.size() == s.steps.size());
+      CHECK(a->record.transfers.size() == s.total_transfers());
+    }
+}
+
+TEST_CASE("cpu backend: the numeric check catches a missing reduction and names the element") {
+  auto s = two_rank_allreduce(5);
+  s.dtype = DType::int32;
+  s.calls.back().args.dtype = DType::int32;
+  add_step(s, {copy(0, 0, 0, 1, 1, 0, 5), copy(1, 0, 0, 0, 1, 0, 5)});
+  add_step(s, {reduce(0, 1, 0, 0, 0, 0, 5)});  // rank 1 never adds
+  auto out = execute(s, small_ints, RunOptions{});
+  REQUIRE(out.ok());
+  CHECK_FALSE(out->symbolic.ok());
+  CHECK(out->numeric.wrong == 5);
+  CHECK(out->numeric.rank == 1);
+  CHECK(out->numeric.index == 0);
+  CHECK(out->numeric.message().find("rank 1 x[0]") != std::string::npos);
+  CHECK_FALSE(out->verified());
+}
+
+TEST_CASE("cpu backend: repeated fast runs keep the dataflow right across iterations") {
+  // Out of place would be idempotent; an in-place allreduce repeated k times multiplies by 2^k.
+  const auto s = good_allreduce(64, DType::int64, ReduceOp::sum);
+  auto backend = find_backend("cpu");
+  REQUIRE(backend.ok());
+  auto session = (*backend)->open(s, SessionOptions{});
+  REQUIRE(session.ok());
+  for (std::int32_t r = 0; r < 2; ++r) {
+    std::vector<std::int64_t> v(64, r + 1);
+    REQUIRE((*session)->write_buffer(r, 0, v.data(), v.size() * 8).ok());
+  }
+  REQUIRE((*session)->run_all(10).ok());
+  for (std::int32_t r = 0; r < 2; ++r) {
+    std::vector<std::int64_t> v(64);
+    REQUIRE((*session)->read_buffer(r, 0, v.data(), v.size() * 8).ok());
+    CHECK(v[0] == 3 * 512);  // 1+2 = 3, then doubled 9 more times
+    CHECK(v[63] == 3 * 512);
+  }
+}
+
+TEST_CASE("cpu backend: unknown and unavailable backends are refused with their reasons") {
+  auto unknown = find_backend("tpu");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().id == "backend.unknown");
+  CHECK(unknown.error().hint.find("cpu") != std::string::npos);
+  auto cuda = find_backend("cuda");
+  REQUIRE_FALSE(cuda.ok());
+  CHECK(cuda.error().id == "backend.unavailable");
+  CHECK(cuda.error().exit == ExitCode::backend_failure);
+}
