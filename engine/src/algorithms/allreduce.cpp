@@ -1,12 +1,336 @@
-// PLACEHOLDER: being written.
+// All-reduce: every rank's output ends up holding the sum (or min, max, ...) of every
+// rank's input.
+//
+// flat: rank 0 adds everyone's buffer one after another, then sends the result out.
+//
+//   fan-in  (n-1 steps):  1 --+--> 0,  2 --+--> 0,  ...
+//   fan-out (1 step):     0 --> 1, 2, ..., n-1
+//
+// tree: a binomial reduce to rank 0, then a binomial broadcast back (8 ranks).
+//
+//   up   1:  0 <- 1   2 <- 3   4 <- 5   6 <- 7       down 1:  0 ----------> 4
+//   up   2:  0 <----- 2        4 <----- 6            down 2:  0 ---> 2      4 ---> 6
+//   up   3:  0 <-------------- 4                     down 3:  0->1 2->3 4->5 6->7
+//
+// ring: reduce-scatter then all-gather round the ring 0 -> 1 -> ... -> n-1 -> 0; the
+// buffer is cut into n blocks (4 ranks, blocks A B C D; x+ = partial sum of block x).
+//
+//   reduce-scatter, 3 steps: each rank adds the block it receives and passes it on;
+//                            afterwards rank k holds block k complete
+//   all-gather, 3 steps:     each rank passes the complete block it got last on
+//
+//            rank 0   rank 1   rank 2   rank 3
+//   start:   A B C D  A B C D  A B C D  A B C D      (each its own input)
+//   end:     A        B        C        D             complete blocks after reduce-scatter
+//
+// recursive_doubling: partners at distance 1, 2, 4, ... swap whole buffers and add;
+// two steps per round (swap into scratch, then add) so nobody reads what is being
+// written.
+//
+//   round 1:  0 <-> 1   2 <-> 3   4 <-> 5   6 <-> 7
+//   round 2:  0 <-----> 2   1 <-----> 3   4 <-----> 6   5 <-----> 7
+//   round 3:  0 <-------------> 4  (and 1-5, 2-6, 3-7)
+//
+// rabenseifner: recursive halving (reduce-scatter: partners swap half of what they
+// are responsible for, at distance p/2, p/4, ..., 1), then recursive doubling
+// (all-gather: partners swap everything they finished, at distance 1, 2, ..., p/2).
+//
+//   4 ranks, blocks A B C D:
+//   halving d=2:  0,1 keep A B and send C D;  2,3 keep C D and send A B   (and add)
+//   halving d=1:  0 keeps A, 1 keeps B, 2 keeps C, 3 keeps D              (and add)
+//   doubling d=1: 0 <-> 1 swap A, B;  2 <-> 3 swap C, D
+//   doubling d=2: 0 <-> 2 swap A B, C D;  1 <-> 3 likewise
+//
+// Both recursive algorithms want a power-of-two number of ranks p. The e = n - p extra
+// ranks fold in first (rank 2i hands its buffer to rank 2i+1 and waits) and get the
+// result back at the end (fold-out); see PowerOfTwoFold in common.h.
+//
+// Buffers: all sums are built in the output buffers. Out of place, every rank that will
+// add something first copies its input there ("local copy" step), because one step can
+// only add one thing into a given place and the input must not change.
+#include "common.h"
 #include "families.h"
 
 namespace collscope::algo {
+namespace {
 
-void allreduce_flat(StepBuilder& b) { (void)b; }
-void allreduce_tree(StepBuilder& b) { (void)b; }
-void allreduce_ring(StepBuilder& b) { (void)b; }
-void allreduce_recursive_doubling(StepBuilder& b) { (void)b; }
-void allreduce_rabenseifner(StepBuilder& b) { (void)b; }
+std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
+
+// One rank: the output is a copy of the input.
+void single_rank(StepBuilder& b) {
+  if (b.args().in_place) return;
+  b.begin_step("local copy", "only one rank: it copies its input into its output");
+  b.copy(b.in(0), b.out(0), b.count());
+}
+
+// Out of place: ranks for which builds_sum(r) is true copy their input into their output.
+template <class BuildsSum>
+void local_copy(StepBuilder& b, BuildsSum builds_sum) {
+  if (b.args().in_place) return;
+  const std::int32_t n = b.ranks();
+  std::int64_t k = 0;
+  std::int32_t last = 0;
+  for (std::int32_t r = 0; r < n; ++r) {
+    if (builds_sum(r)) {
+      ++k;
+      last = r;
+    }
+  }
+  const std::string who = k == n   ? "every rank copies its"
+                          : k == 1 ? rank_name(last) + " copies its"
+                                   : plural(k, "rank") + " copy their";
+  b.begin_step("local copy", who + " input into the output, where the sum is built; inputs stay as they are");
+  for (std::int32_t r = 0; r < n; ++r)
+    if (builds_sum(r)) b.copy(b.in(r), b.out(r), b.count());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// flat: (n-1) fan-in steps + 1 fan-out step (+1 local copy out of place).
+
+void allreduce_flat(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t count = b.count();
+
+  local_copy(b, [](std::int32_t r) { return r == 0; });
+
+  // Phase 1, fan-in: rank 0 adds one buffer per step (every step writes the same place).
+  for (std::int32_t r = 1; r < n; ++r) {
+    b.begin_step("fan-in", step_of(r, n - 1) + "rank 0 adds the buffer of " + rank_name(r) + "; " +
+                               std::to_string(r + 1) + " of " + std::to_string(n) + " inputs are in");
+    b.reduce(b.in(r), b.out(0), count);
+  }
+
+  // Phase 2, fan-out: rank 0 sends the finished sum to everyone at once.
+  b.begin_step("fan-out", "rank 0 sends the finished sum to each of the other " + plural(n - 1, "rank") + " at once");
+  for (std::int32_t r = 1; r < n; ++r) b.copy(b.out(0), b.out(r), count);
+}
+
+// ---------------------------------------------------------------------------
+// tree: ceil(log2 n) steps up + ceil(log2 n) steps down (+1 local copy out of place).
+
+void allreduce_tree(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t count = b.count();
+  auto has_children = [n](std::int32_t r) { return binomial_has_children(r, n); };  // root 0: relative = absolute
+
+  local_copy(b, has_children);
+
+  const auto rounds = binomial_rounds(n, 0);
+  const auto total = static_cast<std::int32_t>(rounds.size());
+
+  // Phase 1, up the tree (distance 1, 2, 4, ...): a child hands its sum to its parent,
+  // which adds it. A leaf hands up its bare input.
+  std::int64_t active = n;
+  for (std::int32_t k = 0; k < total; ++k) {
+    const TreeRound& round = rounds[static_cast<std::size_t>(k)];
+    const auto senders = static_cast<std::int64_t>(round.edges.size());
+    active -= senders;
+    const std::string rest =
+        active == 1 ? "rank 0 now holds the full sum" : std::to_string(active) + " ranks still hold partial sums";
+    b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
+                                agree(senders, " sends its", " send their") + " sum to a partner " +
+                                plural(round.distance, "rank") + " nearer rank 0, which adds it; " + rest);
+    for (const TreeEdge& e : round.edges)
+      b.reduce(has_children(e.child) ? b.out(e.child) : b.in(e.child), b.out(e.parent), count);
+  }
+
+  // Phase 2, down the tree (largest distance first): rank 0's finished sum is copied
+  // to every rank, overwriting the partial sums left there.
+  std::int64_t holders = 1;
+  for (std::int32_t k = 0; k < total; ++k) {
+    const TreeRound& round = rounds[static_cast<std::size_t>(total - 1 - k)];
+    const auto senders = static_cast<std::int64_t>(round.edges.size());
+    holders += senders;
+    b.begin_step("tree down", step_of(k + 1, total) + plural(senders, "rank") + agree(senders, " sends", " send") +
+                                  " the finished sum to a partner " + plural(round.distance, "rank") + " away; now " +
+                                  std::to_string(holders) + " of " + std::to_string(n) + " have it");
+    for (const TreeEdge& e : round.edges) b.copy(b.out(e.parent), b.out(e.child), count);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ring: (n-1) reduce-scatter steps + (n-1) all-gather steps (+1 local copy out of place).
+
+void allreduce_ring(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t count = b.count();
+  const auto parts = static_cast<std::uint64_t>(n);
+
+  local_copy(b, [](std::int32_t) { return true; });
+
+  // Moves block `blk` from rank r to its right neighbour, adding or copying.
+  auto pass_right = [&](std::int32_t r, std::int64_t blk, bool add) {
+    const auto i = static_cast<std::uint64_t>(wrap(blk, n));
+    const std::uint64_t off = block_begin(count, parts, i);
+    const std::uint64_t len = block_size(count, parts, i);
+    const std::int32_t next = (r + 1) % n;
+    if (add)
+      b.reduce(b.out(r, off), b.out(next, off), len);
+    else
+      b.copy(b.out(r, off), b.out(next, off), len);
+  };
+
+  // Phase 1, reduce-scatter: in step s rank r sends block r-1-s; its neighbour adds it
+  // to its own copy of that block and passes the sum on in step s+1. After n-1 steps
+  // block r on rank r holds every rank's contribution.
+  for (std::int32_t s = 0; s + 1 < n; ++s) {
+    b.begin_step("reduce-scatter", step_of(s + 1, n - 1) +
+                                       "every rank sends one block of partial sums to its right neighbour, "
+                                       "which adds it to its own");
+    for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - 1 - s, true);
+  }
+
+  // Phase 2, all-gather: in step s rank r passes on the complete block r-s (its own one
+  // first, then the one it just received).
+  for (std::int32_t s = 0; s + 1 < n; ++s) {
+    b.begin_step("all-gather",
+                 step_of(s + 1, n - 1) +
+                     "every rank passes the complete block it got last to its right neighbour; each has " +
+                     std::to_string(s + 2) + " of " + std::to_string(n) + " now");
+    for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - s, false);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Fold-in and fold-out for a number of ranks that is not a power of two.
+
+namespace {
+
+void fold_in(StepBuilder& b, const PowerOfTwoFold& fold) {
+  if (fold.extra == 0) return;
+  // Ranks 0, 2, ..., 2e-2 hand their input to their right neighbour and sit out.
+  const std::int64_t e = fold.extra;
+  b.begin_step("fold-in", plural(e, "rank") + " beyond the power of two " + std::to_string(fold.p) +
+                              agree(e, " hands its", " hand their") +
+                              " buffer to the right neighbour, which adds it; then " +
+                              agree(e, "it waits", "they wait"));
+  for (std::int32_t i = 0; i < fold.extra; ++i) b.reduce(b.in(2 * i), b.out(2 * i + 1), b.count());
+}
+
+void fold_out(StepBuilder& b, const PowerOfTwoFold& fold) {
+  if (fold.extra == 0) return;
+  // The ranks that sat out get the result from the neighbour that stood in for them.
+  const std::int64_t e = fold.extra;
+  b.begin_step("fold-out", "the " + plural(e, "rank") + " that waited " + agree(e, "gets", "get") +
+                               " the finished sum from the right neighbour");
+  for (std::int32_t i = 0; i < fold.extra; ++i) b.copy(b.out(2 * i + 1), b.out(2 * i), b.count());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// recursive_doubling: 2 log2(p) steps (+2 fold steps when n != p, +1 local copy out of place).
+
+void allreduce_recursive_doubling(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t count = b.count();
+  const PowerOfTwoFold fold(n);
+
+  local_copy(b, [&](std::int32_t r) { return !fold.sits_out(r); });
+  fold_in(b, fold);
+
+  // Main phase among the p ranks that take part, addressed by virtual rank v. Both
+  // partners of a pair read their own sum and write the other's, so the swap goes into
+  // scratch first and the add follows in its own step.
+  const std::int32_t received = b.add_scratch("received", count);
+  const std::int32_t rounds = ceil_log2(fold.p);
+  for (std::int32_t k = 0; k < rounds; ++k) {
+    const std::int32_t d = 1 << k;
+    const std::string round = "round " + std::to_string(k + 1) + " of " + std::to_string(rounds);
+    b.begin_step("recursive doubling", round + ", swap: partners " + std::to_string(d) +
+                                           " apart copy their partial sums into each other's scratch buffer");
+    for (std::int32_t v = 0; v < fold.p; ++v)
+      b.copy(b.out(fold.real_rank(v)), b.scratch(received, fold.real_rank(v ^ d)), count);
+
+    b.begin_step("recursive doubling", round + ", add: every rank adds the sum it received; each sum now covers " +
+                                           std::to_string(2 * d) + " of the " + std::to_string(fold.p) +
+                                           " ranks taking part");
+    for (std::int32_t v = 0; v < fold.p; ++v) {
+      const std::int32_t r = fold.real_rank(v);
+      b.reduce(b.scratch(received, r), b.out(r), count);
+    }
+  }
+
+  fold_out(b, fold);
+}
+
+// ---------------------------------------------------------------------------
+// rabenseifner: log2(p) reduce-scatter steps + log2(p) all-gather steps (+2 fold steps
+// when n != p, +1 local copy out of place).
+
+void allreduce_rabenseifner(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t count = b.count();
+  const PowerOfTwoFold fold(n);
+  const std::int32_t p = fold.p;
+  const auto parts = static_cast<std::uint64_t>(p);
+  // Blocks lo .. lo+len-1 of p, as elements.
+  auto blocks = [&](std::int32_t lo, std::int32_t len) {
+    return block_range(count, parts, static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(lo + len));
+  };
+
+  // Out of place, a rank needs in its output only what it adds to before passing it
+  // on: the half it keeps in the first halving step (the other half is sent straight
+  // from its input), or all of it when it stands in for a folded neighbour.
+  auto stands_in = [&](std::int32_t r) { return r < 2 * fold.extra && !fold.sits_out(r); };
+  if (!b.args().in_place) {
+    b.begin_step("local copy", std::string("every rank taking part copies the half of its input it keeps in step 1 ") +
+                                   "into its output" +
+                                   (fold.extra > 0 ? " (all of it if it stands in for a neighbour)" : ""));
+    for (std::int32_t r = 0; r < n; ++r) {
+      if (fold.sits_out(r)) continue;
+      const std::int32_t v = fold.virtual_rank(r);
+      const ElemRange e = stands_in(r) ? ElemRange{0, count} : blocks(v < p / 2 ? 0 : p / 2, p / 2);
+      b.copy(b.in(r, e.begin), b.out(r, e.begin), e.size);
+    }
+  }
+  fold_in(b, fold);
+
+  // Phase 1, reduce-scatter by recursive halving, distance p/2, p/4, ..., 1. Virtual rank
+  // v is responsible for the 2d blocks starting at v rounded down to a multiple of 2d;
+  // it keeps the half its partner v^d is not keeping, sends the other half, and adds the
+  // partner's half of its own. The two transfers of a pair touch different halves, so
+  // they share one step. At the end virtual rank v holds block v complete.
+  // In the first step a rank that does not stand in for a neighbour sends from its
+  // input (out of place its output holds only the half it keeps; in place they are one).
+  const std::int32_t rounds = ceil_log2(p);
+  for (std::int32_t k = 0; k < rounds; ++k) {
+    const std::int32_t d = p >> (k + 1);
+    b.begin_step("reduce-scatter", step_of(k + 1, rounds) + "partners " + std::to_string(d) +
+                                       " apart each send half of their part and add the half they get; each keeps " +
+                                       std::to_string(d) + " of " + std::to_string(p) + " blocks");
+    for (std::int32_t v = 0; v < p; ++v) {
+      const std::int32_t lo = v & ~(2 * d - 1);
+      const std::int32_t given_away = (v & d) != 0 ? lo : lo + d;  // the half the partner keeps
+      const ElemRange e = blocks(given_away, d);
+      const std::int32_t r = fold.real_rank(v);
+      const Loc from = k == 0 && !stands_in(r) ? b.in(r, e.begin) : b.out(r, e.begin);
+      b.reduce(from, b.out(fold.real_rank(v ^ d), e.begin), e.size);
+    }
+  }
+
+  // Phase 2, all-gather by recursive doubling, distance 1, 2, ..., p/2: v holds the d
+  // complete blocks starting at v rounded down to a multiple of d and copies them to its
+  // partner, which holds the neighbouring d blocks.
+  for (std::int32_t k = 0; k < rounds; ++k) {
+    const std::int32_t d = 1 << k;
+    b.begin_step("all-gather", step_of(k + 1, rounds) + "partners " + std::to_string(d) +
+                                   " apart swap all the complete blocks they have; each now has " +
+                                   std::to_string(2 * d) + " of " + std::to_string(p));
+    for (std::int32_t v = 0; v < p; ++v) {
+      const ElemRange e = blocks(v & ~(d - 1), d);
+      b.copy(b.out(fold.real_rank(v), e.begin), b.out(fold.real_rank(v ^ d), e.begin), e.size);
+    }
+  }
+
+  fold_out(b, fold);
+}
 
 }  // namespace collscope::algo

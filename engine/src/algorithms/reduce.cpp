@@ -1,10 +1,166 @@
-// PLACEHOLDER: being written.
+// Reduce: the root's output ends up holding the sum (or min, max, ...) of every
+// rank's input.
+//
+// flat: the root adds the other ranks' buffers one after another (n-1 steps; every
+// step writes the same result buffer, so they cannot overlap).
+//
+//   step 1:  1 --+--> root          step 2:  2 --+--> root      ...  step n-1
+//
+// binomial: pairs combine, halving the ranks still holding partial sums every step
+// (8 ranks, counted from the root):
+//
+//   step 1:   0 <- 1      2 <- 3    4 <- 5      6 <- 7
+//   step 2:   0 <-------- 2         4 <-------- 6
+//   step 3:   0 <------------------ 4
+//
+// ring: a ring reduce-scatter leaves rank k with block k of the result, then every
+// rank sends its block to the root (4 ranks, blocks A B C D, sums built in place):
+//
+//   reduce-scatter, 3 steps:  0 -> 1 -> 2 -> 3 -> 0   each rank adds the block it
+//                             receives to its own and passes it on the next step
+//   gather, 1 step:           1 --B--> root, 2 --C--> root, 3 --D--> root  (root = 0)
+//
+// Buffers: every rank has an input, only the root has an output, and inputs must not
+// change. So a partial sum lives in the root's output on the root, and in a scratch
+// buffer on any other rank that has to add something. Each of those buffers first gets a
+// copy of the rank's own input (a "local copy" step), because a step can only add one
+// thing into a given place.
+#include "common.h"
 #include "families.h"
 
 namespace collscope::algo {
+namespace {
 
-void reduce_flat(StepBuilder& b) { (void)b; }
-void reduce_binomial(StepBuilder& b) { (void)b; }
-void reduce_ring(StepBuilder& b) { (void)b; }
+std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
+
+// Caption of the step in which the ranks that will add things copy their own input
+// into the buffer where their sum is built.
+std::string local_copy_caption(std::int32_t root, bool root_copies, std::int64_t others) {
+  std::string c;
+  if (root_copies) c = "the root (" + rank_name(root) + ") copies its input into its output";
+  if (others > 0) {
+    if (!c.empty()) c += "; ";
+    c += plural(others, "other rank") + (others == 1 ? " copies its" : " copy their") + " input into a scratch buffer";
+  }
+  return c + ", where partial sums are built";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// flat: n-1 steps (+1 local copy out of place).
+
+void reduce_flat(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+
+  // The sum grows in the root's output. In place that already holds the root's input.
+  if (!b.args().in_place) {
+    b.begin_step("local copy", local_copy_caption(root, true, 0));
+    b.copy(b.in(root), b.out(root), b.count());
+  }
+  // Fan in: one rank after another, since every step writes the same place.
+  for (std::int32_t k = 1; k < n; ++k) {
+    const std::int32_t r = absolute_rank(k, root, n);
+    b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + rank_name(root) + ") adds the buffer of " + rank_name(r) +
+                               "; " + std::to_string(k + 1) + " of " + std::to_string(n) + " inputs are in");
+    b.reduce(b.in(r), b.out(root), b.count());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// binomial: ceil(log2 n) steps (+1 local copy when some rank other than an in-place
+// root has to add something: n >= 4, or out of place).
+
+void reduce_binomial(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t count = b.count();
+
+  // Where rank r builds its partial sum: the root in its output, others in scratch
+  // (only ranks with children in the tree build one; from 4 ranks on, some non-root does).
+  const std::int32_t partial = n >= 4 ? b.add_scratch("partial", count) : -1;
+  auto sum_at = [&](std::int32_t r) { return r == root ? b.out(root) : b.scratch(partial, r); };
+  auto has_children = [&](std::int32_t r) { return binomial_has_children(relative_rank(r, root, n), n); };
+  // What a rank passes up: its partial sum, or its bare input when it is a leaf.
+  auto passes_up = [&](std::int32_t r) { return has_children(r) ? sum_at(r) : b.in(r); };
+
+  // Phase 0: every rank that will add something starts its sum with its own input.
+  const bool root_copies = !b.args().in_place;
+  std::int64_t others = 0;
+  for (std::int32_t r = 0; r < n; ++r)
+    if (r != root && has_children(r)) ++others;
+  b.begin_step("local copy", local_copy_caption(root, root_copies, others));
+  if (root_copies) b.copy(b.in(root), b.out(root), count);
+  for (std::int32_t r = 0; r < n; ++r)
+    if (r != root && has_children(r)) b.copy(b.in(r), sum_at(r), count);
+
+  // Phase 1, up the tree: at distance 1, 2, 4, ... a child hands its sum to its parent,
+  // which adds it to its own.
+  const auto rounds = binomial_rounds(n, root);
+  const auto total = static_cast<std::int32_t>(rounds.size());
+  std::int64_t active = n;
+  for (std::int32_t k = 0; k < total; ++k) {
+    const TreeRound& round = rounds[static_cast<std::size_t>(k)];
+    const auto senders = static_cast<std::int64_t>(round.edges.size());
+    active -= senders;
+    const std::string rest =
+        active == 1 ? "the root now holds the full sum" : std::to_string(active) + " ranks still hold partial sums";
+    b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
+                                agree(senders, " sends its", " send their") + " sum to a partner " +
+                                plural(round.distance, "rank") + " nearer the root, which adds it; " + rest);
+    for (const TreeEdge& e : round.edges) b.reduce(passes_up(e.child), sum_at(e.parent), count);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ring: 1 local copy + (n-1) reduce-scatter steps + 1 gather step.
+
+void reduce_ring(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t count = b.count();
+  if (n == 1) {
+    if (!b.args().in_place) {
+      b.begin_step("local copy", "only one rank: it copies its input into its output");
+      b.copy(b.in(root), b.out(root), count);
+    }
+    return;
+  }
+  const auto parts = static_cast<std::uint64_t>(n);
+  const std::int32_t partial = b.add_scratch("partial", count);
+  auto sum_at = [&](std::int32_t r, std::uint64_t elem) {
+    return r == root ? b.out(root, elem) : b.scratch(partial, r, elem);
+  };
+
+  // Phase 0: every rank starts its partial sums with its own input.
+  b.begin_step("local copy", local_copy_caption(root, !b.args().in_place, n - 1));
+  for (std::int32_t r = 0; r < n; ++r)
+    if (r != root || !b.args().in_place) b.copy(b.in(r), sum_at(r, 0), count);
+
+  // Phase 1, reduce-scatter round the ring r -> r+1: in step s rank r passes block
+  // r-1-s, which its right neighbour adds and passes on in step s+1. After n-1 steps
+  // rank r's block r holds every rank's contribution.
+  for (std::int32_t s = 0; s + 1 < n; ++s) {
+    b.begin_step("reduce-scatter", step_of(s + 1, n - 1) +
+                                       "every rank sends one block of partial sums to its right neighbour, "
+                                       "which adds it to its own");
+    for (std::int32_t r = 0; r < n; ++r) {
+      const auto blk = static_cast<std::uint64_t>(wrap(std::int64_t{r} - 1 - s, n));
+      const std::uint64_t off = block_begin(count, parts, blk);
+      b.reduce(sum_at(r, off), sum_at((r + 1) % n, off), block_size(count, parts, blk));
+    }
+  }
+
+  // Phase 2, gather: every rank sends its finished block to the root.
+  b.begin_step("gather", "every other rank sends its finished block to the root (" + rank_name(root) +
+                             "), which now holds the whole result");
+  for (std::int32_t r = 0; r < n; ++r) {
+    if (r == root) continue;
+    const auto blk = static_cast<std::uint64_t>(r);
+    const std::uint64_t off = block_begin(count, parts, blk);
+    b.copy(sum_at(r, off), b.out(root, off), block_size(count, parts, blk));
+  }
+}
 
 }  // namespace collscope::algo

@@ -1,10 +1,229 @@
-// PLACEHOLDER: being written.
+// Reduce-scatter: every rank's input has n blocks; block k of the result, the sum
+// over all ranks of their block k, ends up in the output of rank k.
+//
+// A transfer can only do dst = dst (+) src, so a partial sum always needs a place
+// that already holds one part before the next part is added: the algorithms here
+// start with a local "prepare" step in which each rank copies its own parts into the
+// places it will add into (unless in place already put them there).
+//
+// ring: 1 + (n-1) steps. The partial sum of each block walks once round the ring,
+// each rank adding its part, and arrives complete at the block's owner (4 ranks,
+// blocks A B C D = 0 1 2 3; "B:2" = partial sum of block B holding 2 ranks' parts):
+//
+//   ring 1:   0 -D:1-> 1 -A:1-> 2 -B:1-> 3 -C:1-> 0      (each receiver adds its part)
+//   ring 2:   0 -C:2-> 1 -D:2-> 2 -A:2-> 3 -B:2-> 0
+//   ring 3:   0 -B:3-> 1 -C:3-> 2 -D:3-> 3 -A:3-> 0      rank 1 now holds all of B, ...
+//
+// recursive_halving: 1 + log2 n steps. Pairs of ranks n/2, n/4, ... 1 apart: each
+// sends the partial sums of the half of its remaining blocks that the partner keeps,
+// and adds the partner's sums of the half it keeps (8 ranks, rank 0):
+//
+//   halving 1 (d = 4):  rank 0 keeps blocks 0-3, sends 4-7 to rank 4
+//   halving 2 (d = 2):  rank 0 keeps blocks 0-1, sends 2-3 to rank 2
+//   halving 3 (d = 1):  rank 0 keeps block 0,    sends 1   to rank 1
+//
+//   When n is not a power of two, the first few even ranks first add their whole
+//   input into the odd rank after them (fold-in) and wait; at the end they get
+//   their finished block back (fold-out).
+//
+// pairwise: n-1 steps (and the local copy when out of place). In step k every rank
+// r sends its part of block r+k straight to rank r+k, which adds it to its output:
+//
+//   pairwise k:   r --part of block r+k--> r+k        (for every r at once)
+//
+// Outside its output a rank's buffers never change: partial sums live in scratch
+// buffers, also in place (where the input and the output share memory).
+#include "common.h"
 #include "families.h"
 
 namespace collscope::algo {
+namespace {
 
-void reduce_scatter_ring(StepBuilder& b) { (void)b; }
-void reduce_scatter_recursive_halving(StepBuilder& b) { (void)b; }
-void reduce_scatter_pairwise(StepBuilder& b) { (void)b; }
+std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
+
+// Rank r's own part of its own block, copied into its output where the other parts
+// are then added (in place it is already there).
+void keep_own_part(StepBuilder& b, std::int32_t r) {
+  copy_unless_same(b, b.in(r, at_block(r, b.count())), b.out(r), b.count());
+}
+
+void single_rank(StepBuilder& b) {
+  b.begin_step("local copy", "only one rank: its block is already the full sum, it copies it into its output");
+  keep_own_part(b, 0);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// ring: a local step, then n-1 steps round the ring.
+//
+// Block j's partial sum starts at rank j+1 and walks right: after step k it holds
+// the parts of k+1 ranks, and in step n-1 it reaches rank j. A rank adds into a work
+// slot that it filled with its own part one step earlier. Three slots rotate: in one
+// step a rank adds into one slot, fills the next, and its neighbour reads the third.
+
+void reduce_scatter_ring(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const std::int32_t slots = n >= 3 ? b.add_scratch("ring-partial", 3 * c) : -1;
+  // The block whose partial sum rank r receives in step k.
+  auto received_block = [&](std::int32_t r, std::int32_t k) { return wrap(static_cast<std::int64_t>(r) - k - 1, n); };
+  // Where rank r collects that block in step k: a work slot, or its output in the last step.
+  auto collect_at = [&](std::int32_t r, std::int32_t k) {
+    return k == n - 1 ? b.out(r) : b.scratch(slots, r, at_block(k % 3, c));
+  };
+  // Before step k, rank r puts its own part of the block it will receive into place.
+  auto prepare = [&](std::int32_t k) {
+    for (std::int32_t r = 0; r < n; ++r)
+      copy_unless_same(b, b.in(r, at_block(received_block(r, k), c)), collect_at(r, k), c);
+  };
+
+  // With 2 ranks in place the first block to receive is the rank's own, already in place.
+  const bool has_prepare_step = n >= 3 || !b.args().in_place;
+  const std::int32_t total = (n - 1) + (has_prepare_step ? 1 : 0);
+  std::int32_t step = 0;
+  if (has_prepare_step) {
+    b.begin_step("prepare", step_of(++step, total) + "every rank copies its own part of the block it will receive " +
+                                "first into a work slot");
+    prepare(1);
+  }
+
+  for (std::int32_t k = 1; k < n; ++k) {
+    std::string caption = step_of(++step, total);
+    if (k == 1)
+      caption += "every rank sends its part of one block to its right neighbour, which adds its own part";
+    else
+      caption += "every rank passes its partial sum (" + plural(k, "part") +
+                 ") to its right neighbour, which adds its own part";
+    if (k == n - 1) caption += ": now complete";
+    b.begin_step("ring", caption);
+    for (std::int32_t r = 0; r < n; ++r) {
+      const std::int32_t from = wrap(r - 1, n);
+      const Loc src = k == 1 ? b.in(from, at_block(received_block(r, k), c)) : collect_at(from, k - 1);
+      b.reduce(src, collect_at(r, k), c);
+    }
+    if (k + 1 < n) prepare(k + 1);  // fills the slot for the next step; no one reads it now
+  }
+}
+
+// ---------------------------------------------------------------------------
+// recursive_halving: a local step, then log2 n halving steps; when n is not a power
+// of two, a fold-in step before and a fold-out step after.
+
+void reduce_scatter_recursive_halving(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const PowerOfTwoFold fold(n);
+  const std::int32_t rounds = ceil_log2(fold.p);
+  // Blocks of virtual ranks v .. w-1 are the blocks first_block(v) .. first_block(w)-1: a
+  // virtual rank that absorbed a folded-in partner finishes two neighbouring blocks.
+  auto first_block = [&](std::int64_t v) -> std::int64_t { return v < fold.extra ? 2 * v : v + fold.extra; };
+
+  // Partial sums: rank r adds block x into its scratch at block x, except its own
+  // block, which it adds straight into its output.
+  const std::int32_t partial = b.add_scratch("halving-partial", static_cast<std::uint64_t>(n) * c);
+  auto sum_at = [&](std::int32_t r, std::int64_t x) {
+    return x == r ? b.out(r) : b.scratch(partial, r, at_block(x, c));
+  };
+  auto input_at = [&](std::int32_t r) { return [&b, r, c](std::int64_t x) { return b.in(r, at_block(x, c)); }; };
+  auto sums_of = [&](std::int32_t r) { return [&sum_at, r](std::int64_t x) { return sum_at(r, x); }; };
+
+  // With 2 ranks in place, the only block a rank keeps is its own, already in place.
+  const bool has_prepare_step = !(n == 2 && b.args().in_place);
+  const std::int32_t total = rounds + (has_prepare_step ? 1 : 0) + (fold.extra > 0 ? 2 : 0);
+  std::int32_t step = 0;
+
+  // Prepare: every rank taking part copies its own parts of the blocks it will add
+  // into: all n if it absorbs a folded-in partner, else the half it keeps in round 1.
+  if (has_prepare_step) {
+    b.begin_step("prepare", step_of(++step, total) + "every rank taking part copies its own parts of the blocks " +
+                                "it will add to into its work buffer");
+    for (std::int32_t v = 0; v < fold.p; ++v) {
+      std::int64_t first = 0;
+      std::int64_t last = n;
+      if (v >= fold.extra) {
+        const std::int32_t half = fold.p / 2;
+        const std::int32_t kept = v & ~(half - 1);
+        first = first_block(kept);
+        last = first_block(kept + half);
+      }
+      const std::int32_t me = fold.real_rank(v);
+      move_blocks(b, Action::copy, first, last, c, input_at(me), sums_of(me));
+    }
+  }
+
+  // Fold-in: an even rank below 2e adds its whole input into the odd rank after it.
+  if (fold.extra > 0) {
+    b.begin_step("fold-in", step_of(++step, total) + std::to_string(n) +
+                                " is not a power of two: each even rank below " + std::to_string(2 * fold.extra) +
+                                " adds its whole input into the next rank and waits");
+    for (std::int32_t r = 0; r < 2 * fold.extra; r += 2)
+      move_blocks(b, Action::reduce, 0, n, c, input_at(r), sums_of(r + 1));
+  }
+
+  // Halving: virtual ranks v and v^d split their common group of 2d virtual ranks;
+  // each sends the partial sums of the partner's half and adds in those of its own.
+  for (std::int32_t i = 0; i < rounds; ++i) {
+    const std::int32_t d = fold.p >> (i + 1);
+    std::string caption = step_of(++step, total) + "pairs of ranks " + std::to_string(d) + " apart ";
+    if (fold.extra > 0) caption += "(among the " + std::to_string(fold.p) + " taking part) ";
+    caption += "swap partial sums of the half the other keeps";
+    if (fold.extra == 0) caption += " (" + plural(d, "block") + ")";
+    caption += " and add them in";
+    b.begin_step("halving", caption);
+    for (std::int32_t v = 0; v < fold.p; ++v) {
+      const std::int32_t partner = v ^ d;
+      const std::int32_t theirs = partner & ~(d - 1);  // first virtual rank of the partner's half
+      const std::int32_t me = fold.real_rank(v);
+      const std::int32_t to = fold.real_rank(partner);
+      // In round 1 a rank that absorbed nobody sends straight from its input: it did
+      // not copy the half it gives away.
+      const bool from_input = i == 0 && v >= fold.extra;
+      if (from_input)
+        move_blocks(b, Action::reduce, first_block(theirs), first_block(theirs + d), c, input_at(me), sums_of(to));
+      else
+        move_blocks(b, Action::reduce, first_block(theirs), first_block(theirs + d), c, sums_of(me), sums_of(to));
+    }
+  }
+
+  // Fold-out: the odd rank finished its partner's block too and hands it over.
+  if (fold.extra > 0) {
+    b.begin_step("fold-out", step_of(++step, total) + "each rank that sat out gets its finished block from the " +
+                                 "rank it folded into");
+    for (std::int32_t r = 0; r < 2 * fold.extra; r += 2) b.copy(sum_at(r + 1, r), b.out(r), c);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// pairwise: a local step when out of place, then n-1 steps.
+
+void reduce_scatter_pairwise(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const bool has_prepare_step = !b.args().in_place;
+  const std::int32_t total = (n - 1) + (has_prepare_step ? 1 : 0);
+  std::int32_t step = 0;
+  if (has_prepare_step) {
+    b.begin_step("prepare", step_of(++step, total) + "every rank copies its own part of its own block into its output");
+    for (std::int32_t r = 0; r < n; ++r) keep_own_part(b, r);
+  }
+  for (std::int32_t k = 1; k < n; ++k) {
+    b.begin_step("pairwise", step_of(++step, total) + "every rank r sends its part of block r+" + std::to_string(k) +
+                                 " to rank r+" + std::to_string(k) + ", which adds it to its output");
+    for (std::int32_t r = 0; r < n; ++r) {
+      const std::int32_t to = wrap(static_cast<std::int64_t>(r) + k, n);
+      b.reduce(b.in(r, at_block(to, c)), b.out(to), c);
+    }
+  }
+}
 
 }  // namespace collscope::algo

@@ -1,11 +1,215 @@
-// PLACEHOLDER: being written.
+// Scatter and gather: the root hands every rank its own block (scatter), or
+// collects one block from every rank (gather).
+//
+// Ranks are drawn counted from the root (the root is 0; rank k is root+k mod n).
+// Block k is the block that belongs to rank k.
+//
+// flat: one step, the root talks to everybody directly.
+//
+//   scatter                           gather
+//            root [0 1 2 3]                   root [0 1 2 3]
+//          /    |     \                         ^    ^     ^
+//       [1]    [2]    [3]                      [1]  [2]   [3]
+//        v      v      v                        |    |     |
+//        1      2      3                        1    2     3
+//
+// binomial: a binomial tree. A scatter walks it from the root down: the root hands
+// the far half of the blocks to a partner, then both hand half of what they still
+// have to pass on to new partners, and so on (8 ranks):
+//
+//   step 1:   0 ==[4 5 6 7]==> 4
+//   step 2:   0 ==[2 3]==> 2                4 ==[6 7]==> 6
+//   step 3:   0 -[1]-> 1   2 -[3]-> 3       4 -[5]-> 5   6 -[7]-> 7
+//
+// A gather is the same picture read from the bottom up: pairs combine their blocks,
+// and the bundles double in size on the way to the root:
+//
+//   step 1:   0 <-[1]- 1   2 <-[3]- 3       4 <-[5]- 5   6 <-[7]- 7
+//   step 2:   0 <==[2 3]== 2                4 <==[6 7]== 6
+//   step 3:   0 <==[4 5 6 7]== 4
+//
+// Buffers: only the root has the large buffer (n blocks); the others have room for
+// exactly one block. A rank in the middle of the tree must hold the blocks of its
+// whole subtree for a while, so it keeps them in a scratch buffer and keeps its own
+// block in its output (scatter) or input (gather). In place, the root's own block
+// already sits in the right spot of its large buffer and does not move.
+#include <algorithm>
+
+#include "common.h"
 #include "families.h"
 
 namespace collscope::algo {
+namespace {
 
-void scatter_flat(StepBuilder& b) { (void)b; }
-void scatter_binomial(StepBuilder& b) { (void)b; }
-void gather_flat(StepBuilder& b) { (void)b; }
-void gather_binomial(StepBuilder& b) { (void)b; }
+// In the binomial tree, counted from the root, the subtree of relative rank v is
+// v .. v + lowbit(v) - 1 (lowbit = the lowest set bit), cut at n; the root's subtree
+// is everything. Returns one past its last rank.
+std::int32_t subtree_end(std::int32_t v, std::int32_t n) {
+  if (v == 0) return n;
+  const std::int64_t lowbit = v & -v;
+  return static_cast<std::int32_t>(std::min<std::int64_t>(v + lowbit, n));
+}
+
+// The most blocks a rank other than the root has to hold for others at one time
+// (its subtree minus its own block): the size of the scratch buffer.
+std::int32_t most_held_for_others(std::int32_t n) {
+  std::int32_t most = 0;
+  for (std::int32_t v = 1; v < n; ++v) most = std::max(most, subtree_end(v, n) - v - 1);
+  return most;
+}
+
+// Where block x (the block of relative rank x) sits on relative rank v while the
+// blocks travel through the tree:
+//  - on the root: in its large buffer (the input of a scatter, the output of a
+//    gather), in group-rank order;
+//  - on another rank: its own block in its one-block buffer (the output of a scatter,
+//    the input of a gather), and the blocks it holds for its subtree in the scratch
+//    buffer, in relative order (block v+1 first).
+struct TreePlaces {
+  const StepBuilder& b;
+  bool scatter = true;
+  std::int32_t held = -1;  // scratch id, -1 when no rank holds blocks for others
+
+  Loc at(std::int32_t v, std::int64_t x) const {
+    const std::int32_t n = b.ranks();
+    const std::uint64_t c = b.count();
+    const std::int32_t r = absolute_rank(v, b.root(), n);
+    if (v == 0) {
+      const auto offset = static_cast<std::uint64_t>(absolute_rank(static_cast<std::int32_t>(x), b.root(), n)) * c;
+      return scatter ? b.in(r, offset) : b.out(r, offset);
+    }
+    if (x == v) return scatter ? b.out(r) : b.in(r);
+    return b.scratch(held, r, static_cast<std::uint64_t>(x - v - 1) * c);
+  }
+};
+
+TreePlaces tree_places(StepBuilder& b, bool scatter) {
+  TreePlaces places{b, scatter, -1};
+  const std::int32_t most = most_held_for_others(b.ranks());
+  if (most > 0) places.held = b.add_scratch(scatter ? "scatter-hold" : "gather-hold", most * b.count());
+  return places;
+}
+
+// The root's own block, between its large buffer and its one-block buffer.
+// Out of place it is a local copy; in place it is already there and nothing moves.
+void root_keeps_own_block(StepBuilder& b) {
+  const std::int32_t root = b.root();
+  const std::uint64_t own = static_cast<std::uint64_t>(root) * b.count();
+  if (b.collective() == Collective::scatter)
+    copy_unless_same(b, b.in(root, own), b.out(root), b.count());
+  else
+    copy_unless_same(b, b.in(root), b.out(root, own), b.count());
+}
+
+void single_rank(StepBuilder& b) {
+  b.begin_step("local copy", "only one rank: it copies its input into its output");
+  root_keeps_own_block(b);
+}
+
+std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// scatter, flat: 1 step. The root sends block k straight to rank k.
+
+void scatter_flat(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  b.begin_step("fan-out", "the root (" + rank_name(root) + ") sends each of the other " + plural(n - 1, "rank") +
+                              " its own block directly, all at once");
+  root_keeps_own_block(b);
+  for (std::int32_t r = 0; r < n; ++r)
+    if (r != root) b.copy(b.in(root, static_cast<std::uint64_t>(r) * c), b.out(r), c);
+}
+
+// ---------------------------------------------------------------------------
+// scatter, binomial: ceil(log2 n) steps, from the largest distance down to 1.
+
+void scatter_binomial(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const TreePlaces places = tree_places(b, /*scatter=*/true);
+  const std::int32_t steps = ceil_log2(n);
+  std::int32_t step = 0;
+  for (std::int64_t d = std::int64_t{1} << (steps - 1); d >= 1; d /= 2) {
+    ++step;
+    std::string caption = step_of(step, steps);
+    if (d == 1)
+      caption += "every rank still holding a block for another rank hands it to the next rank along";
+    else
+      caption += "every rank holding blocks for others hands the far half of them (up to " + plural(d, "block") +
+                 ") to the rank " + std::to_string(d) + " further from the root";
+    b.begin_step("tree down", caption);
+    if (step == 1) root_keeps_own_block(b);
+    // Parents are the multiples of 2d (counted from the root); child v + d gets the
+    // blocks of its own subtree: its own block plus the ones it will pass on later.
+    for (std::int64_t v = 0; v + d < n; v += 2 * d) {
+      const auto parent = static_cast<std::int32_t>(v);
+      const auto child = static_cast<std::int32_t>(v + d);
+      move_blocks(
+          b, Action::copy, child, subtree_end(child, n), c, [&](std::int64_t x) { return places.at(parent, x); },
+          [&](std::int64_t x) { return places.at(child, x); });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// gather, flat: 1 step. Every rank sends its block straight to the root.
+
+void gather_flat(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  b.begin_step("fan-in", "each of the other " + plural(n - 1, "rank") + " sends its block straight to the root (" +
+                             rank_name(root) + "), which puts block k at position k");
+  root_keeps_own_block(b);
+  for (std::int32_t r = 0; r < n; ++r)
+    if (r != root) b.copy(b.in(r), b.out(root, static_cast<std::uint64_t>(r) * c), c);
+}
+
+// ---------------------------------------------------------------------------
+// gather, binomial: ceil(log2 n) steps, from distance 1 up.
+
+void gather_binomial(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const TreePlaces places = tree_places(b, /*scatter=*/false);
+  const std::int32_t steps = ceil_log2(n);
+  std::int32_t step = 0;
+  for (std::int64_t d = 1; d < n; d *= 2) {
+    ++step;
+    std::string caption = step_of(step, steps);
+    if (d == 1)
+      caption += "every rank at an odd distance from the root sends its block to the rank just before it";
+    else
+      caption += "every rank an odd multiple of " + std::to_string(d) + " from the root sends the blocks it " +
+                 "collected (up to " + std::to_string(d) + ") " + std::to_string(d) + " ranks towards the root";
+    b.begin_step("tree up", caption);
+    if (step == 1) root_keeps_own_block(b);
+    // Child v + d has collected its whole subtree (its own block and what its
+    // children sent) and hands it all to its parent v.
+    for (std::int64_t v = 0; v + d < n; v += 2 * d) {
+      const auto parent = static_cast<std::int32_t>(v);
+      const auto child = static_cast<std::int32_t>(v + d);
+      move_blocks(
+          b, Action::copy, child, subtree_end(child, n), c, [&](std::int64_t x) { return places.at(child, x); },
+          [&](std::int64_t x) { return places.at(parent, x); });
+    }
+  }
+}
 
 }  // namespace collscope::algo

@@ -1,0 +1,236 @@
+// Broadcast, reduce and all-reduce algorithms: every one of them, lowered for many
+// rank counts, element counts, roots, in place and out of place, must pass the
+// symbolic check (right contributions, each exactly once, inputs untouched, no
+// conflicts inside a step), and must keep the textbook number of steps.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "collscope/verify.h"
+
+using namespace collscope;
+
+namespace {
+
+struct Case {
+  Collective coll = Collective::allreduce;
+  std::string algo;
+  std::int32_t ranks = 1;
+  std::uint64_t count = 0;
+  std::int32_t root = 0;
+  bool in_place = false;
+};
+
+std::string describe(const Case& c) {
+  return std::string(name_of(c.coll)) + " " + c.algo + " ranks=" + std::to_string(c.ranks) +
+         " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
+         (c.in_place ? " in place" : " out of place");
+}
+
+// A schedule with the user buffers the call needs ("in" and "out" sized by shape_of,
+// or one buffer big enough for both in place) and the call lowered into it.
+Schedule lower(const Case& c) {
+  Schedule s;
+  s.ranks = c.ranks;
+  s.dtype = DType::float32;
+  BufferDecl in{"in", {}, false};
+  BufferDecl out{"out", {}, false};
+  for (std::int32_t r = 0; r < c.ranks; ++r) {
+    const CollectiveShape sh = shape_of(c.coll, c.ranks, r, c.root, c.count);
+    if (c.in_place) {
+      in.count.push_back(std::max(sh.in_count, sh.out_count));
+    } else {
+      in.count.push_back(sh.in_count);
+      out.count.push_back(sh.out_count);
+    }
+  }
+  s.buffers.push_back(in);
+  if (!c.in_place) s.buffers.push_back(out);
+
+  CollArgs a;
+  a.coll = c.coll;
+  a.ranks = c.ranks;
+  a.count = c.count;
+  a.root = c.root;
+  a.op = ReduceOp::sum;
+  a.dtype = DType::float32;
+  a.in_buf = 0;
+  a.out_buf = c.in_place ? 0 : 1;
+  a.in_place = c.in_place;
+  const Status st = lower_call(s, a, c.algo);
+  REQUIRE_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
+  return s;
+}
+
+void check_captions(const Schedule& s, const Case& c) {
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    INFO(describe(c) << " step " << i);
+    CHECK(!st.phase.empty());
+    CHECK(!st.caption.empty());
+    CHECK(st.caption.size() < 140);
+    CHECK(!st.transfers.empty());
+  }
+}
+
+// Lowers and verifies every combination for one collective's algorithms.
+void check_all(Collective coll, const std::vector<std::string>& algos) {
+  const std::int32_t rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64};
+  const std::uint64_t counts[] = {0, 1, 7, 1000};
+  for (const std::string& algo : algos) {
+    for (std::int32_t n : rank_counts) {
+      std::vector<std::int32_t> roots = {0};
+      if (has_root(coll)) roots = {0, n - 1, n / 2};
+      std::sort(roots.begin(), roots.end());
+      roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+      for (std::uint64_t count : counts)
+        for (std::int32_t root : roots)
+          for (bool in_place : {true, false}) {
+            const Case c{coll, algo, n, count, root, in_place};
+            const Schedule s = lower(c);
+            const Status v = verify_symbolic(s);
+            REQUIRE_MESSAGE(v.ok(), describe(c) << ": " << (v.ok() ? "" : v.error().format()));
+            check_captions(s, c);
+          }
+    }
+  }
+}
+
+void check_verifies(const Case& c) {
+  const Status v = verify_symbolic(lower(c));
+  CHECK_MESSAGE(v.ok(), describe(c) << ": " << (v.ok() ? "" : v.error().format()));
+}
+
+std::int32_t steps_of(Collective coll, const std::string& algo, std::int32_t n, std::uint64_t count, bool in_place,
+                      std::int32_t root = 0) {
+  const Schedule s = lower(Case{coll, algo, n, count, root, in_place});
+  REQUIRE(s.calls.size() == 1);
+  CHECK(s.calls[0].num_steps == static_cast<std::int32_t>(s.steps.size()));
+  return static_cast<std::int32_t>(s.steps.size());
+}
+
+}  // namespace
+
+TEST_CASE("algorithms bcast: every broadcast algorithm passes the symbolic check") {
+  check_all(Collective::broadcast, {"flat", "binomial", "chain", "scatter_allgather"});
+}
+
+TEST_CASE("algorithms bcast_reduce: every reduce algorithm passes the symbolic check") {
+  check_all(Collective::reduce, {"flat", "binomial", "ring"});
+}
+
+TEST_CASE("algorithms bcast_allreduce: every all-reduce algorithm passes the symbolic check") {
+  check_all(Collective::allreduce, {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"});
+}
+
+TEST_CASE("algorithms bcast_reduce: large groups, every root of a small group") {
+  // 256 ranks (root 0 is covered above), and a non-power of two for all-reduce.
+  for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"})
+    for (std::int32_t root : {255, 100}) check_verifies({Collective::broadcast, algo, 256, 1000, root, root == 100});
+  for (const char* algo : {"flat", "binomial", "ring"})
+    for (std::int32_t root : {255, 100}) check_verifies({Collective::reduce, algo, 256, 1000, root, root != 100});
+  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"})
+    for (std::int32_t n : {200, 256}) check_verifies({Collective::allreduce, algo, n, 1000, 0, n == 256});
+
+  // Every root of 6 ranks (not a power of two), 11 elements (uneven blocks).
+  for (std::int32_t root = 0; root < 6; ++root)
+    for (bool in_place : {true, false}) {
+      for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"})
+        check_verifies({Collective::broadcast, algo, 6, 11, root, in_place});
+      for (const char* algo : {"flat", "binomial", "ring"})
+        check_verifies({Collective::reduce, algo, 6, 11, root, in_place});
+    }
+}
+
+TEST_CASE("algorithms bcast: textbook step counts") {
+  using C = Collective;
+  // flat: one step; the out-of-place local copy of the root rides along.
+  CHECK(steps_of(C::broadcast, "flat", 8, 1000, true) == 1);
+  CHECK(steps_of(C::broadcast, "flat", 8, 1000, false, 3) == 1);
+  // binomial: ceil(log2 n).
+  CHECK(steps_of(C::broadcast, "binomial", 8, 1000, true) == 3);
+  CHECK(steps_of(C::broadcast, "binomial", 8, 1000, false, 5) == 3);
+  CHECK(steps_of(C::broadcast, "binomial", 5, 1000, true, 2) == 3);
+  CHECK(steps_of(C::broadcast, "binomial", 64, 1000, true) == 6);
+  // chain: chunks + n - 2; 1000 float32 elements make 4 chunks.
+  CHECK(steps_of(C::broadcast, "chain", 4, 1000, true) == 6);
+  CHECK(steps_of(C::broadcast, "chain", 8, 1000, false, 7) == 10);
+  // scatter_allgather: ceil(log2 n) + n - 1.
+  CHECK(steps_of(C::broadcast, "scatter_allgather", 8, 1000, true) == 10);
+  CHECK(steps_of(C::broadcast, "scatter_allgather", 5, 1000, false, 1) == 7);
+  // One rank: nothing to do in place, a local copy out of place.
+  for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"}) {
+    CHECK(steps_of(C::broadcast, algo, 1, 1000, true) == 0);
+    CHECK(steps_of(C::broadcast, algo, 1, 1000, false) == 1);
+    CHECK(steps_of(C::broadcast, algo, 8, 0, false) == 0);
+  }
+}
+
+TEST_CASE("algorithms bcast_reduce: textbook step counts") {
+  using C = Collective;
+  // flat: n - 1 adds into the root's result (+1 local copy out of place).
+  CHECK(steps_of(C::reduce, "flat", 8, 1000, true, 3) == 7);
+  CHECK(steps_of(C::reduce, "flat", 8, 1000, false, 3) == 8);
+  // binomial: ceil(log2 n) + a local copy step for the non-root ranks that add
+  // (there are some from 4 ranks on) or for the root out of place.
+  CHECK(steps_of(C::reduce, "binomial", 2, 1000, true) == 1);
+  CHECK(steps_of(C::reduce, "binomial", 3, 1000, true, 1) == 2);
+  CHECK(steps_of(C::reduce, "binomial", 8, 1000, true, 5) == 4);
+  CHECK(steps_of(C::reduce, "binomial", 8, 1000, false) == 4);
+  // ring: local copy + (n - 1) reduce-scatter + 1 gather.
+  CHECK(steps_of(C::reduce, "ring", 4, 1000, true, 2) == 5);
+  CHECK(steps_of(C::reduce, "ring", 7, 1000, false) == 8);
+  for (const char* algo : {"flat", "binomial", "ring"}) {
+    CHECK(steps_of(C::reduce, algo, 1, 1000, true) == 0);
+    CHECK(steps_of(C::reduce, algo, 1, 1000, false) == 1);
+  }
+}
+
+TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
+  using C = Collective;
+  // flat: (n - 1) fan-in + 1 fan-out.
+  CHECK(steps_of(C::allreduce, "flat", 4, 1000, true) == 4);
+  CHECK(steps_of(C::allreduce, "flat", 4, 1000, false) == 5);
+  // tree: 2 ceil(log2 n).
+  CHECK(steps_of(C::allreduce, "tree", 8, 1000, true) == 6);
+  CHECK(steps_of(C::allreduce, "tree", 5, 1000, true) == 6);
+  CHECK(steps_of(C::allreduce, "tree", 8, 1000, false) == 7);
+  // ring: 2 (n - 1).
+  CHECK(steps_of(C::allreduce, "ring", 4, 1000, true) == 6);
+  CHECK(steps_of(C::allreduce, "ring", 4, 1000, false) == 7);
+  CHECK(steps_of(C::allreduce, "ring", 13, 1000, true) == 24);
+  // recursive doubling: 2 steps (swap, add) per round, + fold-in and fold-out.
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, true) == 6);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, false) == 7);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 6, 1000, true) == 6);
+  // rabenseifner: log2 p halving + log2 p doubling, + fold-in and fold-out.
+  CHECK(steps_of(C::allreduce, "rabenseifner", 8, 1000, true) == 6);
+  CHECK(steps_of(C::allreduce, "rabenseifner", 13, 1000, true) == 8);
+  CHECK(steps_of(C::allreduce, "rabenseifner", 16, 1000, false) == 9);
+  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"}) {
+    CHECK(steps_of(C::allreduce, algo, 1, 1000, true) == 0);
+    CHECK(steps_of(C::allreduce, algo, 1, 1000, false) == 1);
+  }
+}
+
+TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers quickly") {
+  Schedule s;
+  s.ranks = 1024;
+  s.buffers.push_back({"x", std::vector<std::uint64_t>(1024, 1u << 20), false});
+  CollArgs a;
+  a.coll = Collective::allreduce;
+  a.ranks = 1024;
+  a.count = 1u << 20;
+  a.in_place = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(lower_call(s, a, "ring").ok());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s.steps.size() == 2 * 1023);
+  CHECK(s.total_transfers() == 2ull * 1023 * 1024);  // n transfers per step, nothing quadratic
+  CHECK(ms < 3000);  // typically ~0.2 s; a loose bound so a loaded machine does not fail it
+}

@@ -1,0 +1,287 @@
+// Scatter, gather, all-gather, reduce-scatter, all-to-all and barrier algorithms:
+// every one of them, lowered for many rank counts, element counts, roots, in place
+// and out of place, must pass the symbolic check (right blocks in the right place,
+// each contribution exactly once, inputs untouched, no conflicts inside a step) and
+// must keep the textbook number of steps.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "collscope/verify.h"
+
+using namespace collscope;
+
+namespace {
+
+struct MoveCase {
+  Collective coll = Collective::allgather;
+  std::string algo;
+  std::int32_t ranks = 1;
+  std::uint64_t count = 0;
+  std::int32_t root = 0;
+  bool in_place = false;
+  std::vector<std::int32_t> world_rank;  // empty: the group is the whole world
+  std::int32_t world = 0;                // world size when world_rank is used
+};
+
+std::string describe(const MoveCase& c) {
+  std::string s = std::string(name_of(c.coll)) + " " + c.algo + " ranks=" + std::to_string(c.ranks) +
+                  " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
+                  (c.in_place ? " in place" : " out of place");
+  if (!c.world_rank.empty()) s += " on a group of a world of " + std::to_string(c.world);
+  return s;
+}
+
+// A schedule with the user buffers the call needs ("in" and "out" sized by shape_of,
+// or one buffer big enough for both in place) and the call lowered into it.
+Schedule lower(const MoveCase& c) {
+  const std::int32_t world = c.world_rank.empty() ? c.ranks : c.world;
+  Schedule s;
+  s.ranks = world;
+  s.dtype = DType::float32;
+  BufferDecl in{"in", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
+  BufferDecl out{"out", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
+  for (std::int32_t g = 0; g < c.ranks; ++g) {
+    const auto w = static_cast<std::size_t>(c.world_rank.empty() ? g : c.world_rank[static_cast<std::size_t>(g)]);
+    const CollectiveShape sh = shape_of(c.coll, c.ranks, g, c.root, c.count);
+    if (c.in_place) {
+      in.count[w] = std::max(sh.in_count, sh.out_count);
+    } else {
+      in.count[w] = sh.in_count;
+      out.count[w] = sh.out_count;
+    }
+  }
+  s.buffers.push_back(in);
+  if (!c.in_place) s.buffers.push_back(out);
+
+  CollArgs a;
+  a.coll = c.coll;
+  a.ranks = c.ranks;
+  a.count = c.count;
+  a.root = c.root;
+  a.op = ReduceOp::sum;
+  a.dtype = DType::float32;
+  a.in_buf = 0;
+  a.out_buf = c.in_place ? 0 : 1;
+  a.in_place = c.in_place;
+  a.world_rank = c.world_rank;
+  const Status st = lower_call(s, a, c.algo);
+  REQUIRE_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
+  return s;
+}
+
+void check_captions(const Schedule& s, const MoveCase& c) {
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    INFO(describe(c) << " step " << i << ": " << st.caption);
+    CHECK(!st.phase.empty());
+    CHECK(!st.caption.empty());
+    CHECK(st.caption.size() < 140);
+    CHECK(!st.transfers.empty());
+  }
+}
+
+void check_verified(const Schedule& s, const MoveCase& c) {
+  const Status st = verify_symbolic(s);
+  CHECK_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
+}
+
+std::int32_t ceil_log2(std::int64_t n) {
+  std::int32_t k = 0;
+  while ((std::int64_t{1} << k) < n) ++k;
+  return k;
+}
+std::int32_t floor_log2(std::int64_t n) { return ceil_log2(n + 1) - 1; }
+bool is_pow2(std::int64_t n) { return (n & (n - 1)) == 0; }
+
+// The textbook number of steps (for count > 0). Local copies ride along with the
+// first step where they can; algorithms that add into a work place need one local
+// step first to put the rank's own part there.
+std::int32_t expected_steps(const MoveCase& c) {
+  const std::int32_t n = c.ranks;
+  const bool out_of_place = !c.in_place;
+  if (c.coll == Collective::barrier) return ceil_log2(n);
+  if (n == 1) return c.coll == Collective::alltoall || out_of_place ? 1 : 0;
+  const std::string& a = c.algo;
+  switch (c.coll) {
+    case Collective::scatter:
+    case Collective::gather: return a == "flat" ? 1 : ceil_log2(n);
+    case Collective::allgather:
+      if (a == "ring") return n - 1;
+      if (a == "bruck") return ceil_log2(n) + 1;
+      return is_pow2(n) ? floor_log2(n) : floor_log2(n) + 2;  // fold-in and fold-out
+    case Collective::reduce_scatter:
+      if (a == "ring") return (n - 1) + (n >= 3 || out_of_place ? 1 : 0);
+      if (a == "pairwise") return (n - 1) + (out_of_place ? 1 : 0);
+      // recursive_halving: prepare (not needed for 2 ranks in place) + halving + fold-in/out
+      return floor_log2(n) + (n == 2 && c.in_place ? 0 : 1) + (is_pow2(n) ? 0 : 2);
+    case Collective::alltoall: return a == "pairwise" ? n : ceil_log2(n) + 2;
+    default: break;
+  }
+  return -1;
+}
+
+struct AlgoUnderTest {
+  Collective coll;
+  const char* algo;
+};
+
+const std::vector<AlgoUnderTest>& data_movement_algorithms() {
+  using C = Collective;
+  static const std::vector<AlgoUnderTest> all = {
+      {C::scatter, "flat"},
+      {C::scatter, "binomial"},
+      {C::gather, "flat"},
+      {C::gather, "binomial"},
+      {C::allgather, "ring"},
+      {C::allgather, "recursive_doubling"},
+      {C::allgather, "bruck"},
+      {C::reduce_scatter, "ring"},
+      {C::reduce_scatter, "recursive_halving"},
+      {C::reduce_scatter, "pairwise"},
+      {C::alltoall, "pairwise"},
+      {C::alltoall, "bruck"},
+  };
+  return all;
+}
+
+std::vector<std::int32_t> roots_for(Collective coll, std::int32_t n) {
+  if (!has_root(coll)) return {0};
+  std::vector<std::int32_t> roots = {0, n - 1, n / 2};
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  return roots;
+}
+
+}  // namespace
+
+TEST_CASE("data-movement algorithms pass the symbolic check and keep their step counts") {
+  const std::int32_t rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64};
+  const std::uint64_t counts[] = {0, 1, 7, 1000};
+  for (const auto& alg : data_movement_algorithms()) {
+    for (std::int32_t n : rank_counts)
+      for (std::uint64_t count : counts)
+        for (std::int32_t root : roots_for(alg.coll, n))
+          for (bool in_place : {false, true}) {
+            if (in_place && !supports_in_place(alg.coll)) continue;
+            if (!in_place && !supports_out_of_place(alg.coll)) continue;
+            MoveCase c{alg.coll, alg.algo, n, count, root, in_place, {}, 0};
+            const Schedule s = lower(c);
+            check_verified(s, c);
+            check_captions(s, c);
+            const std::int32_t want = count == 0 ? 0 : expected_steps(c);
+            CHECK_MESSAGE(static_cast<std::int32_t>(s.steps.size()) == want,
+                          describe(c) << ": " << s.steps.size() << " steps, expected " << want);
+          }
+  }
+}
+
+TEST_CASE("data-movement algorithms work on a group of the world's ranks") {
+  // Group rank g lives on world rank world_rank[g]; the builder maps them, so the
+  // same checks must pass with ranks scattered over a larger world.
+  const std::int32_t world = 11;
+  const std::vector<std::int32_t> group = {7, 2, 9, 0, 5, 10};
+  for (const auto& alg : data_movement_algorithms())
+    for (std::int32_t root : roots_for(alg.coll, static_cast<std::int32_t>(group.size())))
+      for (bool in_place : {false, true}) {
+        if (in_place && !supports_in_place(alg.coll)) continue;
+        MoveCase c{alg.coll, alg.algo, static_cast<std::int32_t>(group.size()), 5, root, in_place, group, world};
+        const Schedule s = lower(c);
+        check_verified(s, c);
+        CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
+      }
+}
+
+TEST_CASE("data-movement algorithms scale to 256 ranks") {
+  for (const auto& alg : data_movement_algorithms()) {
+    MoveCase c{alg.coll, alg.algo, 256, 3, 255, false, {}, 0};
+    const Schedule s = lower(c);
+    check_verified(s, c);
+    CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
+  }
+}
+
+TEST_CASE("ring-like and tree algorithms emit O(n) transfers per step at 1024 ranks") {
+  // Only all-to-all Bruck inherently moves about n/2 separate blocks per rank in a
+  // step; everything else must stay linear in the number of ranks.
+  const std::int32_t n = 1024;
+  for (const auto& alg : data_movement_algorithms()) {
+    if (alg.coll == Collective::alltoall && std::string(alg.algo) == "bruck") continue;
+    for (bool in_place : {false, true}) {
+      if (in_place && !supports_in_place(alg.coll)) continue;
+      MoveCase c{alg.coll, alg.algo, n, 1024, 3, in_place, {}, 0};
+      const Schedule s = lower(c);
+      CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
+      check_captions(s, c);
+      for (const Step& st : s.steps) {
+        INFO(describe(c) << ": " << st.caption);
+        CHECK(st.transfers.size() <= static_cast<std::size_t>(3 * n));
+      }
+    }
+  }
+}
+
+TEST_CASE("all-to-all Bruck merges neighbouring blocks into one transfer") {
+  // Step k sends the blocks with bit k of their index set: runs of 2^k blocks, each
+  // at most two transfers (a part from the work buffer, a part from the receive
+  // buffer), plus the files-back copies. Without merging it would be n/2 per rank.
+  const std::int32_t n = 64;
+  MoveCase c{Collective::alltoall, "bruck", n, 4, 0, false, {}, 0};
+  const Schedule s = lower(c);
+  REQUIRE(s.steps.size() == 8u);
+  CHECK(s.steps.front().transfers.size() <= static_cast<std::size_t>(2 * n));  // rotation: 2 pieces per rank
+  const std::size_t last_round = s.steps[6].transfers.size();                 // d = 32: one run of 32 blocks
+  CHECK(last_round <= static_cast<std::size_t>(4 * n));
+}
+
+TEST_CASE("dissemination barrier: ceil(log2 n) steps and everyone hears from everyone") {
+  for (std::int32_t n : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 100, 256}) {
+    MoveCase c{Collective::barrier, "dissemination", n, 0, 0, false, {}, 0};
+    const Schedule s = lower(c);
+    CHECK(static_cast<std::int32_t>(s.steps.size()) == ceil_log2(n));
+    check_captions(s, c);
+    check_verified(s, c);
+    // Follow the signals: after a step, a rank has heard from everyone its senders had
+    // heard from before the step (signals of one step happen at the same time).
+    std::vector<std::vector<bool>> heard(static_cast<std::size_t>(n), std::vector<bool>(static_cast<std::size_t>(n)));
+    for (std::int32_t r = 0; r < n; ++r) heard[static_cast<std::size_t>(r)][static_cast<std::size_t>(r)] = true;
+    for (const Step& st : s.steps) {
+      const auto before = heard;
+      for (const Transfer& t : st.transfers) {
+        CHECK(t.count == 0);  // pure synchronisation, no data
+        CHECK(t.src.rank != t.dst.rank);
+        for (std::int32_t q = 0; q < n; ++q)
+          if (before[static_cast<std::size_t>(t.src.rank)][static_cast<std::size_t>(q)])
+            heard[static_cast<std::size_t>(t.dst.rank)][static_cast<std::size_t>(q)] = true;
+      }
+    }
+    bool everyone = true;
+    for (const auto& row : heard) everyone = everyone && std::all_of(row.begin(), row.end(), [](bool h) { return h; });
+    CHECK_MESSAGE(everyone, "barrier with " << n << " ranks: some rank may leave before another has arrived");
+  }
+}
+
+TEST_CASE("every transfer of a data-movement algorithm is needed") {
+  // Dropping any single transfer must break the postcondition: no algorithm moves
+  // data that nobody uses (and the symbolic check really looks at every transfer).
+  for (const auto& alg : data_movement_algorithms())
+    for (std::int32_t n : {5, 8})
+      for (bool in_place : {false, true}) {
+        if (in_place && !supports_in_place(alg.coll)) continue;
+        MoveCase c{alg.coll, alg.algo, n, 3, 1, in_place, {}, 0};
+        const Schedule s = lower(c);
+        REQUIRE(verify_symbolic(s).ok());
+        for (std::size_t i = 0; i < s.steps.size(); ++i)
+          for (std::size_t t = 0; t < s.steps[i].transfers.size(); ++t) {
+            Schedule broken = s;
+            auto& transfers = broken.steps[i].transfers;
+            transfers.erase(transfers.begin() + static_cast<std::ptrdiff_t>(t));
+            CHECK_MESSAGE(!verify_symbolic(broken).ok(),
+                          describe(c) << ": step " << i << " transfer " << t << " can be dropped");
+          }
+      }
+}
