@@ -1,1 +1,91 @@
-int main() { return 0; }
+// collscope: the command line (DESIGN §5). Thin: every command calls the engine.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli.h"
+
+using namespace collscope;
+
+int main(int argc, char** argv) {
+  CLI::App app{"collscope: see and measure what collective communication does to every rank's memory"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "collscope 0.1.0");
+
+  app::RunFlags rf;
+  auto* run = app.add_subcommand("run", "lower, verify, execute and check a scenario file or one collective");
+  run->add_option("scenario", rf.file, "scenario JSON file (or describe one collective with the flags below)");
+  run->add_option("--coll", rf.coll, "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
+                                     "reduce_scatter, alltoall, barrier");
+  run->add_option("--algo", rf.algo, "algorithm (see `collscope list`), default auto");
+  run->add_option("--ranks", rf.ranks, "number of ranks (default 4)");
+  run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)");
+  run->add_option("--dtype", rf.dtype, "int8 uint8 int32 int64 float16 bfloat16 float32 float64 (default float32)");
+  run->add_option("--op", rf.op, "sum prod min max avg (default sum)");
+  run->add_option("--root", rf.root, "root rank (default 0)");
+  run->add_option("--backend", rf.backend, "backend (default cpu)");
+  run->add_option("--mode", rf.mode, "fast (dataflow) or observable (a barrier per step)");
+  run->add_flag("--in-place", rf.in_place, "run in place (one buffer)");
+  run->add_flag("--json", rf.json, "print one JSON object");
+  run->add_option("--trace", rf.trace, "write a Chrome/Perfetto trace to this file");
+  run->add_flag("--dry-run", rf.dry_run, "lower and verify symbolically, do not execute");
+  run->add_flag("--explain", rf.explain, "print every step's phase and caption");
+  run->add_option("--fault", rf.faults,
+                  "inject a fault RANK:STEP:KIND[:MS], KIND = delay (stall MS ms) or corrupt (flip a bit it sends)");
+
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "collectives, algorithms, dtypes, ops, backends and lessons");
+  list->add_flag("--json", list_json, "print JSON");
+
+  std::vector<std::string> files;
+  auto* validate = app.add_subcommand("validate", "check scenario files without running them");
+  validate->add_option("files", files, "scenario files")->required();
+
+  app::BenchFlags bf;
+  auto* bench = app.add_subcommand("bench", "size sweep with nccl-tests' flags and table");
+  bench->add_option("-b,--minbytes", bf.min_bytes, "smallest size (e.g. 8, 1K, 32M; default 8)");
+  bench->add_option("-e,--maxbytes", bf.max_bytes, "largest size (default 64M)");
+  bench->add_option("-f,--stepfactor", bf.factor, "multiply the size by this each step (default 2)");
+  bench->add_option("-n,--iters", bf.iters, "timed iterations per size (default 20)");
+  bench->add_option("-w,--warmup_iters", bf.warmup, "warm-up iterations (default 5)");
+  bench->add_option("-c,--check", bf.check, "check results (1) or not (0) (default 1)");
+  bench->add_option("--coll", bf.coll, "collective (default allreduce)");
+  bench->add_option("--algo", bf.algo, "algorithm (default auto)");
+  bench->add_option("--ranks", bf.ranks, "ranks (default 4)");
+  bench->add_option("--backend", bf.backend, "backend (default cpu)");
+  bench->add_option("-d,--datatype", bf.dtype, "dtype (default float32)");
+  bench->add_option("-o,--op", bf.op, "reduction (default sum)");
+  bench->add_option("-r,--root", bf.root, "root (default 0)");
+  bench->add_flag("--json", bf.json, "print one JSON object per size");
+  bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
+
+  std::string gui_file;
+  auto* gui = app.add_subcommand("gui", "open the window (not built in this version)");
+  gui->add_option("scenario", gui_file, "scenario file");
+  gui->allow_extras();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << "collscope 0.1.0\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return app::report_error(make_error("cli.usage", e.what(), "see `collscope --help`"));
+  }
+
+  if (*run) return app::cmd_run(rf);
+  if (*list) return app::cmd_list(list_json);
+  if (*validate) return app::cmd_validate(files);
+  if (*bench) return app::cmd_bench(bf);
+  if (*gui)
+    return app::report_error(make_error("cli.gui_unavailable", "this build of collscope has no window",
+                                        "use `collscope run FILE --explain` to step through a lesson in the terminal"));
+  // No arguments: there is no window in this build, so show how to start.
+  std::cout << app.help();
+  return 0;
+}

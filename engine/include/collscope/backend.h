@@ -19,7 +19,20 @@ struct BackendInfo {
   std::string reason;       // why not available ("not built", "no CUDA driver", ...)
 };
 
+// A fault injected on purpose, for teaching what failures look like.
+struct Fault {
+  enum class Kind : std::uint8_t {
+    delay,    // the rank stalls `ms` milliseconds before the step
+    corrupt,  // the rank flips a bit in what it sends in the step
+  };
+  std::int32_t rank = 0;
+  std::int32_t step = 0;
+  Kind kind = Kind::delay;
+  std::int32_t ms = 0;
+};
+
 struct SessionOptions {
+  std::vector<Fault> faults;
   bool record_events = true;  // time every transfer (off for benchmarks)
   int cores = 0;              // CPU cores to plan the wait strategy for; 0 = detect
 };
@@ -44,6 +57,9 @@ class Session {
   // Fast mode: runs the whole schedule `iterations` times as a dataflow graph,
   // without global barriers.
   virtual Status run_all(std::int32_t iterations) = 0;
+  // Wall time of the last run_all as the ranks saw it: from the moment the last rank
+  // started to the moment the last rank finished (launch overhead excluded).
+  virtual double last_run_us() const = 0;
   // Timings recorded since the last call (empty when record_events is off).
   virtual std::vector<TransferTiming> take_events() = 0;
   // Microseconds on the session's clock (the origin of TransferTiming).

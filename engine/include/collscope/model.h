@@ -1,8 +1,12 @@
 // The alpha-beta cost model: predicted time of a schedule on a topology.
 //
-//   time(step) = alpha + max over ranks of (bytes the rank receives / beta
-//                                           + bytes it reduces / gamma)
-// A step costs its slowest rank; steps run one after another.
+//   work(rank)  = bytes the rank copies / beta + bytes it reduces / gamma
+//   time(step)  = alpha + max( slowest rank's work,
+//                              all ranks' work / cores      (ranks share the cores),
+//                              memory traffic / shared bandwidth )
+// Steps run one after another. On one machine the cores and the memory system are
+// shared, which is why a tree can keep up with a ring there while it cannot on a
+// network of links.
 #pragma once
 
 #include "collscope/schedule.h"
@@ -14,6 +18,7 @@ struct CostModel {
   double beta_gbps = 10.0;     // copy bandwidth per receiving rank, GB/s
   double gamma_gbps = 6.0;     // reduce bandwidth (read two, write one), GB/s
   double shared_gbps = 30.0;   // bandwidth all ranks share (one memory system); 0 = unlimited
+  int cores = 0;               // cores the ranks share; 0 = as many as ranks
 
   static CostModel cpu_default();
 };

@@ -75,6 +75,7 @@ struct RunRecord {
 
 struct RunOptions {
   std::string backend = "cpu";
+  std::vector<Fault> faults;
   RunMode mode = RunMode::fast;
   bool record_events = true;
   std::uint64_t snapshot_budget = 256ull << 20;  // bytes of snapshots kept (beyond: every k-th step)

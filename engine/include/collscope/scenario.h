@@ -20,6 +20,33 @@
 // A program entry is an object whose "op" names what it does. Collective calls use
 // the keys below; point-to-point ops (send, recv, isend, irecv, wait, ...) will add
 // their own keys under the same "op" field, so files written now stay valid.
+//
+// Defaults: "dtype" float32; a buffer's "init" "zeros"; "algorithm" "auto";
+// "reduce_op" "sum"; "root" 0. A buffer with {"init": {"values": [...]}} may leave out
+// "count": each rank's row gives its count. Keys a collective does not use ("root" on
+// allreduce, "reduce_op" on gather, "count" on barrier) are refused, not ignored.
+// A call names either "buffer" (in place) or both "send" and "recv"; barrier names none.
+//
+// When a call has no "count", it is derived from the buffers with NCCL's meaning of
+// count (collective.h): the largest count for which the count-giving buffer fits on
+// every rank that uses it:
+//   in place ("buffer"):                    the one buffer, with the in-place layout, e.g.
+//       allreduce/broadcast/reduce: buffer; allgather/reduce_scatter: buffer / ranks;
+//       scatter/gather: min(root's buffer / ranks, other ranks' buffer)
+//   out of place, from "send": allreduce, reduce, gather, allgather  (send count),
+//                              alltoall                             (send count / ranks)
+//   out of place, from "recv": broadcast, scatter, reduce_scatter    (recv count)
+// Divisions round down. The other buffer must then be large enough on every rank
+// (scenario.buffer_too_small otherwise), and a derived count of 0 is an error too.
+//
+// Errors (ids; each with file:line:col and a JSON Pointer, DESIGN §5):
+//   scenario.io, scenario.parse, scenario.duplicate_key, scenario.too_deep,
+//   scenario.version, scenario.unknown_key, scenario.wrong_type, scenario.missing_key,
+//   scenario.out_of_range, scenario.unknown_dtype, scenario.unknown_reduce_op,
+//   scenario.unknown_op, scenario.unknown_buffer, scenario.unknown_algorithm,
+//   scenario.unknown_init, scenario.buffer_too_small, scenario.in_place_unsupported,
+//   scenario.bad_call, scenario.conflicting_keys ("count" and "counts"), scenario.bad_name
+//   (buffer names must be non-empty and not start with '~', kept for scratch buffers).
 #pragma once
 
 #include <cstdint>
@@ -87,19 +114,51 @@ inline constexpr std::int32_t kMaxRanks = 1024;
 inline constexpr std::uint64_t kMaxBufferBytes = 1ull << 32;  // 4 GiB per buffer per rank
 inline constexpr std::uint64_t kMaxTotalBytes = 16ull << 30;  // 16 GiB over all buffers and ranks
 
-// Parses and validates a scenario (syntax, keys, types, ranges, names).
+// Parses and validates a scenario (syntax, keys, types, ranges, names, and every
+// program call against the buffers: the checks lower_scenario makes, so a file that
+// parses also lowers).
 Result<Scenario> parse_scenario(const std::string& text, const std::string& file_name);
 Result<Scenario> load_scenario(const std::string& path);
 
 // Lowers the program to a Schedule (buffers + every call's steps). Errors with the
 // location of the offending program entry: buffer too small, root out of range,
 // unknown algorithm (listing the valid ones), in place not allowed, ...
+// Schedule buffer ids follow the order of s.buffers; a barrier's CollArgs use -1 for
+// in_buf and out_buf (it has no buffer).
 Result<Schedule> lower_scenario(const Scenario& s);
 
 // Initial contents of buffer `buf` on `rank`, as doubles (converted to the dtype by the caller).
+// random: an integer in [min, max] hashed (splitmix64) from (seed, rank, index), so each
+// element's value does not depend on the order elements are filled in.
 double initial_value(const BufferSpec& b, std::int32_t rank, std::uint64_t index);
 
 // Writes the scenario back as JSON (format version 1).
 std::string to_json(const Scenario& s);
+
+}  // namespace collscope
+
+namespace collscope {
+
+// A one-call scenario from command-line style parameters (`collscope run --coll ...`,
+// `collscope bench`, the GUI's parameter panel). Buffers are "send" and "recv", or
+// one buffer "buf" in place, filled with default_init().
+struct QuickSpec {
+  Collective coll = Collective::allreduce;
+  std::string algorithm = "auto";
+  std::int32_t ranks = 4;
+  std::uint64_t count = 1024;
+  DType dtype = DType::float32;
+  ReduceOp op = ReduceOp::sum;
+  std::int32_t root = 0;
+  bool in_place = false;
+};
+
+// Errors name the flag ("--root"), id as for scenario files (scenario.out_of_range, ...).
+Result<Scenario> scenario_from_spec(const QuickSpec& q);
+
+// Default inputs: seeded small integers, chosen so that every reduction order gives
+// the exact same result in this dtype (sums stay within the mantissa; products of 1
+// and 2), so the numeric check can demand bit-exact results.
+BufferInit default_init(DType t, ReduceOp op, std::int32_t ranks);
 
 }  // namespace collscope

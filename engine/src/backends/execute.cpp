@@ -45,6 +45,7 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   if (!backend) return backend.error();
   SessionOptions so;
   so.record_events = o.record_events;
+  so.faults = o.faults;
   auto session_r = (*backend)->open(s, so);
   if (!session_r) return session_r.error();
   Session& session = **session_r;
@@ -89,9 +90,8 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
     }
     rec.time_us = session.now_us() - t0;
   } else {
-    const double t0 = session.now_us();
     if (auto st = session.run_all(1); !st) return st.error();
-    rec.time_us = session.now_us() - t0;
+    rec.time_us = session.last_run_us();
   }
   rec.transfers = session.take_events();
 

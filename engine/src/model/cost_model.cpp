@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <numeric>
+#include <thread>
 #include <vector>
 
 #include "collscope/model.h"
@@ -8,7 +10,9 @@ namespace collscope {
 CostModel CostModel::cpu_default() {
   // Measured shape of a small shared-memory machine: a step costs about a
   // microsecond of synchronisation, and all ranks share one memory system.
-  return CostModel{};
+  CostModel m;
+  m.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return m;
 }
 
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) {
@@ -26,6 +30,8 @@ double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) {
     total_bytes += bytes * (t.action == Action::copy ? 2.0 : 3.0);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
+  if (m.cores > 0)
+    slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
   if (m.shared_gbps > 0) slowest = std::max(slowest, total_bytes / (m.shared_gbps * 1e3));
   return m.alpha_us + slowest;
 }

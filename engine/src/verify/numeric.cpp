@@ -94,7 +94,7 @@ void reference_call(const Schedule& s, const Call& call, Reference& ref) {
             }
           }
         }
-        if (a.op == ReduceOp::avg) acc = divide<T>(acc, static_cast<std::uint32_t>(a.ranks));
+        if (a.op == ReduceOp::avg && is_reducing(a.coll)) acc = divide<T>(acc, static_cast<std::uint32_t>(a.ranks));
         store<T>(out, off + i + j, acc);
         if (!floating) continue;
         double tol = inherited;

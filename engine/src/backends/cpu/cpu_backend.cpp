@@ -90,6 +90,7 @@ class CpuSession final : public Session {
       }
     }
     progress_ = std::make_unique<Counter[]>(R);
+    window_.assign(R, {0.0, 0.0});
     events_.resize(R);
     threads_.reserve(R);
     for (std::size_t r = 0; r < R; ++r) threads_.emplace_back([this, r] { worker(static_cast<std::int32_t>(r)); });
@@ -126,6 +127,12 @@ class CpuSession final : public Session {
     return all;
   }
 
+  double last_run_us() const override {
+    double start = 0, end = 0;
+    for (const auto& w : window_) start = std::max(start, w.first), end = std::max(end, w.second);
+    return std::max(0.0, end - start);
+  }
+
   double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
 
  private:
@@ -153,6 +160,7 @@ class CpuSession final : public Session {
   }
 
   void execute(std::int32_t rank, std::int32_t step) {
+    if (!opts_.faults.empty()) inject_before(rank, step);
     const auto& ops = plans_[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(step)];
     for (const Op& op : ops) {
       const double t0 = opts_.record_events ? now_us() : 0.0;
@@ -161,9 +169,24 @@ class CpuSession final : public Session {
         case Action::reduce: reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count); break;
         case Action::scale: scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
       }
+      if (!opts_.faults.empty()) inject_after(step, op);
       if (opts_.record_events)
         events_[static_cast<std::size_t>(rank)].push_back({step, op.transfer, rank, t0, now_us()});
     }
+  }
+
+  // Faults: a delayed rank sleeps before its part of the step; a corrupting rank's
+  // outgoing data arrives with its lowest bit flipped.
+  void inject_before(std::int32_t rank, std::int32_t step) {
+    for (const Fault& f : opts_.faults)
+      if (f.kind == Fault::Kind::delay && f.rank == rank && f.step == step)
+        std::this_thread::sleep_for(std::chrono::milliseconds(f.ms));
+  }
+  void inject_after(std::int32_t step, const Op& op) {
+    const auto& t = s_.steps[static_cast<std::size_t>(step)].transfers[static_cast<std::size_t>(op.transfer)];
+    for (const Fault& f : opts_.faults)
+      if (f.kind == Fault::Kind::corrupt && f.step == step && t.src.rank == f.rank && t.dst.rank != f.rank)
+        op.dst[0] ^= 1;
   }
 
   ReduceOp op_of_step(std::int32_t step) const {
@@ -196,7 +219,11 @@ class CpuSession final : public Session {
       const Command c = cmd_;
       if (c == Command::quit) return;
       if (c == Command::step) execute(rank, arg_);
-      if (c == Command::all) run_fast(rank, arg_);
+      if (c == Command::all) {
+        const double t0 = now_us();
+        run_fast(rank, arg_);
+        window_[static_cast<std::size_t>(rank)] = {t0, now_us()};
+      }
       done_.value.fetch_add(1, std::memory_order_seq_cst);
       if (done_.waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(&done_.value);
     }
@@ -211,6 +238,7 @@ class CpuSession final : public Session {
   std::vector<RankPlan> plans_;
   std::unique_ptr<Counter[]> progress_;
   std::vector<std::vector<TransferTiming>> events_;
+  std::vector<std::pair<double, double>> window_;  // per rank: start and end of the last run_all
   std::vector<std::thread> threads_;
   Counter epoch_, done_;
   Command cmd_ = Command::none;

@@ -1,0 +1,137 @@
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "collscope/algorithms.h"
+
+namespace collscope::app {
+
+namespace fs = std::filesystem;
+
+int report_error(const Error& e) {
+  std::cerr << e.format() << "\n";
+  return static_cast<int>(e.exit);
+}
+
+std::string scenario_dir() {
+  if (const char* env = std::getenv("COLLSCOPE_SCENARIOS"); env && *env) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& p : {exe.parent_path() / "scenarios", exe.parent_path().parent_path() / "scenarios",
+                              exe.parent_path().parent_path() / "share" / "collscope" / "scenarios"})
+      if (fs::is_directory(p, ec)) return p.string();
+  }
+#ifdef COLLSCOPE_SCENARIO_DIR
+  if (fs::is_directory(COLLSCOPE_SCENARIO_DIR, ec)) return COLLSCOPE_SCENARIO_DIR;
+#endif
+  return "scenarios";
+}
+
+std::vector<std::string> lesson_files() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(scenario_dir(), ec))
+    if (entry.path().extension() == ".json") out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+template <class T>
+std::string joined(const T& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + std::string(name_of(n));
+  return s;
+}
+}  // namespace
+
+Result<QuickSpec> spec_from_flags(const RunFlags& f) {
+  QuickSpec q;
+  auto coll = parse_collective(f.coll);
+  if (!coll)
+    return make_error("scenario.unknown_op", "unknown collective \"" + f.coll + "\" for --coll",
+                      "valid collectives: " + joined(kAllCollectives));
+  auto dt = parse_dtype(f.dtype);
+  if (!dt) return make_error("scenario.unknown_dtype", "unknown dtype \"" + f.dtype + "\" for --dtype",
+                             "valid dtypes: " + joined(kAllDTypes));
+  auto op = parse_reduce_op(f.op);
+  if (!op) return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
+                             "valid ops: " + joined(kAllReduceOps));
+  if (f.algo != "auto" && !find_algorithm(*coll, f.algo)) {
+    std::string valid = "auto";
+    for (const auto& n : algorithm_names(*coll)) valid += ", " + n;
+    return make_error("scenario.unknown_algorithm",
+                      "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
+                      "valid algorithms: " + valid);
+  }
+  q.coll = *coll;
+  q.algorithm = f.algo;
+  q.ranks = f.ranks;
+  q.count = f.count;
+  q.dtype = *dt;
+  q.op = *op;
+  q.root = f.root;
+  q.in_place = f.in_place;
+  return q;
+}
+
+InitFn scenario_init(const Scenario& s) {
+  // Scratch buffers come after the user's buffers in the schedule and start as zeros.
+  return [&s](std::int32_t buf, std::int32_t rank, std::uint64_t index) {
+    if (buf < 0 || static_cast<std::size_t>(buf) >= s.buffers.size()) return 0.0;
+    return initial_value(s.buffers[static_cast<std::size_t>(buf)], rank, index);
+  };
+}
+
+Result<Fault> parse_fault(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return make_error("cli.bad_fault", "cannot read --fault \"" + text + "\": " + why,
+                      "write RANK:STEP:KIND[:MS], e.g. --fault 1:2:corrupt or --fault 0:3:delay:50");
+  };
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const auto colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() < 3 || parts.size() > 4) return bad("expected 3 or 4 fields");
+  auto number = [](const std::string& p, std::int32_t& out) {
+    if (p.empty() || p.size() > 9 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoi(p);
+    return true;
+  };
+  Fault f;
+  if (!number(parts[0], f.rank)) return bad("RANK must be a non-negative integer");
+  if (!number(parts[1], f.step)) return bad("STEP must be a non-negative integer");
+  if (parts[2] == "delay") {
+    f.kind = Fault::Kind::delay;
+    if (parts.size() != 4 || !number(parts[3], f.ms)) return bad("delay needs MS, a whole number of milliseconds");
+    if (f.ms > 60000) return bad("a delay longer than 60000 ms is not useful");
+  } else if (parts[2] == "corrupt") {
+    f.kind = Fault::Kind::corrupt;
+    if (parts.size() != 3) return bad("corrupt takes no MS");
+  } else {
+    return bad("unknown kind \"" + parts[2] + "\" (this version supports delay and corrupt)");
+  }
+  return f;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
+  char text[32];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
+  return text;
+}
+
+}  // namespace collscope::app

@@ -1,0 +1,63 @@
+// Shared pieces of the collscope command line: printing errors, finding lessons,
+// turning results into exit codes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collscope/result.h"
+#include "collscope/run.h"
+#include "collscope/scenario.h"
+
+namespace collscope::app {
+
+// Prints an error in the one style of DESIGN §5 and returns its exit code.
+int report_error(const Error& e);
+
+// Folders where lessons live: $COLLSCOPE_SCENARIOS, next to the binary, the source tree.
+std::string scenario_dir();
+std::vector<std::string> lesson_files();  // sorted *.json of scenario_dir()
+
+// The `run` flags that describe a one-call scenario.
+struct RunFlags {
+  std::string file;
+  std::string coll, algo = "auto", dtype = "float32", op = "sum", backend = "cpu", mode = "fast";
+  std::int32_t ranks = 4;
+  std::uint64_t count = 1024;
+  std::int32_t root = 0;
+  bool in_place = false;
+  bool json = false;
+  bool dry_run = false;
+  bool explain = false;
+  std::string trace;
+  std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
+};
+
+// Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt).
+Result<Fault> parse_fault(const std::string& text);
+
+// Builds a QuickSpec from flags; unknown names are bad input with a list of valid ones.
+Result<QuickSpec> spec_from_flags(const RunFlags& f);
+
+// Inputs of a scenario's buffers as an InitFn.
+InitFn scenario_init(const Scenario& s);
+
+std::string human_bytes(double bytes);
+
+int cmd_run(const RunFlags& f);
+int cmd_list(bool json);
+int cmd_validate(const std::vector<std::string>& files);
+
+struct BenchFlags {
+  std::string coll = "allreduce", algo = "auto", dtype = "float32", op = "sum", backend = "cpu";
+  std::int32_t ranks = 4;
+  std::string min_bytes = "8", max_bytes = "64M";
+  double factor = 2;
+  std::int32_t iters = 20, warmup = 5, check = 1;
+  std::int32_t root = 0;
+  bool json = false;
+  bool probe = true;
+};
+int cmd_bench(const BenchFlags& f);
+
+}  // namespace collscope::app

@@ -1,0 +1,241 @@
+// `collscope bench`: a size sweep with nccl-tests' flags and table.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "cli.h"
+#include "collscope/backend.h"
+#include "collscope/collective.h"
+
+namespace collscope::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  std::string unit = text.substr(pos);
+  double mul = 1;
+  if (unit == "K" || unit == "k" || unit == "KB" || unit == "KiB") mul = 1024;
+  else if (unit == "M" || unit == "m" || unit == "MB" || unit == "MiB") mul = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g" || unit == "GB" || unit == "GiB") mul = 1024.0 * 1024 * 1024;
+  else if (!unit.empty()) pos = 0;
+  if (pos == 0 || v < 0 || !std::isfinite(v))
+    return make_error("cli.usage", std::string("cannot read size \"") + text + "\" for " + flag,
+                      "write a byte count such as 8, 64K, 32M or 1G");
+  return static_cast<std::uint64_t>(v * mul);
+}
+
+// Memory bandwidth as memcpy sees it, with one thread and with one per core:
+// the ceiling every cpu-backend number should be read against.
+std::pair<double, double> probe_memory(std::uint64_t bytes) {
+  auto one = [](std::uint64_t n, int threads) {
+    std::vector<std::unique_ptr<char[]>> src, dst;
+    for (int t = 0; t < threads; ++t) {
+      src.emplace_back(new char[n]);
+      dst.emplace_back(new char[n]);
+      std::memset(src.back().get(), 1, n);
+      std::memset(dst.back().get(), 0, n);
+    }
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = Clock::now();
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+      for (auto& th : pool) th.join();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      best = std::max(best, static_cast<double>(n) * threads / s / 1e9);
+    }
+    return best;
+  };
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return {one(bytes, 1), one(bytes / static_cast<std::uint64_t>(cores), cores)};
+}
+
+struct Row {
+  double time_us = 0, algbw = 0, busbw = 0;
+  std::int64_t wrong = -1;  // -1 = not checked
+  std::string algorithm;
+};
+
+Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg) {
+  auto scenario = scenario_from_spec(q);
+  if (!scenario) return scenario.error();
+  auto schedule = lower_scenario(*scenario);
+  if (!schedule) return schedule.error();
+  Row row;
+  row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;
+  const InitFn init = scenario_init(*scenario);
+  {
+    auto backend = find_backend(f.backend);
+    if (!backend) return backend.error();
+    SessionOptions so;
+    so.record_events = false;
+    auto session = (*backend)->open(*schedule, so);
+    if (!session) return session.error();
+    const HostMemory inputs = make_inputs(*schedule, init);
+    for (std::size_t b = 0; b < inputs.size(); ++b)
+      for (std::size_t r = 0; r < inputs[b].size(); ++r)
+        if (!inputs[b][r].empty())
+          (*session)->write_buffer(static_cast<std::int32_t>(r), static_cast<std::int32_t>(b), inputs[b][r].data(),
+                                   inputs[b][r].size());
+    if (f.warmup > 0)
+      if (auto st = (*session)->run_all(f.warmup); !st) return st.error();
+    if (auto st = (*session)->run_all(std::max(1, f.iters)); !st) return st.error();
+    row.time_us = (*session)->last_run_us() / std::max(1, f.iters);
+  }
+  const double sec = row.time_us * 1e-6;
+  row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
+  row.busbw = row.algbw * bus_factor(q.coll, q.ranks);
+  if (f.check) {
+    RunOptions o;
+    o.backend = f.backend;
+    o.record_events = false;
+    o.snapshot_budget = 0;
+    auto out = execute(*schedule, init, o);
+    if (!out) return out.error();
+    row.wrong = static_cast<std::int64_t>(out->numeric.wrong) + (out->symbolic.ok() ? 0 : 1);
+  }
+  return row;
+}
+
+}  // namespace
+
+int cmd_bench(const BenchFlags& f) {
+  RunFlags rf;
+  rf.coll = f.coll;
+  rf.algo = f.algo;
+  rf.dtype = f.dtype;
+  rf.op = f.op;
+  rf.ranks = f.ranks;
+  rf.root = f.root;
+  auto base = spec_from_flags(rf);
+  if (!base) return report_error(base.error());
+  auto lo = parse_size(f.min_bytes, "-b");
+  if (!lo) return report_error(lo.error());
+  auto hi = parse_size(f.max_bytes, "-e");
+  if (!hi) return report_error(hi.error());
+  if (f.factor <= 1.0)
+    return report_error(make_error("cli.usage", "-f must be greater than 1", "use -f 2 to double the size each step"));
+  if (*hi < *lo) return report_error(make_error("cli.usage", "-e is smaller than -b", "give -b <= -e"));
+  if (auto b = find_backend(f.backend); !b) return report_error(b.error());
+
+  const QuickSpec q0 = *base;
+  const std::size_t e = size_of(q0.dtype);
+  std::uint64_t per_count = e;  // message bytes per unit of count
+  if (q0.coll == Collective::allgather || q0.coll == Collective::gather || q0.coll == Collective::scatter ||
+      q0.coll == Collective::reduce_scatter || q0.coll == Collective::alltoall)
+    per_count = e * static_cast<std::uint64_t>(q0.ranks);
+
+  std::vector<std::uint64_t> sizes;
+  for (double sz = static_cast<double>(*lo); sz <= static_cast<double>(*hi) * 1.000001; sz *= f.factor) {
+    sizes.push_back(static_cast<std::uint64_t>(sz));
+    if (sz == 0) break;
+  }
+
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (!f.json) {
+    std::printf("# collscope bench: %s, algorithm %s, %d ranks, backend %s, %s %s, iters %d, warmup %d, check %d\n",
+                std::string(name_of(q0.coll)).c_str(), q0.algorithm.c_str(), q0.ranks, f.backend.c_str(),
+                std::string(name_of(q0.dtype)).c_str(), std::string(name_of(q0.op)).c_str(), f.iters, f.warmup,
+                f.check);
+    std::printf("# machine: %u cores\n", cores);
+  }
+  if (f.probe) {
+    const auto [one, all] = probe_memory(64ull << 20);
+    if (f.json)
+      std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
+                << "\n";
+    else
+      std::printf("# memory bandwidth probe (memcpy 64 MiB): 1 thread %.2f GB/s, %u threads %.2f GB/s\n", one, cores,
+                  all);
+  }
+  const bool both = supports_in_place(q0.coll);
+  if (!f.json) {
+    std::printf("#\n#%74s%s\n", "out-of-place", both ? "                        in-place" : "");
+    std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "size", "count", "type", "redop", "root", "time", "algbw",
+                "busbw", "#wrong");
+    if (both) std::printf(" %9s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
+    std::printf("  algorithm\n");
+    std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
+                "");
+    if (both) std::printf(" %9s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
+    std::printf("\n");
+  }
+
+  const auto start = Clock::now();
+  auto last_progress = start;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  std::uint64_t total_wrong = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::uint64_t count = sizes[i] / per_count;
+    const std::uint64_t bytes = message_bytes(q0.coll, q0.ranks, count, q0.dtype);
+    std::vector<Row> rows;
+    for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
+      QuickSpec q = q0;
+      q.count = count;
+      q.in_place = in_place != 0;
+      auto row = measure(f, q, bytes);
+      if (!row) {
+        if (tty) std::fprintf(stderr, "\n");
+        return report_error(row.error());
+      }
+      if (row->wrong > 0) total_wrong += static_cast<std::uint64_t>(row->wrong);
+      rows.push_back(*row);
+    }
+    const bool has_root = collscope::has_root(q0.coll);
+    if (f.json) {
+      nlohmann::ordered_json j{{"size", bytes}, {"count", count}, {"type", name_of(q0.dtype)},
+                               {"redop", is_reducing(q0.coll) ? std::string(name_of(q0.op)) : "none"},
+                               {"root", has_root ? q0.root : -1}, {"algorithm", rows[0].algorithm}};
+      const char* names[] = {"out_of_place", "in_place"};
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        j[names[k]] = {{"time_us", rows[k].time_us}, {"algbw", rows[k].algbw}, {"busbw", rows[k].busbw},
+                       {"wrong", rows[k].wrong}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::printf("  %10llu %12llu %8s %6s %6d", static_cast<unsigned long long>(bytes),
+                  static_cast<unsigned long long>(count), std::string(name_of(q0.dtype)).c_str(),
+                  is_reducing(q0.coll) ? std::string(name_of(q0.op)).c_str() : "none", has_root ? q0.root : -1);
+      for (const auto& r : rows) {
+        std::printf(" %9.2f %7.2f %7.2f", r.time_us, r.algbw, r.busbw);
+        if (r.wrong < 0) std::printf(" %6s", "N/A");
+        else std::printf(" %6lld", static_cast<long long>(r.wrong));
+      }
+      std::printf("  %s\n", rows[0].algorithm.c_str());
+    }
+    std::fflush(stdout);
+    // A progress line on sweeps that take more than a few seconds.
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    if (elapsed > 3 && i + 1 < sizes.size() && std::chrono::duration<double>(now - last_progress).count() > (tty ? 0.2 : 5)) {
+      std::fprintf(stderr, "%s# progress: %zu of %zu sizes done, %.0f s%s", tty ? "\r" : "", i + 1, sizes.size(),
+                   elapsed, tty ? "" : "\n");
+      last_progress = now;
+    }
+  }
+  if (tty && std::chrono::duration<double>(Clock::now() - start).count() > 3) std::fprintf(stderr, "\r%60s\r", "");
+  if (!f.json) {
+    std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(total_wrong),
+                total_wrong ? "FAILED" : "OK");
+  }
+  return total_wrong ? 1 : 0;
+}
+
+}  // namespace collscope::app

@@ -1,0 +1,165 @@
+// `collscope run`: lower, verify, execute, check, report.
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "collscope/model.h"
+#include "collscope/trace.h"
+#include "collscope/verify.h"
+
+namespace collscope::app {
+
+namespace {
+
+Result<Scenario> load_for_run(const RunFlags& f) {
+  if (!f.file.empty()) {
+    if (!f.coll.empty())
+      return make_error("cli.usage", "give either a scenario file or --coll, not both",
+                        "collscope run FILE, or collscope run --coll allreduce --ranks 4 --count 1024");
+    return load_scenario(f.file);
+  }
+  if (f.coll.empty())
+    return make_error("cli.usage", "nothing to run", "collscope run FILE, or collscope run --coll allreduce ...");
+  auto q = spec_from_flags(f);
+  if (!q) return q.error();
+  return scenario_from_spec(*q);
+}
+
+std::string joined_calls(const Schedule& s, bool algorithms) {
+  std::string out;
+  for (const auto& c : s.calls) {
+    const std::string name = algorithms ? c.algorithm : std::string(name_of(c.args.coll));
+    out += (out.empty() ? "" : "+") + name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::uint64_t moved_bytes(const Schedule& s) {
+  std::uint64_t n = 0;
+  for (const auto& st : s.steps) n += step_bytes(s, st);
+  return n;
+}
+
+void print_explain(const Schedule& s) {
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const auto& st = s.steps[k];
+    std::cout << "  step " << k << "  [" << st.phase << "]  " << st.caption << "  ("
+              << st.transfers.size() << " transfers, " << human_bytes(static_cast<double>(step_bytes(s, st)))
+              << ")\n";
+  }
+}
+
+nlohmann::ordered_json calls_json(const Schedule& s) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const auto& c : s.calls) {
+    arr.push_back({{"collective", name_of(c.args.coll)},
+                   {"algorithm", c.algorithm},
+                   {"auto_picked", c.auto_picked},
+                   {"count", c.args.count},
+                   {"root", c.args.root},
+                   {"op", name_of(c.args.op)},
+                   {"in_place", c.args.in_place},
+                   {"first_step", c.first_step},
+                   {"steps", c.num_steps},
+                   {"caption", c.caption}});
+  }
+  return arr;
+}
+
+}  // namespace
+
+int cmd_run(const RunFlags& f) {
+  auto scenario = load_for_run(f);
+  if (!scenario) return report_error(scenario.error());
+  auto schedule_r = lower_scenario(*scenario);
+  if (!schedule_r) return report_error(schedule_r.error());
+  const Schedule& s = *schedule_r;
+  const double predicted = predict_us(s, CostModel::cpu_default());
+
+  RunMode mode = RunMode::fast;
+  if (f.mode == "observable") mode = RunMode::observable;
+  else if (f.mode != "fast")
+    return report_error(make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
+
+  Status symbolic = ok_status();
+  NumericReport numeric;
+  RunRecord record;
+  bool executed = false;
+  if (f.dry_run) {
+    symbolic = verify_symbolic(s);
+  } else {
+    RunOptions o;
+    o.backend = f.backend;
+    o.mode = mode;
+    o.snapshot_budget = 0;  // the command line shows no snapshots
+    for (const auto& text : f.faults) {
+      auto fault = parse_fault(text);
+      if (!fault) return report_error(fault.error());
+      if (fault->rank >= s.ranks)
+        return report_error(make_error("cli.bad_fault", "--fault names rank " + std::to_string(fault->rank) +
+                                                            " but the world has " + std::to_string(s.ranks) + " ranks",
+                                       "use a rank in 0.." + std::to_string(s.ranks - 1)));
+      o.faults.push_back(*fault);
+    }
+    auto out = execute(s, scenario_init(*scenario), o);
+    if (!out) return report_error(out.error());
+    symbolic = out->symbolic;
+    numeric = out->numeric;
+    record = std::move(out->record);
+    executed = true;
+    if (!f.trace.empty())
+      if (auto st = write_trace(f.trace, s, record); !st) return report_error(st.error());
+  }
+  const bool verified = symbolic.ok() && numeric.wrong == 0;
+
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["verified"] = verified;
+    j["wrong"] = numeric.wrong;
+    j["steps"] = s.steps.size();
+    j["backend"] = f.backend;
+    j["ranks"] = s.ranks;
+    j["collective"] = joined_calls(s, false);
+    j["algorithm"] = joined_calls(s, true);
+    j["time_us"] = executed ? record.time_us : 0.0;
+    j["predicted_us"] = predicted;
+    j["executed"] = executed;
+    j["mode"] = f.dry_run ? "dry-run" : f.mode;
+    j["dtype"] = name_of(s.dtype);
+    j["title"] = scenario->title;
+    j["transfers"] = s.total_transfers();
+    j["bytes_moved"] = moved_bytes(s);
+    j["symbolic"] = {{"ok", symbolic.ok()}, {"error", symbolic.ok() ? "" : symbolic.error().format()}};
+    j["numeric"] = {{"checked", numeric.checked}, {"wrong", numeric.wrong}, {"first_wrong", numeric.message()}};
+    j["calls"] = calls_json(s);
+    if (!f.trace.empty()) j["trace"] = f.trace;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "collscope run: " << (scenario->title.empty() ? f.file : scenario->title) << "\n";
+    std::cout << "  " << s.ranks << " ranks, " << name_of(s.dtype) << ", backend " << f.backend
+              << (f.dry_run ? " (dry run: nothing executed)" : mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
+              << "\n";
+    for (const auto& c : s.calls) {
+      std::cout << "  call " << c.program_index << ": " << name_of(c.args.coll) << " count " << c.args.count;
+      if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
+      if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
+      std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
+                << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
+    }
+    if (f.explain) print_explain(s);
+    std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
+              << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
+    std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
+              << predicted << " us\n";
+    std::cout << "  symbolic check: " << (symbolic.ok() ? "ok" : symbolic.error().format()) << "\n";
+    if (executed)
+      std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked
+                << (numeric.wrong ? " - " + numeric.message() : std::string()) << "\n";
+    if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
+    std::cout << (verified ? "  verified\n" : "  NOT VERIFIED\n");
+  }
+  return verified ? 0 : 1;
+}
+
+}  // namespace collscope::app

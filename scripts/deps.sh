@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages collscope needs that this machine lacks.
+# As root it runs apt-get; otherwise it prints the exact command to run.
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build pkg-config
+          nlohmann-json3-dev libcli11-dev doctest-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "collscope needs these Debian packages: ${missing[*]}" >&2
+  echo "run as root:  apt-get update && $cmd" >&2
+  exit 2
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+$cmd

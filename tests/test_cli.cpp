@@ -1,0 +1,173 @@
+// The collscope binary as a user runs it: JSON reports, exit codes 0/1/2/3,
+// traces, lessons, bench.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Output {
+  int code = -1;
+  std::string out;
+};
+
+// Runs collscope with arguments; stdout (and stderr when asked) captured.
+Output collscope(const std::string& args, bool with_stderr = false) {
+  const std::string cmd = std::string(COLLSCOPE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Output o;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
+  const int status = pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
+
+}  // namespace
+
+TEST_CASE("cli: run --json on flags reports a verified run") {
+  auto o = collscope("run --coll allreduce --algo ring --ranks 4 --count 100 --json");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["verified"] == true);
+  CHECK(j["wrong"] == 0);
+  CHECK(j["steps"].get<int>() == 7);  // a local copy, then 3 reduce-scatter and 3 all-gather steps
+  CHECK(j["backend"] == "cpu");
+  CHECK(j["ranks"] == 4);
+  CHECK(j["collective"] == "allreduce");
+  CHECK(j["algorithm"] == "ring");
+  CHECK(j["time_us"].get<double>() >= 0);
+  CHECK(j["numeric"]["checked"].get<int>() > 0);
+}
+
+TEST_CASE("cli: auto picks an algorithm and the report says which") {
+  auto o = collscope("run --coll allgather --ranks 5 --count 3 --json");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["calls"][0]["auto_picked"] == true);
+  const std::string algo = j["algorithm"];
+  CHECK((algo == "ring" || algo == "recursive_doubling" || algo == "bruck"));
+}
+
+TEST_CASE("cli: run --json on a lesson file") {
+  auto o = collscope("run " + lesson("00-allreduce-ring.json") + " --json --mode observable");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["verified"] == true);
+  CHECK(j["title"] == "All-reduce on a ring");
+  CHECK(j["mode"] == "observable");
+}
+
+TEST_CASE("cli: a corrupted transfer is a wrong result: exit 1 naming the element") {
+  auto o = collscope("run --coll allreduce --algo ring --ranks 4 --count 100 --dtype int32 --fault 1:1:corrupt --json");
+  CHECK(o.code == 1);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["verified"] == false);
+  CHECK(j["wrong"].get<int>() > 0);
+  CHECK(j["numeric"]["first_wrong"].get<std::string>().find("rank ") != std::string::npos);
+}
+
+TEST_CASE("cli: a delayed rank still verifies") {
+  auto o = collscope("run --coll allreduce --algo ring --ranks 3 --count 10 --fault 2:1:delay:20 --json");
+  CHECK(o.code == 0);
+  CHECK(nlohmann::json::parse(o.out)["time_us"].get<double>() >= 10000);  // without the stall: ~0.1 ms
+}
+
+TEST_CASE("cli: bad input exits 2 with one clear error") {
+  auto a = collscope("run --coll allreduc --ranks 4", true);
+  CHECK(a.code == 2);
+  CHECK(a.out.find("error[scenario.unknown_op]") != std::string::npos);
+  auto b = collscope("run --coll allreduce --ranks 0", true);
+  CHECK(b.code == 2);
+  CHECK(b.out.find("error[scenario.out_of_range]") != std::string::npos);
+  auto c = collscope("run no/such/file.json", true);
+  CHECK(c.code == 2);
+  CHECK(c.out.find("error[scenario.io]") != std::string::npos);
+  auto d = collscope("run --coll broadcast --algo ring --ranks 4", true);
+  CHECK(d.code == 2);
+  CHECK(d.out.find("valid algorithms: auto, flat, binomial, chain, scatter_allgather") != std::string::npos);
+  auto e = collscope("run --coll allreduce --fault 1:x:corrupt", true);
+  CHECK(e.code == 2);
+  CHECK(e.out.find("error[cli.bad_fault]") != std::string::npos);
+  auto f = collscope("run --nonsense", true);
+  CHECK(f.code == 2);
+  CHECK(f.out.find("error[cli.usage]") != std::string::npos);
+}
+
+TEST_CASE("cli: an unavailable backend is a backend failure: exit 3") {
+  auto o = collscope("run --coll allreduce --ranks 2 --backend cuda", true);
+  CHECK(o.code == 3);
+  CHECK(o.out.find("error[backend.unavailable]") != std::string::npos);
+}
+
+TEST_CASE("cli: --dry-run verifies a large world without executing") {
+  auto o = collscope("run --coll allreduce --algo ring --ranks 256 --count 4096 --dry-run --json");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["executed"] == false);
+  CHECK(j["verified"] == true);
+  CHECK(j["steps"].get<int>() == 2 * 255 + 1);
+}
+
+TEST_CASE("cli: --trace writes a trace that parses") {
+  const auto path = std::filesystem::temp_directory_path() / "collscope-cli-trace.json";
+  std::filesystem::remove(path);
+  auto o = collscope("run --coll broadcast --algo binomial --ranks 5 --count 16 --trace " + path.string());
+  REQUIRE(o.code == 0);
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in);
+  CHECK(j["distributedInfo"]["world_size"] == 5);
+  CHECK(j["traceEvents"].size() > 10);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("cli: validate accepts every lesson and rejects a broken file") {
+  std::string files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios"))
+    if (e.path().extension() == ".json") files += " " + e.path().string();
+  auto ok = collscope("validate" + files);
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("ok ") != std::string::npos);
+
+  const auto bad = std::filesystem::temp_directory_path() / "collscope-bad.json";
+  std::ofstream(bad) << "{\"version\": 1, \"ranks\": 4, \"rnks\": 3}";
+  auto b = collscope("validate " + bad.string(), true);
+  CHECK(b.code == 2);
+  CHECK(b.out.find("error[scenario.unknown_key]") != std::string::npos);
+  CHECK(b.out.find("collscope-bad.json:1:28") != std::string::npos);
+  std::filesystem::remove(bad);
+}
+
+TEST_CASE("cli: list --json shows every algorithm and the backends") {
+  auto o = collscope("list --json");
+  REQUIRE(o.code == 0);
+  auto j = nlohmann::json::parse(o.out);
+  std::size_t algos = 0;
+  for (const auto& c : j["collectives"]) algos += c["algorithms"].size();
+  CHECK(algos == 25);
+  CHECK(j["backends"][0]["name"] == "cpu");
+  CHECK(j["backends"][0]["available"] == true);
+  CHECK(j["lessons"].size() >= 9);
+}
+
+TEST_CASE("cli: bench prints the nccl-tests table and checks every size") {
+  auto o = collscope("bench --coll allreduce --ranks 2 -b 8 -e 1K -f 4 -n 3 -w 1 --probe 0");
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("algbw") != std::string::npos);
+  CHECK(o.out.find("busbw") != std::string::npos);
+  CHECK(o.out.find("#wrong") != std::string::npos);
+  CHECK(o.out.find("Out of bounds values : 0 OK") != std::string::npos);
+  // 8, 32, 128, 512 bytes: four rows
+  std::size_t rows = 0;
+  for (std::size_t p = 0; (p = o.out.find("float32", p)) != std::string::npos; ++p) ++rows;
+  CHECK(rows == 5);  // the header line names the dtype too
+}
