@@ -53,8 +53,9 @@ class CpuSession final : public Session {
   Status start() {
     const auto R = static_cast<std::size_t>(s_.ranks);
     const int cores = opts_.cores > 0 ? opts_.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // Spin only when every rank (and the thread that launched the run) can have a core.
-    spins_ = s_.ranks < cores ? 20000u : 64u;
+    // Spin only when every rank can have a core (the launching thread sleeps while
+    // the ranks run); otherwise a spinning rank steals the core of the rank it waits for.
+    spins_ = s_.ranks <= cores ? 2000u : 64u;
     esize_ = size_of(s_.dtype);
     mem_.resize(R);
     for (std::size_t r = 0; r < R; ++r)
@@ -84,8 +85,9 @@ class CpuSession final : public Session {
       const auto& st = s_.steps[k];
       for (std::size_t t = 0; t < st.transfers.size(); ++t) {
         const auto& x = st.transfers[t];
-        if (x.count == 0) continue;  // signals are pure dependencies
-        Op op{x.action, ptr(x.src), ptr(x.dst), x.count, x.divisor, static_cast<std::int32_t>(t)};
+        // A signal (count 0) moves nothing; it is kept as an op so that it is timed.
+        Op op{x.action, x.count ? ptr(x.src) : nullptr, x.count ? ptr(x.dst) : nullptr, x.count, x.divisor,
+              static_cast<std::int32_t>(t)};
         plans_[static_cast<std::size_t>(x.dst.rank)].ops[k].push_back(op);
       }
     }
@@ -165,7 +167,9 @@ class CpuSession final : public Session {
     for (const Op& op : ops) {
       const double t0 = opts_.record_events ? now_us() : 0.0;
       switch (op.action) {
-        case Action::copy: std::memcpy(op.dst, op.src, op.count * esize_); break;
+        case Action::copy:
+          if (op.count) std::memcpy(op.dst, op.src, op.count * esize_);
+          break;
         case Action::reduce: reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count); break;
         case Action::scale: scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
       }
@@ -185,7 +189,7 @@ class CpuSession final : public Session {
   void inject_after(std::int32_t step, const Op& op) {
     const auto& t = s_.steps[static_cast<std::size_t>(step)].transfers[static_cast<std::size_t>(op.transfer)];
     for (const Fault& f : opts_.faults)
-      if (f.kind == Fault::Kind::corrupt && f.step == step && t.src.rank == f.rank && t.dst.rank != f.rank)
+      if (f.kind == Fault::Kind::corrupt && f.step == step && t.src.rank == f.rank && t.dst.rank != f.rank && t.count)
         op.dst[0] ^= 1;
   }
 
