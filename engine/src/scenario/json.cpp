@@ -23,9 +23,12 @@ const Member* Value::find(std::string_view key) const {
 std::string escape_pointer_token(std::string_view token) {
   std::string out;
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -201,10 +204,11 @@ class Parser {
   Value document() {
     check_utf8();
     // A UTF-8 byte order mark is harmless; editors on some systems add it.
-    if (s_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+    if (s_.starts_with("\xEF\xBB\xBF")) pos_ = 3;
     skip_space();
     if (at_end())
-      fail("scenario.parse", "expected a JSON value, got end of file", "the file is empty; a scenario is a JSON object {...}");
+      fail("scenario.parse", "expected a JSON value, got end of file",
+           "the file is empty; a scenario is a JSON object {...}");
     Value v = value("", 0);
     skip_space();
     if (!at_end())
@@ -270,8 +274,8 @@ class Parser {
     if (c == '+') return "JSON numbers have no leading +";
     if (c == '.') return "write a digit before the decimal point: 0.5";
     const std::string_view rest = s_.substr(pos_);
-    if (rest.starts_with("True") || rest.starts_with("False") || rest.starts_with("None") ||
-        rest.starts_with("TRUE") || rest.starts_with("FALSE") || rest.starts_with("NULL") || rest.starts_with("Null"))
+    if (rest.starts_with("True") || rest.starts_with("False") || rest.starts_with("None") || rest.starts_with("TRUE") ||
+        rest.starts_with("FALSE") || rest.starts_with("NULL") || rest.starts_with("Null"))
       return "JSON literals are lowercase: true, false, null";
     if (is_word_char(c)) return "strings need double quotes: \"like this\"";
     return {};
@@ -279,7 +283,7 @@ class Parser {
 
   void check_utf8() {
     int line = 1, col = 1;
-    for (std::size_t i = 0; i < s_.size();) {
+    for (std::size_t i = s_.starts_with("\xEF\xBB\xBF") ? 3 : 0; i < s_.size();) {
       const std::size_t n = utf8_sequence_length(s_, i);
       if (n == 0) {
         static const char* hex = "0123456789abcdef";
@@ -301,13 +305,16 @@ class Parser {
   void skip_space() {
     while (!at_end()) {
       const char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') advance();
-      else break;
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+        advance();
+      else
+        break;
     }
   }
 
   void expect_word(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word || (pos_ + word.size() < s_.size() && is_word_char(s_[pos_ + word.size()])))
+    if (s_.substr(pos_, word.size()) != word ||
+        (pos_ + word.size() < s_.size() && is_word_char(s_[pos_ + word.size()])))
       fail("scenario.parse", "expected a value, got " + got(), hint_for_unexpected());
     for (std::size_t i = 0; i < word.size(); ++i) advance();
   }
@@ -339,16 +346,16 @@ class Parser {
         v.kind = Value::Kind::null;
         break;
       case 'N':
-      case 'I':
-        not_a_number();
-        break;
+      case 'I': not_a_number(); break;
       default:
         if (c == '-' || (c >= '0' && c <= '9')) {
           if (c == '-' && pos_ + 1 < s_.size() && s_[pos_ + 1] == 'I') not_a_number();
           number(v);
           break;
         }
-        if (at_end()) fail("scenario.parse", "expected a value, got end of file", "the document ends too early; close every { and [");
+        if (at_end())
+          fail("scenario.parse", "expected a value, got end of file",
+               "the document ends too early; close every { and [");
         fail("scenario.parse", "expected a value, got " + got(), hint_for_unexpected());
     }
     return v;
@@ -403,9 +410,12 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       const char c = peek();
       int d = -1;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      if (c >= '0' && c <= '9')
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
       if (d < 0) fail("scenario.parse", "expected 4 hex digits after \\u, got " + got());
       x = x * 16 + static_cast<std::uint32_t>(d);
       advance();
@@ -532,7 +542,8 @@ class Parser {
         pointer_ = saved;
         return;
       }
-      if (at_end()) fail("scenario.parse", "expected ',' or '}' after an object member, got end of file", "close every { and [");
+      if (at_end())
+        fail("scenario.parse", "expected ',' or '}' after an object member, got end of file", "close every { and [");
       fail("scenario.parse", "expected ',' or '}' after an object member, got " + got(),
            peek() == '"' ? "add a comma between members" : hint_for_unexpected());
     }
@@ -552,7 +563,8 @@ class Parser {
     }
     while (true) {
       if (peek() == ']' && !v.items.empty())
-        fail("scenario.parse", "expected a value, got ']'", "remove the comma before ']': JSON allows no trailing comma");
+        fail("scenario.parse", "expected a value, got ']'",
+             "remove the comma before ']': JSON allows no trailing comma");
       v.items.push_back(value(v.pointer + "/" + std::to_string(v.items.size()), depth));
       skip_space();
       if (peek() == ',') {
@@ -565,7 +577,8 @@ class Parser {
         pointer_ = saved;
         return;
       }
-      if (at_end()) fail("scenario.parse", "expected ',' or ']' after an array element, got end of file", "close every { and [");
+      if (at_end())
+        fail("scenario.parse", "expected ',' or ']' after an array element, got end of file", "close every { and [");
       fail("scenario.parse", "expected ',' or ']' after an array element, got " + got(),
            "separate array elements with commas");
     }

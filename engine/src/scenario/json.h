@@ -36,8 +36,8 @@ struct Value {
 
   Kind kind = Kind::null;
   bool boolean = false;
-  std::string text;           // string: the decoded string; number: the literal as written
-  double number = 0;          // number: its value as a double (may be +-inf when huge)
+  std::string text;              // string: the decoded string; number: the literal as written
+  double number = 0;             // number: its value as a double (may be +-inf when huge)
   bool integer_literal = false;  // number: written without fraction or exponent
   std::vector<Value> items;      // array
   std::vector<Member> members;   // object, in the order written
@@ -77,8 +77,8 @@ std::string_view kind_name(Value::Kind k);
 struct IntegerValue {
   enum class Status : std::uint8_t { ok, not_integer, too_large, too_small };
   Status status = Status::not_integer;
-  std::int64_t value = 0;   // when ok and signed fits
-  std::uint64_t uvalue = 0; // when ok and non-negative
+  std::int64_t value = 0;    // when ok and signed fits
+  std::uint64_t uvalue = 0;  // when ok and non-negative
   bool negative = false;
 };
 // Interprets `v` (a number) as an integer that fits in int64 or, when non-negative, uint64.

@@ -1,0 +1,386 @@
+// From a program entry to CollArgs: which buffers, in place or not, which count,
+// and whether every rank's buffers are large enough (see resolve.h).
+#include "scenario/resolve.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_set>
+
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "scenario/suggest.h"
+
+namespace collscope::scenario {
+
+bool is_planned_p2p_op(std::string_view op) {
+  for (std::string_view p : {"send", "recv", "isend", "irecv", "wait", "compute"})
+    if (op == p) return true;
+  return false;
+}
+
+namespace {
+
+std::vector<std::string> collective_names() {
+  std::vector<std::string> v;
+  for (Collective c : kAllCollectives) v.emplace_back(name_of(c));
+  return v;
+}
+
+std::string rank_range(std::int32_t ranks) { return "0.." + std::to_string(ranks - 1); }
+
+}  // namespace
+
+Error unknown_op_error(const std::string& op, Location where) {
+  const auto names = collective_names();
+  if (is_planned_p2p_op(op))
+    return make_error("scenario.unknown_op", "point-to-point op \"" + op + "\" is not supported yet",
+                      "point-to-point ops (send, recv, isend, irecv, wait, compute) are planned; for now use a "
+                      "collective: " +
+                          join(names),
+                      std::move(where));
+  std::string msg = "unknown op \"" + op + "\"";
+  if (auto c = closest(op, names)) msg += " (did you mean \"" + *c + "\"?)";
+  return make_error("scenario.unknown_op", msg, "valid ops: " + join(names), std::move(where));
+}
+
+Error root_range_error(const std::string& root_text, std::int32_t ranks, Location where) {
+  return make_error(
+      "scenario.out_of_range",
+      "root " + root_text + " is out of range " + rank_range(ranks) + " (ranks is " + std::to_string(ranks) + ")",
+      "choose a root rank between 0 and " + std::to_string(ranks - 1), std::move(where));
+}
+
+Error count_too_large_error(const std::string& count_text, Location where) {
+  return make_error("scenario.out_of_range",
+                    "count " + count_text + " is larger than any buffer can hold (" +
+                        std::to_string(kMaxCountElements) + " elements)",
+                    "use a smaller count", std::move(where));
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where) {
+  // count <= 2^64 / 8 is not guaranteed, so report the size without overflowing.
+  const std::uint64_t e = size_of(t);
+  const std::string size = count > UINT64_MAX / e ? "more than 16 EiB" : human_bytes(count * e);
+  return make_error("scenario.out_of_range",
+                    "buffer \"" + name + "\" on rank " + std::to_string(rank) + " would take " + size + " (" +
+                        std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " +
+                        human_bytes(kMaxBufferBytes) + " per buffer",
+                    "use a smaller count", std::move(where));
+}
+
+Error total_bytes_error(std::uint64_t total, Location where) {
+  return make_error(
+      "scenario.out_of_range",
+      "buffers take " + human_bytes(total) + " over all ranks, over the limit of " + human_bytes(kMaxTotalBytes),
+      "use fewer ranks, fewer buffers or smaller counts", std::move(where));
+}
+
+Error ranks_range_error(const std::string& ranks_text, Location where) {
+  return make_error("scenario.out_of_range", "ranks " + ranks_text + " is out of range 1.." + std::to_string(kMaxRanks),
+                    "set \"ranks\" to the number of ranks to simulate, from 1 to " + std::to_string(kMaxRanks),
+                    std::move(where));
+}
+
+std::uint64_t total_bytes(const Scenario& s) {
+  std::uint64_t total = 0;
+  for (const auto& b : s.buffers)
+    for (std::uint64_t n : b.count) {
+      const std::uint64_t bytes = n > UINT64_MAX / size_of(s.dtype) ? UINT64_MAX : n * size_of(s.dtype);
+      total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+    }
+  return total;
+}
+
+std::int32_t first_over_total(const Scenario& s) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+    for (std::uint64_t n : s.buffers[i].count) {
+      const std::uint64_t bytes = n > UINT64_MAX / size_of(s.dtype) ? UINT64_MAX : n * size_of(s.dtype);
+      total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+    }
+    if (total > kMaxTotalBytes) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
+
+Status check_world(const Scenario& s) {
+  const Location top{s.file, 0, 0, ""};
+  if (s.ranks < 1 || s.ranks > kMaxRanks) {
+    Location l = top;
+    l.pointer = "/ranks";
+    return ranks_range_error(std::to_string(s.ranks), l);
+  }
+  std::unordered_set<std::string> names;
+  for (const auto& b : s.buffers) {
+    Location l = b.where;
+    if (l.file.empty() && l.line == 0) l.file = s.file;
+    if (l.pointer.empty()) l.pointer = "/buffers/" + b.name;
+    if (b.name.empty() || b.name[0] == '~')
+      return make_error("scenario.bad_name", "buffer name \"" + b.name + "\" is not allowed",
+                        "name buffers with a non-empty name that does not start with '~' (reserved for scratch)", l);
+    if (!names.insert(b.name).second)
+      return make_error("scenario.duplicate_key", "duplicate buffer \"" + b.name + "\"",
+                        "give every buffer its own name", l);
+    if (b.count.size() != static_cast<std::size_t>(s.ranks))
+      return make_error("scenario.out_of_range",
+                        "buffer \"" + b.name + "\" has counts for " + std::to_string(b.count.size()) +
+                            " ranks, but ranks is " + std::to_string(s.ranks),
+                        "give one count per rank", l);
+    for (std::size_t r = 0; r < b.count.size(); ++r) {
+      if (b.count[r] > kMaxBufferBytes / size_of(s.dtype))
+        return buffer_bytes_error(b.name, static_cast<std::int32_t>(r), b.count[r], s.dtype, l);
+    }
+    if (b.init.kind == InitKind::values) {
+      if (b.init.values.size() != b.count.size())
+        return make_error("scenario.out_of_range",
+                          "init values have " + std::to_string(b.init.values.size()) + " rows, but ranks is " +
+                              std::to_string(s.ranks),
+                          "give one row of values per rank", l);
+      for (std::size_t r = 0; r < b.count.size(); ++r)
+        if (b.init.values[r].size() != b.count[r])
+          return make_error("scenario.out_of_range",
+                            "init values row " + std::to_string(r) + " has " + std::to_string(b.init.values[r].size()) +
+                                " numbers, but buffer \"" + b.name + "\" holds " + std::to_string(b.count[r]) +
+                                " on rank " + std::to_string(r),
+                            "give rank " + std::to_string(r) + " exactly " + std::to_string(b.count[r]) + " numbers",
+                            l);
+    }
+    if (b.init.kind == InitKind::random && b.init.min > b.init.max)
+      return make_error(
+          "scenario.out_of_range",
+          "random min " + std::to_string(b.init.min) + " is larger than max " + std::to_string(b.init.max),
+          "make min <= max", l);
+  }
+  if (auto over = first_over_total(s); over >= 0) {
+    const BufferSpec& b = s.buffers[static_cast<std::size_t>(over)];
+    Location l = b.where;
+    if (l.file.empty() && l.line == 0) l.file = s.file;
+    if (l.pointer.empty()) l.pointer = "/buffers/" + b.name;
+    return total_bytes_error(total_bytes(s), l);
+  }
+  return ok_status();
+}
+
+CallResolver::CallResolver(const Scenario& s) : s_(s) {
+  for (std::size_t i = 0; i < s.buffers.size(); ++i) by_name_.emplace(s.buffers[i].name, static_cast<std::int32_t>(i));
+}
+
+Location CallResolver::where(const ProgramOp& op, std::int32_t index, const std::string& key) const {
+  if (!key.empty())
+    if (auto it = op.field_where.find(key); it != op.field_where.end()) return it->second;
+  Location l = op.where;
+  if (l.file.empty() && l.line == 0) l.file = s_.file;
+  if (l.pointer.empty()) l.pointer = "/program/" + std::to_string(index);
+  return l;
+}
+
+namespace {
+
+// Elements rank r needs in the call's input and output buffer. In place, both live
+// in one buffer and `in` is the end of the furthest region used in it.
+struct Need {
+  std::uint64_t in = 0, out = 0;
+};
+
+Need need_of(const CollArgs& a, std::int32_t r) {
+  const auto sh = shape_of(a.coll, a.ranks, r, a.root, a.count);
+  if (!a.in_place) return {sh.in_count, sh.out_count};
+  const std::uint64_t in_end = sh.in_count ? a.in_offset(r) + sh.in_count : 0;
+  const std::uint64_t out_end = sh.out_count ? a.out_offset(r) + sh.out_count : 0;
+  return {std::max(in_end, out_end), 0};
+}
+
+// Out of place, the buffer whose size gives NCCL's count: the input for
+// allreduce, reduce, gather, allgather and alltoall; the output for broadcast,
+// scatter and reduce_scatter (see the rule in scenario.h).
+bool count_from_input(Collective c) {
+  switch (c) {
+    case Collective::broadcast:
+    case Collective::scatter:
+    case Collective::reduce_scatter: return false;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) const {
+  std::optional<Collective> coll = op.coll;
+  if (!coll) coll = parse_collective(op.op);
+  if (!coll) return unknown_op_error(op.op, where(op, index, "op"));
+  const Collective c = *coll;
+  const std::string cname(name_of(c));
+  const std::int32_t n = s_.ranks;
+
+  CollArgs a;
+  a.coll = c;
+  a.ranks = n;
+  a.op = op.reduce_op;
+  a.dtype = s_.dtype;
+  a.root = 0;
+  if (has_root(c)) {
+    if (op.root < 0 || op.root >= n) return root_range_error(std::to_string(op.root), n, where(op, index, "root"));
+    a.root = op.root;
+  }
+
+  if (op.algorithm != "auto" && !op.algorithm.empty() && !find_algorithm(c, op.algorithm)) {
+    const auto names = algorithm_names(c);
+    std::string msg = "unknown algorithm \"" + op.algorithm + "\" for " + cname;
+    if (auto m = closest(op.algorithm, names)) msg += " (did you mean \"" + *m + "\"?)";
+    return make_error("scenario.unknown_algorithm", msg, "valid algorithms for " + cname + ": auto, " + join(names),
+                      where(op, index, "algorithm"));
+  }
+
+  if (c == Collective::barrier) {
+    const std::pair<std::string, const std::string*> given[] = {
+        {"buffer", &op.buffer}, {"send", &op.send}, {"recv", &op.recv}};
+    for (const auto& [key, value] : given)
+      if (!value->empty())
+        return make_error("scenario.bad_call", "barrier takes no buffers, but \"" + key + "\" is given",
+                          "remove \"" + key + "\": a barrier only synchronises the ranks", where(op, index, key));
+    a.in_buf = a.out_buf = -1;  // no buffer
+    a.count = 0;
+    return a;
+  }
+
+  // --- which buffers ----------------------------------------------------------
+  const bool in_place = !op.buffer.empty();
+  const std::string both_hint = supports_in_place(c)
+                                    ? "use \"buffer\" alone for an in-place call, or \"send\" and \"recv\" for an "
+                                      "out-of-place one"
+                                    : cname + " needs a \"send\" and a \"recv\" buffer";
+  if (in_place && (!op.send.empty() || !op.recv.empty()))
+    return make_error("scenario.bad_call",
+                      cname + " names both \"buffer\" and \"" + (op.send.empty() ? "recv" : "send") + "\"", both_hint,
+                      where(op, index, "buffer"));
+  if (!in_place) {
+    if (op.send.empty() && op.recv.empty())
+      return make_error("scenario.bad_call", cname + " names no buffer", both_hint, where(op, index, ""));
+    if (op.send.empty() || op.recv.empty()) {
+      const std::string has = op.send.empty() ? "recv" : "send";
+      const std::string lacks = op.send.empty() ? "send" : "recv";
+      return make_error("scenario.bad_call", cname + " has \"" + has + "\" but no \"" + lacks + "\"",
+                        supports_in_place(c) ? "add \"" + lacks + "\", or use \"buffer\" alone for an in-place call"
+                                             : "add \"" + lacks + "\"",
+                        where(op, index, has));
+    }
+    if (op.send == op.recv)
+      return make_error("scenario.bad_call", "\"send\" and \"recv\" both name buffer \"" + op.send + "\"",
+                        supports_in_place(c) ? "use \"buffer\": \"" + op.send + "\" for an in-place call"
+                                             : cname + " needs two different buffers",
+                        where(op, index, "recv"));
+  }
+  if (in_place && !supports_in_place(c))
+    return make_error("scenario.in_place_unsupported",
+                      cname + " cannot run in place (\"buffer\": \"" + op.buffer + "\")",
+                      "give separate \"send\" and \"recv\" buffers", where(op, index, "buffer"));
+
+  auto lookup = [&](const std::string& name, const char* key) -> Result<std::int32_t> {
+    if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
+    std::vector<std::string> names;
+    for (const auto& b : s_.buffers) names.push_back(b.name);
+    std::string msg = "unknown buffer \"" + name + "\"";
+    if (auto m = closest(name, names)) msg += " (did you mean \"" + *m + "\"?)";
+    std::string hint = names.empty()
+                           ? "declare it under \"buffers\", e.g. \"" + name + "\": {\"count\": 8}"
+                           : "declared buffers: " + join(names) + "; or declare \"" + name + "\" under \"buffers\"";
+    return make_error("scenario.unknown_buffer", msg, hint, where(op, index, key));
+  };
+  if (in_place) {
+    auto b = lookup(op.buffer, "buffer");
+    if (!b) return b.error();
+    a.in_buf = a.out_buf = *b;
+  } else {
+    auto sb = lookup(op.send, "send");
+    if (!sb) return sb.error();
+    auto rb = lookup(op.recv, "recv");
+    if (!rb) return rb.error();
+    a.in_buf = *sb;
+    a.out_buf = *rb;
+  }
+  a.in_place = in_place;
+
+  auto count_of = [&](std::int32_t buf, std::int32_t r) {
+    return s_.buffers[static_cast<std::size_t>(buf)].count[static_cast<std::size_t>(r)];
+  };
+  auto name_of_buf = [&](std::int32_t buf) { return s_.buffers[static_cast<std::size_t>(buf)].name; };
+  const std::string in_key = in_place ? "buffer" : "send";
+  const std::string out_key = in_place ? "buffer" : "recv";
+  auto role = [&](bool input) -> std::string { return in_place ? "buffer" : input ? "send buffer" : "recv buffer"; };
+
+  // --- count ------------------------------------------------------------------
+  if (op.count) {
+    if (*op.count > kMaxCountElements)
+      return count_too_large_error(std::to_string(*op.count), where(op, index, "count"));
+    a.count = *op.count;
+  } else {
+    // The largest count for which the count-giving buffer fits on every rank.
+    const bool from_in = in_place || count_from_input(c);
+    const std::int32_t buf = from_in ? a.in_buf : a.out_buf;
+    CollArgs unit = a;
+    unit.count = 1;
+    std::uint64_t best = UINT64_MAX;
+    std::int32_t tight = -1;
+    for (std::int32_t r = 0; r < n; ++r) {
+      const Need u = need_of(unit, r);
+      const std::uint64_t per = from_in ? u.in : u.out;
+      if (per == 0) continue;
+      const std::uint64_t fit = count_of(buf, r) / per;
+      if (fit < best) {
+        best = fit;
+        tight = r;
+      }
+    }
+    if (tight < 0) best = 0;
+    if (best == 0 && tight >= 0) {
+      const Need u = need_of(unit, tight);
+      const std::uint64_t per = from_in ? u.in : u.out;
+      return make_error("scenario.buffer_too_small",
+                        role(from_in) + " \"" + name_of_buf(buf) + "\" is too small for " + cname + " on rank " +
+                            std::to_string(tight) + ": needs at least " + std::to_string(per) + " elements, has " +
+                            std::to_string(count_of(buf, tight)),
+                        "give \"" + name_of_buf(buf) + "\" at least " + std::to_string(per) + " elements on rank " +
+                            std::to_string(tight),
+                        where(op, index, from_in ? in_key : out_key));
+    }
+    a.count = best;
+  }
+
+  // --- every rank's buffers must hold what the call touches --------------------
+  for (std::int32_t r = 0; r < n; ++r) {
+    const Need need = need_of(a, r);
+    for (int side = 0; side < 2; ++side) {
+      const bool input = side == 0;
+      const std::uint64_t want = input ? need.in : need.out;
+      if (want == 0) continue;
+      const std::int32_t buf = input ? a.in_buf : a.out_buf;
+      const std::uint64_t have = count_of(buf, r);
+      if (have >= want) continue;
+      std::string hint = "give \"" + name_of_buf(buf) + "\" at least " + std::to_string(want) + " elements on rank " +
+                         std::to_string(r);
+      if (op.count) hint += ", or lower \"count\"";
+      return make_error("scenario.buffer_too_small",
+                        role(input) + " \"" + name_of_buf(buf) + "\" is too small for " + cname + " on rank " +
+                            std::to_string(r) + ": needs " + std::to_string(want) + " elements, has " +
+                            std::to_string(have),
+                        hint, where(op, index, input ? in_key : out_key));
+    }
+  }
+  return a;
+}
+
+}  // namespace collscope::scenario

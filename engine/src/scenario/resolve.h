@@ -1,0 +1,61 @@
+// Checks one program call against the scenario's world and buffers and turns it
+// into the engine's CollArgs. Used twice: by parse_scenario, so that `validate`
+// catches every mistake with its exact location, and by lower_scenario, so that
+// scenarios built in code (from CLI flags, by the GUI) get the same checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "collscope/result.h"
+#include "collscope/scenario.h"
+
+namespace collscope::scenario {
+
+// Largest element count a buffer (or a call's count) can have: a 1-byte dtype at
+// kMaxBufferBytes. Keeps count * ranks far from overflowing 64 bits.
+inline constexpr std::uint64_t kMaxCountElements = kMaxBufferBytes;
+
+// Largest scenario text accepted. Every JSON value costs a few hundred bytes in the
+// located tree, so this bounds memory and time on hostile input (about 2 million
+// values at most); real lessons are a few kilobytes.
+inline constexpr std::uint64_t kMaxScenarioBytes = 4ull << 20;
+
+// Point-to-point ops that the format reserves but this version does not run.
+bool is_planned_p2p_op(std::string_view op);
+
+// Messages shared by the parser and the lowering, so both say the same thing.
+Error unknown_op_error(const std::string& op, Location where);
+Error root_range_error(const std::string& root_text, std::int32_t ranks, Location where);
+Error count_too_large_error(const std::string& count_text, Location where);
+Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where);
+Error total_bytes_error(std::uint64_t total, Location where);
+Error ranks_range_error(const std::string& ranks_text, Location where);
+
+// Bytes of all buffers over all ranks (saturating), and the index of the first
+// buffer at which the running total passes kMaxTotalBytes (-1 when it never does).
+std::uint64_t total_bytes(const Scenario& s);
+std::int32_t first_over_total(const Scenario& s);
+
+// "8 bytes", "3.0 KiB", "4.0 GiB"
+std::string human_bytes(std::uint64_t bytes);
+
+// Checks what lower_scenario needs of a scenario that did not come from a file:
+// rank count, one count per rank, unique names, byte limits, shape of explicit values.
+Status check_world(const Scenario& s);
+
+class CallResolver {
+ public:
+  explicit CallResolver(const Scenario& s);
+  // Buffer ids in the result are positions in s.buffers.
+  Result<CollArgs> resolve(const ProgramOp& op, std::int32_t index) const;
+
+ private:
+  Location where(const ProgramOp& op, std::int32_t index, const std::string& key) const;
+  const Scenario& s_;
+  std::unordered_map<std::string, std::int32_t> by_name_;
+};
+
+}  // namespace collscope::scenario

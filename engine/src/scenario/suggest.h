@@ -1,0 +1,26 @@
+// "Did you mean ...?" for misspelled keys and names, and lists of valid choices.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collscope::scenario {
+
+// Edit distance with adjacent transpositions ("sned" -> "send" is 1).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate the user most likely meant, or nothing when none is close:
+// the same word up to case, '-', '_' and spaces ("all-reduce" -> "allreduce"),
+// else the nearest by edit distance within about a quarter of the word's length,
+// else a candidate that the word abbreviates ("algo" -> "algorithm").
+// Ties go to the earlier candidate.
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
+
+// a, b, c
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+// "a", "b", "c"  (each in double quotes)
+std::string join_quoted(const std::vector<std::string>& items);
+
+}  // namespace collscope::scenario
