@@ -44,16 +44,18 @@ void check_where(const Error& e, int line, int col, const std::string& pointer) 
 
 // A scenario with one program entry `call` (written on line 8) and two buffers.
 std::string with_call(const std::string& call, const std::string& extra_buffers = "") {
-  return "{\n"                                             // 1
-         "  \"version\": 1,\n"                             // 2
-         "  \"ranks\": 4,\n"                               // 3
-         "  \"buffers\": {\n"                              // 4
+  return "{\n"                                               // 1
+         "  \"version\": 1,\n"                               // 2
+         "  \"ranks\": 4,\n"                                 // 3
+         "  \"buffers\": {\n"                                // 4
          "    \"x\": {\"count\": 8, \"init\": \"rank\"},\n"  // 5
-         "    \"table\": {\"counts\": [32, 0, 0, 0]}" +     // 6
+         "    \"table\": {\"counts\": [32, 0, 0, 0]}" +      // 6
          extra_buffers +
          "\n"
-         "  },\n"                                          // 7
-         "  \"program\": [" + call + "]\n"                  // 8
+         "  },\n"  // 7
+         "  \"program\": [" +
+         call +
+         "]\n"  // 8
          "}\n";
 }
 
@@ -98,8 +100,8 @@ TEST_CASE("scenario json: escapes, surrogate pairs, BOM and CRLF") {
 }
 
 TEST_CASE("scenario json: numbers and their integer view") {
-  auto r = json::parse("[0, -7, 4.0, 1e3, 2.5, 18446744073709551615, 18446744073709551616, -9223372036854775809, 1e999]",
-                       "f.json");
+  auto r = json::parse(
+      "[0, -7, 4.0, 1e3, 2.5, 18446744073709551615, 18446744073709551616, -9223372036854775809, 1e999]", "f.json");
   REQUIRE(r.ok());
   const auto& it = r->items;
   using S = json::IntegerValue::Status;
@@ -189,11 +191,12 @@ TEST_CASE("scenario json: nesting deeper than 64 is refused without recursion bl
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().id == "scenario.too_deep");
   CHECK(r.error().message == "nesting is deeper than 64 levels");
-  check_where(r.error(), 1, 7 + 63, "/a" + [] {
-    std::string p;
-    for (int i = 0; i < 62; ++i) p += "/0";
-    return p;
-  }());
+  check_where(
+      r.error(), 1, 7 + 63, "/a" + [] {
+        std::string p;
+        for (int i = 0; i < 62; ++i) p += "/0";
+        return p;
+      }());
   // A hostile input: a million open brackets.
   auto huge = json::parse(std::string(1000000, '['), "f.json");
   REQUIRE_FALSE(huge.ok());
@@ -308,6 +311,12 @@ TEST_CASE("scenario error: scenario.unknown_key") {
   CHECK(root.hint == "remove it: only broadcast, reduce, scatter and gather have a root");
   check_where(root, 8, 50, "/program/0");
 
+  // Names from the file are quoted with escapes, so a message stays on one line.
+  Error odd = parse_error("{\"version\": 1, \"a\\nb\\u0001\\\"\": 2, \"ranks\": 2, \"program\": []}");
+  CHECK(odd.message == "unknown key \"a\\nb\\u0001\\\"\"");
+  Error long_key = parse_error("{\"version\": 1, \"" + std::string(100, 'k') + "\": 2, \"ranks\": 2, \"program\": []}");
+  CHECK(long_key.message == "unknown key \"" + std::string(48, 'k') + "...\"");
+
   Error in_buffer = parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"cuont\": 3}"));
   CHECK(in_buffer.message == "unknown key \"cuont\" (did you mean \"count\"?)");
   CHECK(in_buffer.where.pointer == "/buffers/y");
@@ -343,8 +352,9 @@ TEST_CASE("scenario error: scenario.missing_key") {
   Error ranks = parse_error("{\n  \"version\": 1,\n  \"program\": []\n}");
   CHECK(ranks.message == "scenario is missing \"ranks\"");
   check_where(ranks, 1, 1, "");
-  CHECK(ranks.format() == "error[scenario.missing_key] x.json:1:1: scenario is missing \"ranks\"\n"
-                          "  help: add \"ranks\": 4 (the number of ranks)");
+  CHECK(ranks.format() ==
+        "error[scenario.missing_key] x.json:1:1: scenario is missing \"ranks\"\n"
+        "  help: add \"ranks\": 4 (the number of ranks)");
 
   CHECK(parse_error("{\"ranks\": 4, \"program\": []}").message == "scenario is missing \"version\"");
   CHECK(parse_error("{\"version\": 1, \"ranks\": 4}").message == "scenario is missing \"program\"");
@@ -358,7 +368,8 @@ TEST_CASE("scenario error: scenario.out_of_range") {
   CHECK(zero.id == "scenario.out_of_range");
   CHECK(zero.message == "ranks 0 is out of range 1..1024");
   check_where(zero, 1, 16, "/ranks");
-  CHECK(parse_error("{\"version\": 1, \"ranks\": 1025, \"program\": []}").message == "ranks 1025 is out of range 1..1024");
+  CHECK(parse_error("{\"version\": 1, \"ranks\": 1025, \"program\": []}").message ==
+        "ranks 1025 is out of range 1..1024");
   CHECK(parse_error("{\"version\": 1, \"ranks\": 99999999999999999999999, \"program\": []}").message ==
         "ranks 99999999999999999999999 is out of range 1..1024");
 
@@ -384,18 +395,20 @@ TEST_CASE("scenario error: scenario.out_of_range") {
   check_where(elem, 7, 28, "/buffers/y/counts/2");
 
   // Values of the wrong shape.
-  Error rows = parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"init\": {\"values\": [[1, 2]]}}"));
+  Error rows =
+      parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"init\": {\"values\": [[1, 2]]}}"));
   CHECK(rows.message == "values has 1 rows, but ranks is 4");
   CHECK(rows.where.pointer == "/buffers/y/init/values");
-  Error row = parse_error(
-      with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"init\": {\"values\": [[1, 2], [3], [5, 6], [7, 8]]}}"));
+  Error row = parse_error(with_call(
+      "{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"init\": {\"values\": [[1, 2], [3], [5, 6], [7, 8]]}}"));
   CHECK(row.message == "values row 1 has 1 numbers, but buffer \"y\" holds 2 on rank 1");
   CHECK(row.hint == "give rank 1 exactly 2 numbers");
   check_where(row, 7, 51, "/buffers/y/init/values/1");
 
   // Byte limits, checked before anything is allocated.
   Error big = parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2000000000}"));
-  CHECK(big.message == "buffer \"y\" on rank 0 would take 7.5 GiB (2000000000 x float32), over the limit of 4.0 GiB per buffer");
+  CHECK(big.message ==
+        "buffer \"y\" on rank 0 would take 7.5 GiB (2000000000 x float32), over the limit of 4.0 GiB per buffer");
   CHECK(big.where.pointer == "/buffers/y/count");
   Error total = parse_error(R"({"version": 1, "ranks": 4, "buffers": {
     "a": {"count": 1000000000}, "b": {"count": 1000000000}}, "program": []})");
@@ -461,7 +474,7 @@ TEST_CASE("scenario error: scenario.unknown_buffer") {
   Error e = parse_error(with_call("{\"op\": \"allgather\", \"send\": \"x\", \"recv\": \"tabel\"}"));
   CHECK(e.id == "scenario.unknown_buffer");
   CHECK(e.message == "unknown buffer \"tabel\" (did you mean \"table\"?)");
-  CHECK(e.hint == "declared buffers: x, table; or declare \"tabel\" under \"buffers\"");
+  CHECK(e.hint == "declared buffers: \"x\", \"table\"; or declare \"tabel\" under \"buffers\"");
   check_where(e, 8, 48, "/program/0/recv");
 }
 
@@ -522,7 +535,8 @@ TEST_CASE("scenario error: scenario.unknown_init, conflicting_keys and bad_name"
   CHECK(init.message == "unknown init \"ranks\" (did you mean \"rank\"?)");
   check_where(init, 7, 23, "/buffers/y/init");
 
-  Error both = parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"counts\": [1, 1, 1, 1]}"));
+  Error both =
+      parse_error(with_call("{\"op\": \"barrier\"}", ",\n    \"y\": {\"count\": 2, \"counts\": [1, 1, 1, 1]}"));
   CHECK(both.id == "scenario.conflicting_keys");
   CHECK(both.message == "buffer \"y\" has both \"count\" and \"counts\"");
 
@@ -543,8 +557,9 @@ TEST_CASE("scenario error: lowering a scenario built in code checks the same thi
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().id == "scenario.unknown_buffer");
   CHECK(r.error().where.pointer == "/program/0");
-  CHECK(r.error().format() == "error[scenario.unknown_buffer] /program/0: unknown buffer \"b\"\n"
-                              "  help: declared buffers: a; or declare \"b\" under \"buffers\"");
+  CHECK(r.error().format() ==
+        "error[scenario.unknown_buffer] /program/0: unknown buffer \"b\"\n"
+        "  help: declared buffers: \"a\"; or declare \"b\" under \"buffers\"");
 
   s.program[0].buffer = "a";
   s.program[0].algorithm = "nope";
@@ -840,7 +855,8 @@ TEST_CASE("scenario: damaged files fail cleanly, with one-line messages") {
 }
 
 TEST_CASE("scenario: oversized text is refused before parsing") {
-  std::string text = "{\"version\": 1, \"ranks\": 1, \"title\": \"" + std::string(5u << 20, 'a') + "\", \"program\": []}";
+  std::string text =
+      "{\"version\": 1, \"ranks\": 1, \"title\": \"" + std::string(5u << 20, 'a') + "\", \"program\": []}";
   Error e = parse_error(text);
   CHECK(e.id == "scenario.out_of_range");
   CHECK(e.message == "scenario is too large (5.0 MiB, the limit is 4.0 MiB)");

@@ -45,18 +45,45 @@ std::string_view kind_name(Value::Kind k) {
   return "value";
 }
 
+std::string quote(std::string_view s, std::size_t max_chars) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if ((b & 0xC0) != 0x80 && chars++ == max_chars) {
+      out += "...";
+      break;
+    }
+    switch (b) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (b < 0x20 || b == 0x7F) {
+          out += "\\u00";
+          out += hex[b >> 4];
+          out += hex[b & 15];
+        } else {
+          out += static_cast<char>(b);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string literal(const Value& v, std::size_t max_chars) {
+  return v.text.size() > max_chars ? v.text.substr(0, max_chars) + "..." : v.text;
+}
+
 std::string describe(const Value& v) {
   switch (v.kind) {
     case Value::Kind::null: return "null";
     case Value::Kind::boolean: return v.boolean ? "boolean true" : "boolean false";
-    case Value::Kind::number: return "number " + v.text;
-    case Value::Kind::string: {
-      // Long strings are shortened so the message stays on one readable line.
-      std::string s = v.text.size() > 40 ? v.text.substr(0, 37) + "..." : v.text;
-      std::string shown;
-      for (char c : s) shown += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
-      return "string \"" + shown + "\"";
-    }
+    case Value::Kind::number: return "number " + literal(v);
+    case Value::Kind::string: return "string " + quote(v.text);
     case Value::Kind::array: return "array";
     case Value::Kind::object: return "object";
   }
@@ -523,10 +550,10 @@ class Parser {
       // JSON readers disagree on which of two equal keys wins, so a duplicate is an error.
       if (auto [it, fresh] = seen.emplace(m.key, v.members.size()); !fresh)
         fail_at(m.line, m.col, v.pointer, "scenario.duplicate_key",
-                "duplicate key \"" + m.key + "\" (first at line " + std::to_string(v.members[it->second].line) + ")",
+                "duplicate key " + quote(m.key) + " (first at line " + std::to_string(v.members[it->second].line) + ")",
                 "remove one of them: a key may appear only once in an object");
       skip_space();
-      if (peek() != ':') fail("scenario.parse", "expected ':' after key \"" + m.key + "\", got " + got());
+      if (peek() != ':') fail("scenario.parse", "expected ':' after key " + quote(m.key) + ", got " + got());
       advance();
       skip_space();
       m.value = value(v.pointer + "/" + escape_pointer_token(m.key), depth);

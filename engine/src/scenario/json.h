@@ -66,6 +66,13 @@ Result<Value> parse(std::string_view text, const std::string& file);
 // Escapes one reference token for a JSON Pointer ("a/b" -> "a~1b", "m~n" -> "m~0n").
 std::string escape_pointer_token(std::string_view token);
 
+// A string from the user as an error message shows it: in double quotes, with
+// quotes, backslashes and control characters escaped as in JSON (so a message stays
+// on one line), and cut after about `max_chars` characters with "...".
+std::string quote(std::string_view s, std::size_t max_chars = 48);
+// A number literal as written, cut the same way ("1e999", "123456...").
+std::string literal(const Value& v, std::size_t max_chars = 32);
+
 // "string \"4\"", "number 2.5", "boolean true", "null", "array", "object": how error
 // messages name a value the user wrote.
 std::string describe(const Value& v);

@@ -19,7 +19,9 @@
 namespace collscope {
 namespace {
 
+using json::literal;
 using json::Member;
+using json::quote;
 using json::Value;
 using scenario::closest;
 using scenario::join;
@@ -108,7 +110,7 @@ class Reader {
     if (!version) fail("scenario.missing_key", "scenario is missing \"version\"", "add \"version\": 1", at(doc));
     const auto v = integer(version->value, at(*version), "version", "\"version\": 1");
     if (v.negative || v.uvalue != 1)
-      fail("scenario.version", "unsupported scenario version " + version->value.text,
+      fail("scenario.version", "unsupported scenario version " + literal(version->value),
            "this collscope reads version 1 files; write \"version\": 1", at(*version));
     s.version = 1;
 
@@ -121,7 +123,7 @@ class Reader {
       fail("scenario.missing_key", "scenario is missing \"ranks\"", "add \"ranks\": 4 (the number of ranks)", at(doc));
     const auto r = integer(ranks->value, at(*ranks), "ranks", "\"ranks\": 4");
     if (r.negative || r.uvalue < 1 || r.uvalue > static_cast<std::uint64_t>(kMaxRanks))
-      throw Failure{scenario::ranks_range_error(ranks->value.text, at(*ranks))};
+      throw Failure{scenario::ranks_range_error(literal(ranks->value), at(*ranks))};
     s.ranks = static_cast<std::int32_t>(r.uvalue);
     ranks_ = s.ranks;
 
@@ -130,7 +132,7 @@ class Reader {
       auto t = parse_dtype(name);
       if (!t) {
         const auto valid = names_of(kAllDTypes);
-        std::string msg = "unknown dtype \"" + name + "\"";
+        std::string msg = "unknown dtype " + quote(name);
         if (auto c = suggest(name, valid, kDTypeAliases)) msg += " (did you mean \"" + *c + "\"?)";
         fail("scenario.unknown_dtype", msg, "valid dtypes: " + join(valid), at(*m));
       }
@@ -178,7 +180,7 @@ class Reader {
   void check_keys(const Value& obj, const std::vector<std::string>& valid, const std::string& place) const {
     for (const auto& m : obj.members) {
       if (std::find(valid.begin(), valid.end(), m.key) != valid.end()) continue;
-      std::string msg = "unknown key \"" + m.key + "\"";
+      std::string msg = "unknown key " + quote(m.key);
       if (auto c = closest(m.key, valid)) msg += " (did you mean \"" + *c + "\"?)";
       fail("scenario.unknown_key", msg, "valid keys " + place + ": " + join(valid),
            Location{file_, m.line, m.col, obj.pointer});
@@ -204,10 +206,10 @@ class Reader {
                       const std::string& example) const {
     const auto i = integer(v, where, what, example);
     if (i.status == json::IntegerValue::Status::too_small || (i.status == json::IntegerValue::Status::ok && i.negative))
-      fail("scenario.out_of_range", what + " " + v.text + " is negative", "a count is a number of elements, 0 or more",
-           where);
+      fail("scenario.out_of_range", what + " " + literal(v) + " is negative",
+           "a count is a number of elements, 0 or more", where);
     if (i.status == json::IntegerValue::Status::too_large || i.uvalue > scenario::kMaxCountElements)
-      throw Failure{scenario::count_too_large_error(v.text, where)};
+      throw Failure{scenario::count_too_large_error(literal(v), where)};
     return i.uvalue;
   }
 
@@ -229,19 +231,19 @@ class Reader {
     b.name = m.key;
     b.where = at(m);
     if (b.name.empty() || b.name[0] == '~')
-      fail("scenario.bad_name", "buffer name \"" + b.name + "\" is not allowed",
+      fail("scenario.bad_name", "buffer name " + quote(b.name) + " is not allowed",
            "name buffers with a non-empty name that does not start with '~' (reserved for scratch buffers)", at(m));
     const Value& v = m.value;
     if (!v.is_object())
-      wrong_type("buffer \"" + b.name + "\"", "an object", v, at(m),
-                 "\"" + b.name + "\": {\"count\": 8, \"init\": \"rank\"}");
+      wrong_type("buffer " + quote(b.name), "an object", v, at(m),
+                 quote(b.name) + ": {\"count\": 8, \"init\": \"rank\"}");
     check_keys(v, kBufferKeys, "in a buffer");
 
     const Member* count_m = v.find("count");
     const Member* counts_m = v.find("counts");
     const Member* init_m = v.find("init");
     if (count_m && counts_m)
-      fail("scenario.conflicting_keys", "buffer \"" + b.name + "\" has both \"count\" and \"counts\"",
+      fail("scenario.conflicting_keys", "buffer " + quote(b.name) + " has both \"count\" and \"counts\"",
            "keep \"count\" for the same size on every rank, or \"counts\" for one size per rank", at(*counts_m));
 
     // Element counts per rank, each checked against the per-buffer byte limit.
@@ -273,7 +275,7 @@ class Reader {
     if (b.count.empty()) {
       // Without a count, explicit values give the size: one row per rank.
       if (b.init.kind != InitKind::values)
-        fail("scenario.missing_key", "buffer \"" + b.name + "\" is missing \"count\"",
+        fail("scenario.missing_key", "buffer " + quote(b.name) + " is missing \"count\"",
              "add \"count\": 8 (elements on every rank) or \"counts\": [...] (one per rank)", at(m));
       const Value& rows = init_m->value.find("values")->value;
       check_rows(rows, b);
@@ -288,7 +290,7 @@ class Reader {
         if (b.init.values[r].size() != b.count[r])
           fail("scenario.out_of_range",
                "values row " + std::to_string(r) + " has " + std::to_string(b.init.values[r].size()) +
-                   " numbers, but buffer \"" + b.name + "\" holds " + std::to_string(b.count[r]) + " on rank " +
+                   " numbers, but buffer " + quote(b.name) + " holds " + std::to_string(b.count[r]) + " on rank " +
                    std::to_string(r),
                "give rank " + std::to_string(r) + " exactly " + std::to_string(b.count[r]) + " numbers",
                at(rows.items[r]));
@@ -302,7 +304,7 @@ class Reader {
     if (rows.items.size() != static_cast<std::size_t>(ranks_))
       fail("scenario.out_of_range",
            "values has " + std::to_string(rows.items.size()) + " rows, but ranks is " + std::to_string(ranks_),
-           "give one row of numbers per rank for buffer \"" + b.name + "\"", at(rows));
+           "give one row of numbers per rank for buffer " + quote(b.name), at(rows));
   }
 
   BufferInit read_init(const Member& m) const {
@@ -328,7 +330,7 @@ class Reader {
         fail("scenario.wrong_type", "init \"values\" must be an object with the values",
              "write it like \"init\": {\"values\": [[1, 2], [3, 4]]} (one row per rank)", at(m));
       else {
-        std::string msg = "unknown init \"" + v.text + "\"";
+        std::string msg = "unknown init " + quote(v.text);
         if (auto c = closest(v.text, {"zeros", "rank", "index", "rank_index", "random", "values"}))
           msg += " (did you mean \"" + *c + "\"?)";
         fail("scenario.unknown_init", msg, init_hint, at(m));
@@ -354,9 +356,10 @@ class Reader {
         const auto i = integer(s->value, at(*s), "seed", "\"seed\": 1");
         if (i.status == json::IntegerValue::Status::too_small ||
             (i.status == json::IntegerValue::Status::ok && i.negative))
-          fail("scenario.out_of_range", "seed " + s->value.text + " is negative", "use a seed of 0 or more", at(*s));
+          fail("scenario.out_of_range", "seed " + literal(s->value) + " is negative", "use a seed of 0 or more",
+               at(*s));
         if (i.status == json::IntegerValue::Status::too_large)
-          fail("scenario.out_of_range", "seed " + s->value.text + " does not fit in 64 bits",
+          fail("scenario.out_of_range", "seed " + literal(s->value) + " does not fit in 64 bits",
                "use a seed from 0 to 18446744073709551615", at(*s));
         init.seed = i.uvalue;
       }
@@ -366,7 +369,7 @@ class Reader {
         const auto i = integer(b->value, at(*b), key, std::string("\"") + key + "\": 9");
         if (i.status != json::IntegerValue::Status::ok ||
             (!i.negative && i.uvalue > static_cast<std::uint64_t>(INT64_MAX)))
-          fail("scenario.out_of_range", std::string(key) + " " + b->value.text + " does not fit in 64 bits",
+          fail("scenario.out_of_range", std::string(key) + " " + literal(b->value) + " does not fit in 64 bits",
                "use a bound between -9223372036854775808 and 9223372036854775807", at(*b));
         out = i.value;
       };
@@ -392,7 +395,7 @@ class Reader {
       for (const auto& x : row.items) {
         if (!x.is_number()) wrong_type("value", "a number", x, at(x), "3");
         if (std::isinf(x.number))
-          fail("scenario.out_of_range", "value " + x.text + " is too large for any dtype", "use a smaller number",
+          fail("scenario.out_of_range", "value " + literal(x) + " is too large for any dtype", "use a smaller number",
                at(x));
         out.push_back(x.number);
       }
@@ -442,11 +445,11 @@ class Reader {
             const double x = b.init.values[r][i];
             const Value& v = rows.items[r].items[i];
             if (range.whole && x != std::floor(x))
-              fail("scenario.wrong_type", "value must be a whole number for dtype " + dt + ", got number " + v.text,
+              fail("scenario.wrong_type", "value must be a whole number for dtype " + dt + ", got number " + literal(v),
                    "use whole numbers, or a floating dtype such as float32", at(v));
             if (x < range.lo || x > range.hi)
               fail("scenario.out_of_range",
-                   "value " + v.text + " does not fit in " + dt + " (" + range_text(dtype_) + ")",
+                   "value " + literal(v) + " does not fit in " + dt + " (" + range_text(dtype_) + ")",
                    "use values inside " + range_text(dtype_) + ", or a wider dtype", at(v));
           }
         return;
@@ -486,7 +489,7 @@ class Reader {
         std::string why = m.key == "root"        ? "only broadcast, reduce, scatter and gather have a root"
                           : m.key == "reduce_op" ? "only reduce, allreduce and reduce_scatter combine values"
                                                  : "a barrier moves no data";
-        fail("scenario.unknown_key", "key \"" + m.key + "\" does not apply to " + cname, "remove it: " + why,
+        fail("scenario.unknown_key", "key " + quote(m.key) + " does not apply to " + cname, "remove it: " + why,
              Location{file_, m.line, m.col, v.pointer});
       }
     }
@@ -504,7 +507,7 @@ class Reader {
       auto o = parse_reduce_op(name);
       if (!o) {
         const auto ops = names_of(kAllReduceOps);
-        std::string msg = "unknown reduce_op \"" + name + "\"";
+        std::string msg = "unknown reduce_op " + quote(name);
         if (auto s = suggest(name, ops, kOpAliases)) msg += " (did you mean \"" + *s + "\"?)";
         fail("scenario.unknown_reduce_op", msg, "valid reduce ops: " + join(ops), at(*m));
       }
@@ -513,7 +516,7 @@ class Reader {
     if (const Member* m = v.find("root")) {
       const auto i = integer(m->value, at(*m), "root", "\"root\": 0");
       if (i.status != json::IntegerValue::Status::ok || i.negative || i.uvalue >= static_cast<std::uint64_t>(ranks_))
-        throw Failure{scenario::root_range_error(m->value.text, ranks_, at(*m))};
+        throw Failure{scenario::root_range_error(literal(m->value), ranks_, at(*m))};
       op.root = static_cast<std::int32_t>(i.uvalue);
     }
     return op;

@@ -8,9 +8,12 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
+#include "scenario/json.h"
 #include "scenario/suggest.h"
 
 namespace collscope::scenario {
+
+using json::quote;
 
 bool is_planned_p2p_op(std::string_view op) {
   for (std::string_view p : {"send", "recv", "isend", "irecv", "wait", "compute"})
@@ -33,12 +36,12 @@ std::string rank_range(std::int32_t ranks) { return "0.." + std::to_string(ranks
 Error unknown_op_error(const std::string& op, Location where) {
   const auto names = collective_names();
   if (is_planned_p2p_op(op))
-    return make_error("scenario.unknown_op", "point-to-point op \"" + op + "\" is not supported yet",
+    return make_error("scenario.unknown_op", "point-to-point op " + quote(op) + " is not supported yet",
                       "point-to-point ops (send, recv, isend, irecv, wait, compute) are planned; for now use a "
                       "collective: " +
                           join(names),
                       std::move(where));
-  std::string msg = "unknown op \"" + op + "\"";
+  std::string msg = "unknown op " + quote(op);
   if (auto c = closest(op, names)) msg += " (did you mean \"" + *c + "\"?)";
   return make_error("scenario.unknown_op", msg, "valid ops: " + join(names), std::move(where));
 }
@@ -76,7 +79,7 @@ Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64
   const std::uint64_t e = size_of(t);
   const std::string size = count > UINT64_MAX / e ? "more than 16 EiB" : human_bytes(count * e);
   return make_error("scenario.out_of_range",
-                    "buffer \"" + name + "\" on rank " + std::to_string(rank) + " would take " + size + " (" +
+                    "buffer " + quote(name) + " on rank " + std::to_string(rank) + " would take " + size + " (" +
                         std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " +
                         human_bytes(kMaxBufferBytes) + " per buffer",
                     "use a smaller count", std::move(where));
@@ -130,14 +133,14 @@ Status check_world(const Scenario& s) {
     if (l.file.empty() && l.line == 0) l.file = s.file;
     if (l.pointer.empty()) l.pointer = "/buffers/" + b.name;
     if (b.name.empty() || b.name[0] == '~')
-      return make_error("scenario.bad_name", "buffer name \"" + b.name + "\" is not allowed",
+      return make_error("scenario.bad_name", "buffer name " + quote(b.name) + " is not allowed",
                         "name buffers with a non-empty name that does not start with '~' (reserved for scratch)", l);
     if (!names.insert(b.name).second)
-      return make_error("scenario.duplicate_key", "duplicate buffer \"" + b.name + "\"",
-                        "give every buffer its own name", l);
+      return make_error("scenario.duplicate_key", "duplicate buffer " + quote(b.name), "give every buffer its own name",
+                        l);
     if (b.count.size() != static_cast<std::size_t>(s.ranks))
       return make_error("scenario.out_of_range",
-                        "buffer \"" + b.name + "\" has counts for " + std::to_string(b.count.size()) +
+                        "buffer " + quote(b.name) + " has counts for " + std::to_string(b.count.size()) +
                             " ranks, but ranks is " + std::to_string(s.ranks),
                         "give one count per rank", l);
     for (std::size_t r = 0; r < b.count.size(); ++r) {
@@ -154,7 +157,7 @@ Status check_world(const Scenario& s) {
         if (b.init.values[r].size() != b.count[r])
           return make_error("scenario.out_of_range",
                             "init values row " + std::to_string(r) + " has " + std::to_string(b.init.values[r].size()) +
-                                " numbers, but buffer \"" + b.name + "\" holds " + std::to_string(b.count[r]) +
+                                " numbers, but buffer " + quote(b.name) + " holds " + std::to_string(b.count[r]) +
                                 " on rank " + std::to_string(r),
                             "give rank " + std::to_string(r) + " exactly " + std::to_string(b.count[r]) + " numbers",
                             l);
@@ -239,7 +242,7 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
 
   if (op.algorithm != "auto" && !op.algorithm.empty() && !find_algorithm(c, op.algorithm)) {
     const auto names = algorithm_names(c);
-    std::string msg = "unknown algorithm \"" + op.algorithm + "\" for " + cname;
+    std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;
     if (auto m = closest(op.algorithm, names)) msg += " (did you mean \"" + *m + "\"?)";
     return make_error("scenario.unknown_algorithm", msg, "valid algorithms for " + cname + ": auto, " + join(names),
                       where(op, index, "algorithm"));
@@ -279,25 +282,25 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
                         where(op, index, has));
     }
     if (op.send == op.recv)
-      return make_error("scenario.bad_call", "\"send\" and \"recv\" both name buffer \"" + op.send + "\"",
-                        supports_in_place(c) ? "use \"buffer\": \"" + op.send + "\" for an in-place call"
+      return make_error("scenario.bad_call", "\"send\" and \"recv\" both name buffer " + quote(op.send),
+                        supports_in_place(c) ? "use \"buffer\": " + quote(op.send) + " for an in-place call"
                                              : cname + " needs two different buffers",
                         where(op, index, "recv"));
   }
   if (in_place && !supports_in_place(c))
     return make_error("scenario.in_place_unsupported",
-                      cname + " cannot run in place (\"buffer\": \"" + op.buffer + "\")",
+                      cname + " cannot run in place (\"buffer\": " + quote(op.buffer) + ")",
                       "give separate \"send\" and \"recv\" buffers", where(op, index, "buffer"));
 
   auto lookup = [&](const std::string& name, const char* key) -> Result<std::int32_t> {
     if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
     std::vector<std::string> names;
     for (const auto& b : s_.buffers) names.push_back(b.name);
-    std::string msg = "unknown buffer \"" + name + "\"";
+    std::string msg = "unknown buffer " + quote(name);
     if (auto m = closest(name, names)) msg += " (did you mean \"" + *m + "\"?)";
-    std::string hint = names.empty()
-                           ? "declare it under \"buffers\", e.g. \"" + name + "\": {\"count\": 8}"
-                           : "declared buffers: " + join(names) + "; or declare \"" + name + "\" under \"buffers\"";
+    std::string hint = names.empty() ? "declare it under \"buffers\", e.g. " + quote(name) + ": {\"count\": 8}"
+                                     : "declared buffers: " + join_quoted(names) + "; or declare " + quote(name) +
+                                           " under \"buffers\"";
     return make_error("scenario.unknown_buffer", msg, hint, where(op, index, key));
   };
   if (in_place) {
@@ -350,10 +353,10 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
       const Need u = need_of(unit, tight);
       const std::uint64_t per = from_in ? u.in : u.out;
       return make_error("scenario.buffer_too_small",
-                        role(from_in) + " \"" + name_of_buf(buf) + "\" is too small for " + cname + " on rank " +
+                        role(from_in) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
                             std::to_string(tight) + ": needs at least " + std::to_string(per) + " elements, has " +
                             std::to_string(count_of(buf, tight)),
-                        "give \"" + name_of_buf(buf) + "\" at least " + std::to_string(per) + " elements on rank " +
+                        "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(per) + " elements on rank " +
                             std::to_string(tight),
                         where(op, index, from_in ? in_key : out_key));
     }
@@ -370,11 +373,11 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
       const std::int32_t buf = input ? a.in_buf : a.out_buf;
       const std::uint64_t have = count_of(buf, r);
       if (have >= want) continue;
-      std::string hint = "give \"" + name_of_buf(buf) + "\" at least " + std::to_string(want) + " elements on rank " +
-                         std::to_string(r);
+      std::string hint = "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(want) +
+                         " elements on rank " + std::to_string(r);
       if (op.count) hint += ", or lower \"count\"";
       return make_error("scenario.buffer_too_small",
-                        role(input) + " \"" + name_of_buf(buf) + "\" is too small for " + cname + " on rank " +
+                        role(input) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
                             std::to_string(r) + ": needs " + std::to_string(want) + " elements, has " +
                             std::to_string(have),
                         hint, where(op, index, input ? in_key : out_key));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "scenario/json.h"
+
 namespace collscope::scenario {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -76,10 +78,7 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 
 std::string join_quoted(const std::vector<std::string>& items) {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ", ";
-    out += "\"" + items[i] + "\"";
-  }
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json::quote(items[i]);
   return out;
 }
 

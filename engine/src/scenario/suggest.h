@@ -20,7 +20,7 @@ std::optional<std::string> closest(std::string_view word, const std::vector<std:
 
 // a, b, c
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
-// "a", "b", "c"  (each in double quotes)
+// "a", "b", "c": each quoted and escaped with json::quote (the items may come from the user)
 std::string join_quoted(const std::vector<std::string>& items);
 
 }  // namespace collscope::scenario

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,11 @@ class CpuSession final : public Session {
     // Spin only when every rank can have a core (the launching thread sleeps while
     // the ranks run); otherwise a spinning rank steals the core of the rank it waits for.
     spins_ = s_.ranks <= cores ? 2000u : 64u;
+    // COLLSCOPE_WAIT=spin|sleep forces one strategy, to measure both (bench/RESULTS.md).
+    if (const char* w = std::getenv("COLLSCOPE_WAIT")) {
+      if (std::string(w) == "spin") spins_ = 2000u;
+      if (std::string(w) == "sleep") spins_ = 0u;
+    }
     esize_ = size_of(s_.dtype);
     mem_.resize(R);
     for (std::size_t r = 0; r < R; ++r)
