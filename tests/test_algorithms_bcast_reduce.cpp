@@ -12,71 +12,14 @@
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/verify.h"
+#include "algorithm_case.h"
 
 using namespace collscope;
+using namespace collscope::testing;
 
 namespace {
 
-struct Case {
-  Collective coll = Collective::allreduce;
-  std::string algo;
-  std::int32_t ranks = 1;
-  std::uint64_t count = 0;
-  std::int32_t root = 0;
-  bool in_place = false;
-};
-
-std::string describe(const Case& c) {
-  return std::string(name_of(c.coll)) + " " + c.algo + " ranks=" + std::to_string(c.ranks) +
-         " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
-         (c.in_place ? " in place" : " out of place");
-}
-
-// A schedule with the user buffers the call needs ("in" and "out" sized by shape_of,
-// or one buffer big enough for both in place) and the call lowered into it.
-Schedule lower(const Case& c) {
-  Schedule s;
-  s.ranks = c.ranks;
-  s.dtype = DType::float32;
-  BufferDecl in{"in", {}, false};
-  BufferDecl out{"out", {}, false};
-  for (std::int32_t r = 0; r < c.ranks; ++r) {
-    const CollectiveShape sh = shape_of(c.coll, c.ranks, r, c.root, c.count);
-    if (c.in_place) {
-      in.count.push_back(std::max(sh.in_count, sh.out_count));
-    } else {
-      in.count.push_back(sh.in_count);
-      out.count.push_back(sh.out_count);
-    }
-  }
-  s.buffers.push_back(in);
-  if (!c.in_place) s.buffers.push_back(out);
-
-  CollArgs a;
-  a.coll = c.coll;
-  a.ranks = c.ranks;
-  a.count = c.count;
-  a.root = c.root;
-  a.op = ReduceOp::sum;
-  a.dtype = DType::float32;
-  a.in_buf = 0;
-  a.out_buf = c.in_place ? 0 : 1;
-  a.in_place = c.in_place;
-  const Status st = lower_call(s, a, c.algo);
-  REQUIRE_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
-  return s;
-}
-
-void check_captions(const Schedule& s, const Case& c) {
-  for (std::size_t i = 0; i < s.steps.size(); ++i) {
-    const Step& st = s.steps[i];
-    INFO(describe(c) << " step " << i);
-    CHECK(!st.phase.empty());
-    CHECK(!st.caption.empty());
-    CHECK(st.caption.size() < 140);
-    CHECK(!st.transfers.empty());
-  }
-}
+using Case = AlgoCase;
 
 // Lowers and verifies every combination for one collective's algorithms.
 void check_all(Collective coll, const std::vector<std::string>& algos) {

@@ -12,83 +12,14 @@
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/verify.h"
+#include "algorithm_case.h"
 
 using namespace collscope;
+using namespace collscope::testing;
 
 namespace {
 
-struct MoveCase {
-  Collective coll = Collective::allgather;
-  std::string algo;
-  std::int32_t ranks = 1;
-  std::uint64_t count = 0;
-  std::int32_t root = 0;
-  bool in_place = false;
-  std::vector<std::int32_t> world_rank;  // empty: the group is the whole world
-  std::int32_t world = 0;                // world size when world_rank is used
-};
-
-std::string describe(const MoveCase& c) {
-  std::string s = std::string(name_of(c.coll)) + " " + c.algo + " ranks=" + std::to_string(c.ranks) +
-                  " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
-                  (c.in_place ? " in place" : " out of place");
-  if (!c.world_rank.empty()) s += " on a group of a world of " + std::to_string(c.world);
-  return s;
-}
-
-// A schedule with the user buffers the call needs ("in" and "out" sized by shape_of,
-// or one buffer big enough for both in place) and the call lowered into it.
-Schedule lower(const MoveCase& c) {
-  const std::int32_t world = c.world_rank.empty() ? c.ranks : c.world;
-  Schedule s;
-  s.ranks = world;
-  s.dtype = DType::float32;
-  BufferDecl in{"in", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
-  BufferDecl out{"out", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
-  for (std::int32_t g = 0; g < c.ranks; ++g) {
-    const auto w = static_cast<std::size_t>(c.world_rank.empty() ? g : c.world_rank[static_cast<std::size_t>(g)]);
-    const CollectiveShape sh = shape_of(c.coll, c.ranks, g, c.root, c.count);
-    if (c.in_place) {
-      in.count[w] = std::max(sh.in_count, sh.out_count);
-    } else {
-      in.count[w] = sh.in_count;
-      out.count[w] = sh.out_count;
-    }
-  }
-  s.buffers.push_back(in);
-  if (!c.in_place) s.buffers.push_back(out);
-
-  CollArgs a;
-  a.coll = c.coll;
-  a.ranks = c.ranks;
-  a.count = c.count;
-  a.root = c.root;
-  a.op = ReduceOp::sum;
-  a.dtype = DType::float32;
-  a.in_buf = 0;
-  a.out_buf = c.in_place ? 0 : 1;
-  a.in_place = c.in_place;
-  a.world_rank = c.world_rank;
-  const Status st = lower_call(s, a, c.algo);
-  REQUIRE_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
-  return s;
-}
-
-void check_captions(const Schedule& s, const MoveCase& c) {
-  for (std::size_t i = 0; i < s.steps.size(); ++i) {
-    const Step& st = s.steps[i];
-    INFO(describe(c) << " step " << i << ": " << st.caption);
-    CHECK(!st.phase.empty());
-    CHECK(!st.caption.empty());
-    CHECK(st.caption.size() < 140);
-    CHECK(!st.transfers.empty());
-  }
-}
-
-void check_verified(const Schedule& s, const MoveCase& c) {
-  const Status st = verify_symbolic(s);
-  CHECK_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
-}
+using MoveCase = AlgoCase;
 
 std::int32_t ceil_log2(std::int64_t n) {
   std::int32_t k = 0;

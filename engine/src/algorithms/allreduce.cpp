@@ -124,19 +124,9 @@ void allreduce_tree(StepBuilder& b) {
 
   // Phase 1, up the tree (distance 1, 2, 4, ...): a child hands its sum to its parent,
   // which adds it. A leaf hands up its bare input.
-  std::int64_t active = n;
-  for (std::int32_t k = 0; k < total; ++k) {
-    const TreeRound& round = rounds[static_cast<std::size_t>(k)];
-    const auto senders = static_cast<std::int64_t>(round.edges.size());
-    active -= senders;
-    const std::string rest =
-        active == 1 ? "rank 0 now holds the full sum" : std::to_string(active) + " ranks still hold partial sums";
-    b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
-                                agree(senders, " sends its", " send their") + " sum to a partner " +
-                                plural(round.distance, "rank") + " nearer rank 0, which adds it; " + rest);
-    for (const TreeEdge& e : round.edges)
-      b.reduce(has_children(e.child) ? b.out(e.child) : b.in(e.child), b.out(e.parent), count);
-  }
+  binomial_tree_up(
+      b, rounds, n, "rank 0", [&](std::int32_t c) { return has_children(c) ? b.out(c) : b.in(c); },
+      [&](std::int32_t p) { return b.out(p); });
 
   // Phase 2, down the tree (largest distance first): rank 0's finished sum is copied
   // to every rank, overwriting the partial sums left there.

@@ -217,4 +217,26 @@ inline void copy_unless_same(StepBuilder& b, const Loc& src, const Loc& dst, std
   if (!same_place(src, dst)) b.copy(src, dst, count);
 }
 
+// Phase "tree up" of a binomial reduction, shared by reduce and all-reduce: at
+// distance 1, 2, 4, ... a child hands its sum to its parent, which adds it to its own.
+// `from(child)` is where the child's sum is, `into(parent)` where the parent adds;
+// `root_name` says who ends with the full sum ("the root", "rank 0").
+template <class From, class Into>
+void binomial_tree_up(StepBuilder& b, const std::vector<TreeRound>& rounds, std::int64_t n,
+                      const std::string& root_name, From from, Into into) {
+  const auto total = static_cast<std::int32_t>(rounds.size());
+  std::int64_t active = n;
+  for (std::int32_t k = 0; k < total; ++k) {
+    const TreeRound& round = rounds[static_cast<std::size_t>(k)];
+    const auto senders = static_cast<std::int64_t>(round.edges.size());
+    active -= senders;
+    const std::string rest =
+        active == 1 ? root_name + " now holds the full sum" : std::to_string(active) + " ranks still hold partial sums";
+    b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
+                                agree(senders, " sends its", " send their") + " sum to a partner " +
+                                plural(round.distance, "rank") + " nearer " + root_name + ", which adds it; " + rest);
+    for (const TreeEdge& e : round.edges) b.reduce(from(e.child), into(e.parent), b.count());
+  }
+}
+
 }  // namespace collscope::algo

@@ -97,20 +97,7 @@ void reduce_binomial(StepBuilder& b) {
 
   // Phase 1, up the tree: at distance 1, 2, 4, ... a child hands its sum to its parent,
   // which adds it to its own.
-  const auto rounds = binomial_rounds(n, root);
-  const auto total = static_cast<std::int32_t>(rounds.size());
-  std::int64_t active = n;
-  for (std::int32_t k = 0; k < total; ++k) {
-    const TreeRound& round = rounds[static_cast<std::size_t>(k)];
-    const auto senders = static_cast<std::int64_t>(round.edges.size());
-    active -= senders;
-    const std::string rest =
-        active == 1 ? "the root now holds the full sum" : std::to_string(active) + " ranks still hold partial sums";
-    b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
-                                agree(senders, " sends its", " send their") + " sum to a partner " +
-                                plural(round.distance, "rank") + " nearer the root, which adds it; " + rest);
-    for (const TreeEdge& e : round.edges) b.reduce(passes_up(e.child), sum_at(e.parent), count);
-  }
+  binomial_tree_up(b, binomial_rounds(n, root), n, "the root", passes_up, sum_at);
 }
 
 // ---------------------------------------------------------------------------
