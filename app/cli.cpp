@@ -71,10 +71,13 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
                       "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
                       "valid algorithms: " + valid);
   }
+  if (f.count < 0)
+    return make_error("scenario.out_of_range", "--count " + std::to_string(f.count) + " is negative",
+                      "give the number of elements, 0 or more");
   q.coll = *coll;
   q.algorithm = f.algo;
   q.ranks = f.ranks;
-  q.count = f.count;
+  q.count = static_cast<std::uint64_t>(f.count);
   q.dtype = *dt;
   q.op = *op;
   q.root = f.root;

@@ -23,7 +23,7 @@ struct RunFlags {
   std::string file;
   std::string coll, algo = "auto", dtype = "float32", op = "sum", backend = "cpu", mode = "fast";
   std::int32_t ranks = 4;
-  std::uint64_t count = 1024;
+  std::int64_t count = 1024;  // signed, so that a negative count is reported as such
   std::int32_t root = 0;
   bool in_place = false;
   bool json = false;
