@@ -56,11 +56,15 @@ class CpuSession final : public Session {
     const int cores = opts_.cores > 0 ? opts_.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Spin only when every rank can have a core (the launching thread sleeps while
     // the ranks run); otherwise a spinning rank steals the core of the rank it waits for.
-    spins_ = s_.ranks <= cores ? 2000u : 64u;
-    // COLLSCOPE_WAIT=spin|sleep forces one strategy, to measure both (bench/RESULTS.md).
+    const bool own_core = s_.ranks <= cores;
+    spins_ = own_core ? 2000u : 0u;
+    yields_ = own_core ? 16u : 64u;
+    // COLLSCOPE_WAIT=spin|yield|sleep forces one strategy, to measure them (bench/RESULTS.md).
     if (const char* w = std::getenv("COLLSCOPE_WAIT")) {
-      if (std::string(w) == "spin") spins_ = 2000u;
-      if (std::string(w) == "sleep") spins_ = 0u;
+      const std::string how(w);
+      if (how == "spin") spins_ = 2000u, yields_ = 0u;
+      if (how == "yield") spins_ = 0u, yields_ = 64u;
+      if (how == "sleep") spins_ = 0u, yields_ = 0u;
     }
     esize_ = size_of(s_.dtype);
     mem_.resize(R);
@@ -213,7 +217,7 @@ class CpuSession final : public Session {
         for (const Dep& d : plan.deps[static_cast<std::size_t>(k)]) {
           const std::int64_t need = base + d.step + 1;
           if (need <= 0) continue;
-          wait_at_least(progress_[static_cast<std::size_t>(d.rank)], static_cast<std::uint32_t>(need), spins_);
+          wait_at_least(progress_[static_cast<std::size_t>(d.rank)], static_cast<std::uint32_t>(need), spins_, yields_);
         }
         execute(rank, k);
         publish(mine, static_cast<std::uint32_t>(base + k + 1));
@@ -244,6 +248,7 @@ class CpuSession final : public Session {
   Clock::time_point origin_;
   std::size_t esize_ = 1;
   std::uint32_t spins_ = 64;
+  std::uint32_t yields_ = 0;
   std::vector<std::vector<Memory>> mem_;  // [rank][buf]
   std::vector<RankPlan> plans_;
   std::unique_ptr<Counter[]> progress_;

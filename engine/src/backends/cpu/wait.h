@@ -1,13 +1,20 @@
 // Waiting for another rank without burning the machine.
 //
-// A rank waits until a counter reaches a target. It first spins (cheap when every
-// rank has a core of its own: the value usually arrives within a microsecond),
-// then sleeps in the kernel on a futex. When ranks outnumber cores, spinning only
-// steals time from the rank being waited for, so the spin is kept tiny.
+// A rank waits until a counter reaches a target, in three stages:
+//   1. spin: cheap when every rank has a core of its own, since the value usually
+//      arrives within a microsecond;
+//   2. yield: hand the core to another runnable thread (sched_yield) and look again;
+//      when ranks outnumber cores this lets the rank being waited for run at once,
+//      for the price of a context switch instead of a sleep and a wake-up;
+//   3. sleep in the kernel on a futex until the counter's owner wakes us, so that a
+//      rank with nothing to do for a long time costs nothing.
+// When ranks outnumber cores the spin is skipped: it would only steal time from the
+// rank being waited for.
 #pragma once
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,10 +42,14 @@ inline void futex_wake_all(std::atomic<std::uint32_t>* addr) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-inline void wait_at_least(Counter& c, std::uint32_t target, std::uint32_t spins) {
+inline void wait_at_least(Counter& c, std::uint32_t target, std::uint32_t spins, std::uint32_t yields = 0) {
   for (std::uint32_t i = 0; i < spins; ++i) {
     if (c.value.load(std::memory_order_acquire) >= target) return;
     COLLSCOPE_PAUSE();
+  }
+  for (std::uint32_t i = 0; i < yields; ++i) {
+    if (c.value.load(std::memory_order_acquire) >= target) return;
+    sched_yield();
   }
   if (c.value.load(std::memory_order_acquire) >= target) return;
   c.waiters.fetch_add(1, std::memory_order_seq_cst);
