@@ -2,10 +2,11 @@
 # The benchmark sweeps recorded in bench/RESULTS.md. Each sweep prints the memory
 # bandwidth probe of the same run, so results can be read as ratios to it.
 #
-#   bench/run.sh [quick|full] [OUT_DIR]
+#   bench/run.sh [quick|full|collectives] [OUT_DIR]
 #
-# quick: allreduce (every algorithm) with 2, 4 and 8 ranks, 8 B .. 64 MiB
-# full:  also broadcast, allgather, reduce_scatter and alltoall, up to 256 MiB
+# quick:       allreduce (every algorithm) with 2, 4 and 8 ranks, 8 B .. 64 MiB
+# full:        also broadcast, allgather, reduce_scatter and alltoall, up to 256 MiB
+# collectives: only broadcast, allgather, reduce_scatter and alltoall, up to 256 MiB
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-quick}
@@ -14,7 +15,7 @@ mkdir -p "$out"
 bin=build/collscope
 [ -x "$bin" ] || scripts/build.sh
 max=64M
-[ "$mode" = full ] && max=256M
+[ "$mode" != quick ] && max=256M
 
 sweep() {  # name, then collscope bench arguments
   local name=$1; shift
@@ -28,10 +29,12 @@ sweep() {  # name, then collscope bench arguments
 }
 
 for r in 2 4 8; do
-  for a in flat tree ring recursive_doubling rabenseifner; do
-    sweep "allreduce-$a-$r" --coll allreduce --algo "$a" --ranks "$r"
-  done
-  if [ "$mode" = full ]; then
+  if [ "$mode" != collectives ]; then
+    for a in flat tree ring recursive_doubling rabenseifner; do
+      sweep "allreduce-$a-$r" --coll allreduce --algo "$a" --ranks "$r"
+    done
+  fi
+  if [ "$mode" != quick ]; then
     sweep "broadcast-$r" --coll broadcast --ranks "$r"
     sweep "allgather-$r" --coll allgather --ranks "$r"
     sweep "reduce_scatter-$r" --coll reduce_scatter --ranks "$r"

@@ -1,38 +1,46 @@
 #!/usr/bin/env python3
-"""Summarises bench/run.sh output (bench/out/*.txt) as markdown tables:
-8 B latency and busbw at 16 MiB and 64 MiB, best of out-of-place and in-place."""
+"""Summarises bench/run.sh output (OUT_DIR/*.txt) as a markdown table: the time of
+the smallest non-empty size and busbw at 16, 64 and 256 MiB, best of out-of-place and
+in-place, plus the memory-bandwidth probes of the same runs.
+
+    bench/summarize.py [OUT_DIR] [PREFIX]
+"""
 import glob, os, re, sys
 
 out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
+prefix = sys.argv[2] if len(sys.argv) > 2 else ""
 rows = {}
-probe = {}
-for path in sorted(glob.glob(os.path.join(out, "allreduce-*.txt"))):
-    name = os.path.basename(path)[len("allreduce-"):-4]
-    algo, ranks = name.rsplit("-", 1)
+probes = []
+for path in sorted(glob.glob(os.path.join(out, prefix + "*.txt"))):
+    name = os.path.basename(path)[:-4]
+    if "-" not in name:
+        continue
+    sweep, ranks = name.rsplit("-", 1)
     data = {}
     for line in open(path):
         m = re.search(r"1 thread ([\d.]+) GB/s, \d+ threads ([\d.]+) GB/s", line)
         if m:
-            probe[ranks] = probe.get(ranks, []) + [(float(m.group(1)), float(m.group(2)))]
+            probes.append((float(m.group(1)), float(m.group(2))))
         f = line.split()
-        if len(f) >= 14 and f[0].isdigit():
+        if len(f) >= 10 and f[0].isdigit():
             size = int(f[0])
-            t = min(float(f[5]), float(f[9]))
-            bus = max(float(f[7]), float(f[11]))
-            wrong = int(f[8]) + int(f[12]) if f[8] != "N/A" else 0
+            cols = [f[5:9]] + ([f[9:13]] if len(f) >= 14 else [])
+            t = min(float(c[0]) for c in cols)
+            bus = max(float(c[2]) for c in cols)
+            wrong = sum(int(c[3]) for c in cols if c[3] != "N/A")
             data[size] = (t, bus, wrong)
-    rows[(int(ranks), algo)] = data
+    rows[(int(ranks), sweep)] = data
 
-print("| ranks | algorithm | 8 B time (us) | busbw 16 MiB (GB/s) | busbw 64 MiB (GB/s) | #wrong |")
-print("|---|---|---|---|---|---|")
-for (ranks, algo), d in sorted(rows.items()):
-    lat = d.get(8, (float("nan"),))[0]
-    b16 = d.get(16 << 20, (0, float("nan")))[1]
-    b64 = d.get(64 << 20, (0, float("nan")))[1]
+print("| ranks | sweep | smallest size (B) | time (us) | busbw 16 MiB | busbw 64 MiB | busbw 256 MiB | #wrong |")
+print("|---|---|---|---|---|---|---|---|")
+for (ranks, sweep), d in sorted(rows.items()):
+    small = min((s for s in d if s > 0), default=None)
+    lat = f"{d[small][0]:.2f}" if small else "-"
+    bw = [f"{d[s][1]:.2f}" if s in d else "-" for s in (16 << 20, 64 << 20, 256 << 20)]
     wrong = sum(v[2] for v in d.values())
-    print(f"| {ranks} | {algo} | {lat:.2f} | {b16:.2f} | {b64:.2f} | {wrong} |")
-print()
-for r, ps in sorted(probe.items()):
-    one = sum(p[0] for p in ps) / len(ps)
-    two = sum(p[1] for p in ps) / len(ps)
-    print(f"memcpy probe during the {r}-rank sweeps: 1 thread {one:.2f} GB/s, all cores {two:.2f} GB/s (mean of {len(ps)})")
+    print(f"| {ranks} | {sweep} | {small or '-'} | {lat} | {bw[0]} | {bw[1]} | {bw[2]} | {wrong} |")
+if probes:
+    one = sum(p[0] for p in probes) / len(probes)
+    two = sum(p[1] for p in probes) / len(probes)
+    print()
+    print(f"memcpy probe in the same runs: 1 thread {one:.2f} GB/s, all cores {two:.2f} GB/s (mean of {len(probes)})")
