@@ -16,6 +16,8 @@ for path in sorted(glob.glob(os.path.join(out, prefix + "*.txt"))):
     if "-" not in name:
         continue
     sweep, ranks = name.rsplit("-", 1)
+    if not ranks.isdigit():
+        continue  # e.g. dry-run.txt
     data = {}
     for line in open(path):
         m = re.search(r"1 thread ([\d.]+) GB/s, \d+ threads ([\d.]+) GB/s", line)
