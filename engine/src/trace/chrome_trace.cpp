@@ -402,33 +402,31 @@ class TraceBuilder {
     step_timed_.assign(n, 0);
     std::vector<Span> call_spans;
     for (const Span& sp : spans) {
-      Slice sl;
-      sl.t0 = sp.t0;
-      sl.t1 = sp.t1;
-      sl.rank = sp.rank;
-      sl.channel = kSteps;
-      sl.payload = sp.key;
-      slices_.push_back(sl);
+      add_slice(sp, kSteps);
       const auto k = static_cast<std::size_t>(sp.key);
-      step_start_[k] = step_timed_[k] ? std::min(step_start_[k], sp.t0) : sp.t0;
-      step_timed_[k] = 1;
+      mark_step_start(k, sp.t0);
       if (step_call_[k] >= 0) call_spans.push_back({step_call_[k], sp.rank, sp.t0, sp.t1});
     }
     // A measured step is marked at its measured start even where no rank took part.
-    for (const Span& st : step_time) {
-      const auto k = static_cast<std::size_t>(st.key);
-      step_start_[k] = step_timed_[k] ? std::min(step_start_[k], st.t0) : st.t0;
-      step_timed_[k] = 1;
-    }
-    for (const Span& sp : merge_spans(std::move(call_spans))) {
-      Slice sl;
-      sl.t0 = sp.t0;
-      sl.t1 = sp.t1;
-      sl.rank = sp.rank;
-      sl.channel = kCollectives;
-      sl.payload = sp.key;
-      slices_.push_back(sl);
-    }
+    for (const Span& st : step_time) mark_step_start(static_cast<std::size_t>(st.key), st.t0);
+    for (const Span& sp : merge_spans(std::move(call_spans))) add_slice(sp, kCollectives);
+  }
+
+  // A slice of channel `c` on the span's rank, carrying the span's key (step or call).
+  void add_slice(const Span& sp, Channel c) {
+    Slice sl;
+    sl.t0 = sp.t0;
+    sl.t1 = sp.t1;
+    sl.rank = sp.rank;
+    sl.channel = c;
+    sl.payload = sp.key;
+    slices_.push_back(sl);
+  }
+
+  // The step marker sits at the earliest start seen for the step.
+  void mark_step_start(std::size_t k, Ns t0) {
+    step_start_[k] = step_timed_[k] ? std::min(step_start_[k], t0) : t0;
+    step_timed_[k] = 1;
   }
 
   // --- writing ------------------------------------------------------------------
