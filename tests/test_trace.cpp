@@ -333,7 +333,7 @@ TEST_CASE("trace: every transfer on both ends, flows pair up, threads nest") {
   CHECK(starts.empty());
 
   // The broadcast's two readers overlap on rank 0: its sends take two lanes.
-  CHECK(p.thread_names.at({0, 4 + 4}) == "send (2)");
+  CHECK(p.thread_names.at({0, 4 + 5}) == "send (2)");  // 5 channels per lane
   check_all_threads_nest(p);
 }
 

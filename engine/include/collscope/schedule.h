@@ -9,6 +9,8 @@
 //   transfer = move `count` elements (src rank, buffer, offset) -> (dst rank, buffer, offset)
 //              with an action: copy (dst = src), reduce (dst = dst (+) src),
 //              or scale (dst = dst / divisor, local, used to finish `avg`)
+//              or compute (a labelled span of work on one rank: moves no data, but
+//              counts as writing its slice, so what reads that slice waits for it)
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ enum class Action : std::uint8_t {
   copy,    // dst = src
   reduce,  // dst = dst (op) src   (op = the call's reduction operator)
   scale,   // dst = dst / divisor  (src == dst; finishes an average)
+  compute, // rank dst.rank works for duration_us (src == dst); data unchanged
 };
 
 // A place in memory: element `offset` of buffer `buf` on rank `rank`.
@@ -38,6 +41,8 @@ struct Transfer {
   std::uint64_t count = 0;
   Action action = Action::copy;
   std::uint32_t divisor = 1;  // only for Action::scale
+  std::uint32_t duration_us = 0;  // only for Action::compute
+  std::int32_t label = -1;        // only for Action::compute: index into Schedule::labels
 };
 
 struct Step {
@@ -77,8 +82,20 @@ struct CollArgs {
   std::uint64_t out_offset(std::int32_t r) const;
 };
 
+// What a Call is: one collective (built-in algorithm or a program's own steps), or a
+// run of point-to-point and local ops that the matcher put into steps.
+enum class CallKind : std::uint8_t {
+  collective,  // args describe it; its postcondition is checked
+  program,     // point-to-point messages, local copies and compute spans; args.op is
+               // the operator of its accumulates, the other args are unused
+};
+
 // One collective call of the program and the range of steps it lowered to.
 struct Call {
+  CallKind kind = CallKind::collective;
+  // A collective written by the program itself ("algorithm": "custom"): its other user
+  // buffers are its workspace, so only the call's own input must survive it.
+  bool custom = false;
   CollArgs args;
   std::string algorithm;   // the algorithm that ran (after `auto` was resolved)
   bool auto_picked = false;
@@ -88,17 +105,38 @@ struct Call {
   std::int32_t program_index = 0;  // position in the scenario's program
 };
 
+// One op of one rank's program, and when it ran: the matcher's record of program
+// order, for per-rank progress and per-op timings.
+struct OpRecord {
+  std::int32_t rank = 0;
+  std::string op;        // "send", "irecv", "allreduce", ...
+  std::string text;      // "isend x[0..4) to rank 1 as req0"
+  std::string pointer;   // JSON Pointer of the program entry ("/program/3/body/1")
+  std::int32_t iteration = -1;  // inside a repeat: the innermost loop value, else -1
+  std::int32_t first_step = -1, last_step = -1;  // steps it spans (-1: none, e.g. a wait that was free)
+  std::int32_t call = -1;  // a collective: its call
+  // Point-to-point, local and compute ops: the (step, transfer) pairs it owns.
+  std::vector<std::pair<std::int32_t, std::int32_t>> transfers;
+};
+
 struct Schedule {
   std::int32_t ranks = 1;
   DType dtype = DType::float32;
   std::vector<BufferDecl> buffers;
   std::vector<Call> calls;
   std::vector<Step> steps;
+  std::vector<std::string> labels;  // compute span labels
+  std::vector<OpRecord> ops;        // empty for programs of collectives only
 
   std::int32_t find_buffer(const std::string& name) const;  // -1 when absent
   std::uint64_t buffer_count(std::int32_t buf, std::int32_t rank) const { return buffers[buf].count[rank]; }
   std::uint64_t total_transfers() const;
 };
+
+// A signal (barrier) moves nothing: count 0 and not a compute span.
+inline bool is_signal(const Transfer& t) { return t.count == 0 && t.action != Action::compute; }
+// Does the transfer read its source slice? (scale and compute only touch their destination)
+inline bool reads_source(const Transfer& t) { return t.action == Action::copy || t.action == Action::reduce; }
 
 // Bytes a step moves between ranks (local copies excluded).
 std::uint64_t step_bytes(const Schedule& s, const Step& st);

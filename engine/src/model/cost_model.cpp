@@ -22,6 +22,10 @@ double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) {
   for (const auto& t : st.transfers) {
     const double bytes = static_cast<double>(t.count) * esize;
     double us = 0;
+    if (t.action == Action::compute) {
+      per_rank[static_cast<std::size_t>(t.dst.rank)] += t.duration_us;
+      continue;
+    }
     if (t.action == Action::copy)
       us = bytes / (m.beta_gbps * 1e3);
     else

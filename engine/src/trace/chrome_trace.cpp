@@ -41,9 +41,9 @@ using Ns = std::int64_t;  // times are kept in integer nanoseconds so that touch
 
 constexpr int kFormatVersion = 1;
 
-enum Channel : std::uint8_t { kCollectives = 0, kSteps = 1, kRecv = 2, kSend = 3 };
-constexpr int kChannels = 4;
-constexpr std::string_view kChannelNames[kChannels] = {"collectives", "steps", "recv", "send"};
+enum Channel : std::uint8_t { kCollectives = 0, kSteps = 1, kRecv = 2, kSend = 3, kCompute = 4 };
+constexpr int kChannels = 5;
+constexpr std::string_view kChannelNames[kChannels] = {"collectives", "steps", "recv", "send", "compute"};
 
 Ns to_ns(double us) {
   // Beyond about 100 days the clock is broken anyway; the clamp keeps the arithmetic defined.
@@ -136,6 +136,8 @@ std::string_view action_name(Action a) {
       return "reduce";
     case Action::scale:
       return "scale";
+    case Action::compute:
+      return "compute";
   }
   return "copy";
 }
@@ -346,7 +348,9 @@ class TraceBuilder {
              r_.transfers[order[j]].transfer == head.transfer)
         ++j;
       const Transfer& t = *transfer_of(head);
-      if (t.src.rank == t.dst.rank) {
+      if (t.action == Action::compute) {
+        for (std::size_t k = i; k < j; ++k) add_transfer_slice(order[k], t.dst.rank, kCompute, -1);
+      } else if (t.src.rank == t.dst.rank) {
         for (std::size_t k = i; k < j; ++k) add_transfer_slice(order[k], t.dst.rank, kRecv, -1);
       } else {
         recv_end.clear();
@@ -555,6 +559,9 @@ class TraceBuilder {
       case kSteps:
         write_step(sl);
         break;
+      case kCompute:
+        write_compute(sl);
+        break;
       case kRecv:
       case kSend:
         write_transfer(sl);
@@ -587,8 +594,27 @@ class TraceBuilder {
     return ev;
   }
 
+  // A compute span of a program: its label, on the rank's compute thread.
+  void write_compute(const Slice& sl) {
+    const TransferTiming& tm = r_.transfers[static_cast<std::size_t>(sl.payload)];
+    const Transfer& t = *transfer_of(tm);
+    const bool labelled = t.label >= 0 && static_cast<std::size_t>(t.label) < s_.labels.size();
+    ObjectText ev = slice_event(sl, quoted(labelled ? s_.labels[static_cast<std::size_t>(t.label)] : "compute"), "compute");
+    ev.open("args").num("step", tm.step).unum("duration_us", t.duration_us);
+    if (t.count) append_place(ev.value("writes"), t.dst, t.count);
+    ev.num("transfer", tm.transfer).close().end();
+  }
+
+  // A run of point-to-point ops (no collective arguments to report).
+  void write_program_call(const Slice& sl, const Call& call) {
+    ObjectText ev = slice_event(sl, quoted("point-to-point"), "program");
+    ev.open("args").num("call", sl.payload).num("first_step", call.first_step).num("num_steps", call.num_steps);
+    ev.close().end();
+  }
+
   void write_call(const Slice& sl) {
     const Call& call = s_.calls[static_cast<std::size_t>(sl.payload)];
+    if (call.kind == CallKind::program) return write_program_call(sl, call);
     const CollArgs& a = call.args;
     // The rank's place in the call's group (calls on a group map group ranks to world ranks).
     std::int32_t group_rank = sl.rank;

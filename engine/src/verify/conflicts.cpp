@@ -46,6 +46,8 @@ Status check_bounds(const Schedule& s) {
       if (x.action == Action::scale && (x.src.rank != x.dst.rank || x.src.buf != x.dst.buf ||
                                         x.src.offset != x.dst.offset || x.divisor == 0))
         return fail("a scale must be local, in place and divide by a positive number");
+      if (x.action == Action::compute && x.src.rank != x.dst.rank)
+        return fail("a compute span runs on one rank");
     }
   }
   return ok_status();
@@ -67,7 +69,7 @@ void collect_intervals(const Step& st, std::vector<Interval>& iv) {
     const auto& x = st.transfers[t];
     if (x.count == 0) continue;
     const auto id = static_cast<std::uint32_t>(t);
-    if (x.action != Action::scale)
+    if (reads_source(x))
       iv.push_back({x.src.rank, x.src.buf, x.src.offset, x.src.offset + x.count, id, false});
     iv.push_back({x.dst.rank, x.dst.buf, x.dst.offset, x.dst.offset + x.count, id, true});
   }
@@ -146,7 +148,7 @@ class QuickCheck {
     bool known = true;
     for (const auto& x : st.transfers) {
       if (x.count == 0) continue;
-      if (x.action != Action::scale) known = known && add(x.src, x.count, false);
+      if (reads_source(x)) known = known && add(x.src, x.count, false);
       known = known && add(x.dst, x.count, true);
     }
     // Counting sort by (rank, buffer): give each group a place, then drop every

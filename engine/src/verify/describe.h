@@ -16,6 +16,9 @@ inline std::string describe_slice(const Schedule& s, const Loc& l, std::uint64_t
 }
 
 inline std::string describe_transfer(const Schedule& s, const Transfer& t) {
+  if (t.action == Action::compute)
+    return "compute on rank " + std::to_string(t.dst.rank) + " for " + std::to_string(t.duration_us) + " us" +
+           (t.count ? " writing " + describe_slice(s, t.dst, t.count) : std::string());
   if (t.count == 0) return "signal rank " + std::to_string(t.src.rank) + " -> rank " + std::to_string(t.dst.rank);
   if (t.action == Action::scale) return "divide " + describe_slice(s, t.dst, t.count) + " by " + std::to_string(t.divisor);
   return describe_slice(s, t.src, t.count) + (t.action == Action::copy ? " -> " : " +> ") +

@@ -133,12 +133,78 @@ HostMemory make_inputs(const Schedule& s, const InitFn& init) {
   return mem;
 }
 
+namespace {
+
+// A program's own steps, replayed on the host one transfer at a time. Point-to-point
+// programs have no definition other than their messages, so this is their reference;
+// the backend's bytes are still checked against it independently of the backend.
+// Tolerances travel with the data they describe.
+void replay_call(const Schedule& s, const Call& call, Reference& ref) {
+  const std::size_t e = size_of(s.dtype);
+  const OpKind k = cpu::op_kind(call.args.op);
+  for (std::int32_t i = call.first_step; i < call.first_step + call.num_steps; ++i)
+    for (const Transfer& t : s.steps[static_cast<std::size_t>(i)].transfers) {
+      if (t.count == 0 || t.action == Action::compute) continue;
+      auto& dst = ref.want[static_cast<std::size_t>(t.dst.buf)][static_cast<std::size_t>(t.dst.rank)];
+      auto& dtol = ref.tolerance[static_cast<std::size_t>(t.dst.buf)][static_cast<std::size_t>(t.dst.rank)];
+      std::uint8_t* d = dst.data() + t.dst.offset * e;
+      if (t.action == Action::scale) {
+        cpu::scale_bytes(s.dtype, d, t.count, t.divisor);
+        continue;
+      }
+      const auto& src = ref.want[static_cast<std::size_t>(t.src.buf)][static_cast<std::size_t>(t.src.rank)];
+      const auto& stol = ref.tolerance[static_cast<std::size_t>(t.src.buf)][static_cast<std::size_t>(t.src.rank)];
+      // Through a copy: the source and destination may be the same buffer.
+      const std::vector<std::uint8_t> from(src.begin() + static_cast<std::ptrdiff_t>(t.src.offset * e),
+                                           src.begin() + static_cast<std::ptrdiff_t>((t.src.offset + t.count) * e));
+      const std::vector<double> from_tol =
+          stol.empty() ? std::vector<double>{}
+                       : std::vector<double>(stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset),
+                                             stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset + t.count));
+      if (t.action == Action::copy)
+        std::memcpy(d, from.data(), from.size());
+      else
+        cpu::reduce_bytes(s.dtype, k, d, from.data(), t.count);
+      if (from_tol.empty() && dtol.empty()) continue;
+      if (dtol.empty()) dtol.assign(dst.size() / e, 0.0);
+      for (std::uint64_t j = 0; j < t.count; ++j) {
+        const double add = from_tol.empty() ? 0.0 : from_tol[j];
+        dtol[t.dst.offset + j] = t.action == Action::copy ? add : dtol[t.dst.offset + j] + add;
+      }
+    }
+}
+
+}  // namespace
+
 Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
   Reference ref;
   ref.want = inputs;
   ref.tolerance.assign(s.buffers.size(), std::vector<std::vector<double>>(static_cast<std::size_t>(s.ranks)));
-  for (const auto& call : s.calls)
-    cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
+  // Scratch space starts as zeros in every backend; programs may read it back.
+  for (std::size_t b = 0; b < s.buffers.size(); ++b)
+    if (s.buffers[b].scratch)
+      for (std::size_t r = 0; r < static_cast<std::size_t>(s.ranks); ++r)
+        ref.want[b][r].assign(s.buffers[b].count[r] * size_of(s.dtype), 0);
+  for (const auto& call : s.calls) {
+    if (call.kind == CallKind::program) {
+      replay_call(s, call, ref);
+      continue;
+    }
+    if (!call.custom) {
+      cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
+      continue;
+    }
+    // A collective the program wrote itself: its output comes from the collective's
+    // definition; the workspace buffers it used hold whatever its steps left there.
+    Reference def = ref;
+    cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, def); });
+    replay_call(s, call, ref);
+    const auto out = static_cast<std::size_t>(call.args.out_buf);
+    if (call.args.out_buf >= 0) {
+      ref.want[out] = std::move(def.want[out]);
+      ref.tolerance[out] = std::move(def.tolerance[out]);
+    }
+  }
   return ref;
 }
 

@@ -443,10 +443,11 @@ struct SymbolicState::Impl {
     }
     src_first[nt] = src_pieces.size();
     const bool has_signal = std::any_of(st.transfers.begin(), st.transfers.end(),
-                                        [](const Transfer& x) { return x.count == 0; });
+                                        [](const Transfer& x) { return is_signal(x); });
     const auto old_heard = has_signal ? heard : std::vector<std::vector<std::uint64_t>>{};
     for (std::size_t t = 0; t < nt; ++t) {
       const auto& x = st.transfers[t];
+      if (x.action == Action::compute) continue;  // work, not data
       if (x.count == 0) {
         for (std::size_t w = 0; w < words; ++w)
           heard[static_cast<std::size_t>(x.dst.rank)][w] |= old_heard[static_cast<std::size_t>(x.src.rank)][w];
@@ -646,10 +647,12 @@ Status SymbolicState::Impl::postcondition() {
     }
   }
 
-  // Every other element of a user buffer must still hold its own input.
+  // Every other element of a user buffer must still hold its own input (a program's
+  // own collective may use its other buffers as workspace).
   for (std::int32_t r = 0; r < s.ranks; ++r)
     for (std::size_t b = 0; b < s.buffers.size(); ++b) {
       if (s.buffers[b].scratch) continue;
+      if (cl.custom && static_cast<std::int32_t>(b) != a.in_buf && static_cast<std::int32_t>(b) != a.out_buf) continue;
       const SegList& m = maps[map_index(r, static_cast<std::int32_t>(b))];
       auto& regions = out_regions[map_index(r, static_cast<std::int32_t>(b))];
       std::sort(regions.begin(), regions.end());
@@ -700,8 +703,10 @@ Status verify_call_symbolic(const Schedule& s, std::int32_t call) {
 Status verify_symbolic(const Schedule& s) {
   if (auto st = check_bounds(s); !st) return st;
   if (auto st = check_conflicts(s); !st) return st;
+  // Point-to-point runs have no postcondition: the matcher checked their messages.
   for (std::size_t c = 0; c < s.calls.size(); ++c)
-    if (auto st = verify_call_symbolic(s, static_cast<std::int32_t>(c)); !st) return st;
+    if (s.calls[c].kind == CallKind::collective)
+      if (auto st = verify_call_symbolic(s, static_cast<std::int32_t>(c)); !st) return st;
   return ok_status();
 }
 

@@ -6,6 +6,8 @@
 //               part and reports back (a barrier per step);
 //   fast:       every rank walks the whole schedule on its own and waits only for
 //               the ranks it depends on (deps.h), without any global barrier.
+// Compute spans (Action::compute) run on a second thread per rank, its compute lane,
+// so that a rank's computation and its communication overlap (deps.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +33,7 @@ struct Op {
   std::uint64_t count;
   std::uint32_t divisor;
   std::int32_t transfer;
+  std::uint32_t duration_us;
 };
 
 struct RankPlan {
@@ -53,6 +56,8 @@ class CpuSession final : public Session {
 
   Status start() {
     const auto R = static_cast<std::size_t>(s_.ranks);
+    lanes_ = lane_count(s_);
+    const auto L = static_cast<std::size_t>(lanes_);
     const int cores = opts_.cores > 0 ? opts_.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Spin only when every rank can have a core (the launching thread sleeps while
     // the ranks run); otherwise a spinning rank steals the core of the rank it waits for.
@@ -86,8 +91,8 @@ class CpuSession final : public Session {
       }
     // Per-rank plans.
     auto deps = compute_deps(s_);
-    plans_.resize(R);
-    for (std::size_t r = 0; r < R; ++r) {
+    plans_.resize(L);
+    for (std::size_t r = 0; r < L; ++r) {
       plans_[r].ops.resize(s_.steps.size());
       plans_[r].deps = std::move(deps[r]);
     }
@@ -96,16 +101,17 @@ class CpuSession final : public Session {
       for (std::size_t t = 0; t < st.transfers.size(); ++t) {
         const auto& x = st.transfers[t];
         // A signal (count 0) moves nothing; it is kept as an op so that it is timed.
-        Op op{x.action, x.count ? ptr(x.src) : nullptr, x.count ? ptr(x.dst) : nullptr, x.count, x.divisor,
-              static_cast<std::int32_t>(t)};
-        plans_[static_cast<std::size_t>(x.dst.rank)].ops[k].push_back(op);
+        const bool data = x.count && x.action != Action::compute;
+        Op op{x.action, data ? ptr(x.src) : nullptr, data ? ptr(x.dst) : nullptr, x.count, x.divisor,
+              static_cast<std::int32_t>(t), x.duration_us};
+        plans_[static_cast<std::size_t>(lane_of(s_, x))].ops[k].push_back(op);
       }
     }
-    progress_ = std::make_unique<Counter[]>(R);
-    window_.assign(R, {0.0, 0.0});
-    events_.resize(R);
-    threads_.reserve(R);
-    for (std::size_t r = 0; r < R; ++r) threads_.emplace_back([this, r] { worker(static_cast<std::int32_t>(r)); });
+    progress_ = std::make_unique<Counter[]>(L);
+    window_.assign(L, {0.0, 0.0});
+    events_.resize(L);
+    threads_.reserve(L);
+    for (std::size_t r = 0; r < L; ++r) threads_.emplace_back([this, r] { worker(static_cast<std::int32_t>(r)); });
     return ok_status();
   }
 
@@ -125,7 +131,7 @@ class CpuSession final : public Session {
     return ok_status();
   }
   Status run_all(std::int32_t iterations) override {
-    for (std::size_t r = 0; r < static_cast<std::size_t>(s_.ranks); ++r) progress_[r].value.store(0);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(lanes_); ++r) progress_[r].value.store(0);
     command(Command::all, iterations);
     return ok_status();
   }
@@ -157,7 +163,7 @@ class CpuSession final : public Session {
   void command(Command c, std::int32_t arg) {
     cmd_ = c;
     arg_ = arg;
-    const std::uint32_t target = done_.value.load() + static_cast<std::uint32_t>(s_.ranks);
+    const std::uint32_t target = done_.value.load() + static_cast<std::uint32_t>(lanes_);
     publish(epoch_, epoch_.value.load() + 1);
     // The launching thread sleeps: it must not compete with the ranks for a core.
     wait_at_least(done_, target, 0);
@@ -171,9 +177,10 @@ class CpuSession final : public Session {
     threads_.clear();
   }
 
-  void execute(std::int32_t rank, std::int32_t step) {
-    if (!opts_.faults.empty()) inject_before(rank, step);
-    const auto& ops = plans_[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(step)];
+  void execute(std::int32_t lane, std::int32_t step) {
+    const std::int32_t rank = lane % s_.ranks;
+    if (!opts_.faults.empty() && lane < s_.ranks) inject_before(rank, step);
+    const auto& ops = plans_[static_cast<std::size_t>(lane)].ops[static_cast<std::size_t>(step)];
     for (const Op& op : ops) {
       const double t0 = opts_.record_events ? now_us() : 0.0;
       switch (op.action) {
@@ -182,10 +189,11 @@ class CpuSession final : public Session {
           break;
         case Action::reduce: reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count); break;
         case Action::scale: scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
+        case Action::compute: std::this_thread::sleep_for(std::chrono::microseconds(op.duration_us)); break;
       }
       if (!opts_.faults.empty()) inject_after(step, op);
       if (opts_.record_events)
-        events_[static_cast<std::size_t>(rank)].push_back({step, op.transfer, rank, t0, now_us()});
+        events_[static_cast<std::size_t>(lane)].push_back({step, op.transfer, rank, t0, now_us()});
     }
   }
 
@@ -207,10 +215,10 @@ class CpuSession final : public Session {
     return s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(step)].call)].args.op;
   }
 
-  void run_fast(std::int32_t rank, std::int32_t iterations) {
+  void run_fast(std::int32_t lane, std::int32_t iterations) {
     const auto S = static_cast<std::int32_t>(s_.steps.size());
-    const auto& plan = plans_[static_cast<std::size_t>(rank)];
-    Counter& mine = progress_[static_cast<std::size_t>(rank)];
+    const auto& plan = plans_[static_cast<std::size_t>(lane)];
+    Counter& mine = progress_[static_cast<std::size_t>(lane)];
     for (std::int32_t it = 0; it < iterations; ++it) {
       const std::int64_t base = static_cast<std::int64_t>(it) * S;
       for (std::int32_t k = 0; k < S; ++k) {
@@ -219,24 +227,24 @@ class CpuSession final : public Session {
           if (need <= 0) continue;
           wait_at_least(progress_[static_cast<std::size_t>(d.rank)], static_cast<std::uint32_t>(need), spins_, yields_);
         }
-        execute(rank, k);
+        execute(lane, k);
         publish(mine, static_cast<std::uint32_t>(base + k + 1));
       }
     }
   }
 
-  void worker(std::int32_t rank) {
+  void worker(std::int32_t lane) {
     std::uint32_t seen = 0;
     for (;;) {
       wait_at_least(epoch_, seen + 1, spins_);
       seen = epoch_.value.load(std::memory_order_acquire);
       const Command c = cmd_;
       if (c == Command::quit) return;
-      if (c == Command::step) execute(rank, arg_);
+      if (c == Command::step) execute(lane, arg_);
       if (c == Command::all) {
         const double t0 = now_us();
-        run_fast(rank, arg_);
-        window_[static_cast<std::size_t>(rank)] = {t0, now_us()};
+        run_fast(lane, arg_);
+        window_[static_cast<std::size_t>(lane)] = {t0, now_us()};
       }
       done_.value.fetch_add(1, std::memory_order_seq_cst);
       if (done_.waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(&done_.value);
@@ -258,6 +266,7 @@ class CpuSession final : public Session {
   Counter epoch_, done_;
   Command cmd_ = Command::none;
   std::int32_t arg_ = 0;
+  std::int32_t lanes_ = 0;  // threads: one per rank, plus one per rank for compute spans
 };
 
 class CpuBackend final : public Backend {

@@ -7,8 +7,13 @@
 //   - write-after-read: every other rank that read what d is about to overwrite has
 //     finished that read,
 //   - signals (barrier): the signalling rank has reached step k.
-// A dependency is "rank q has completed step j", with j relative to the current
+// A dependency is "lane q has completed step j", with j relative to the current
 // iteration (negative: a step of the previous iteration, for repeated runs).
+//
+// Lanes: lane r (0 <= r < ranks) is rank r's thread, which does the rank's transfers.
+// When the schedule has compute spans, lane ranks + r is rank r's compute thread: a
+// rank computes while its communication goes on (like a GPU's compute stream beside
+// its communication stream), and only what reads the slice a span writes waits for it.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +28,14 @@ struct Dep {
   std::int32_t step;  // must have completed this step (relative; may be negative)
 };
 
-// deps[rank][step]: what rank must wait for before running its part of step.
+// Number of lanes: ranks, or 2 * ranks when the schedule has compute spans.
+std::int32_t lane_count(const Schedule& s);
+// The lane that executes transfer t.
+inline std::int32_t lane_of(const Schedule& s, const Transfer& t) {
+  return t.action == Action::compute ? s.ranks + t.dst.rank : t.dst.rank;
+}
+
+// deps[lane][step]: what the lane must wait for before running its part of step.
 std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s);
 
 }  // namespace collscope::cpu
