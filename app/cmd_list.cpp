@@ -32,7 +32,10 @@ int cmd_list(bool json) {
   j["lessons"] = nlohmann::ordered_json::array();
   for (const auto& file : lesson_files()) {
     auto s = load_scenario(file);
-    j["lessons"].push_back({{"file", file}, {"title", s ? s->title : std::string()}, {"valid", s.ok()}});
+    auto h = read_heading(file);
+    nlohmann::ordered_json l = {{"file", file}, {"title", h ? h->title : std::string()}, {"valid", s.ok()}};
+    if (!s) l["error"] = s.error().id;
+    j["lessons"].push_back(std::move(l));
   }
   if (json) {
     std::cout << j.dump(2) << "\n";
@@ -56,8 +59,9 @@ int cmd_list(bool json) {
   std::cout << "lessons (" << scenario_dir() << "):\n";
   for (const auto& l : j["lessons"]) {
     const std::string file = l["file"].get<std::string>();
-    std::printf("  %-36s %s\n", file.substr(file.find_last_of('/') + 1).c_str(),
-                l["valid"].get<bool>() ? l["title"].get<std::string>().c_str() : "(invalid: run collscope validate)");
+    std::string title = l["title"].get<std::string>();
+    if (!l["valid"].get<bool>()) title += " (fails with " + l["error"].get<std::string>() + ": run collscope validate)";
+    std::printf("  %-36s %s\n", file.substr(file.find_last_of('/') + 1).c_str(), title.c_str());
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "program_report.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
 #include "collscope/verify.h"
@@ -26,10 +27,15 @@ Result<Scenario> load_for_run(const RunFlags& f) {
   return scenario_from_spec(*q);
 }
 
+// "allreduce", or "point-to-point" for a run of a program's messages.
+std::string call_name(const Call& c) {
+  return c.kind == CallKind::program ? "point-to-point" : std::string(name_of(c.args.coll));
+}
+
 std::string joined_calls(const Schedule& s, bool algorithms) {
   std::string out;
   for (const auto& c : s.calls) {
-    const std::string name = algorithms ? c.algorithm : std::string(name_of(c.args.coll));
+    const std::string name = algorithms ? c.algorithm : call_name(c);
     out += (out.empty() ? "" : "+") + name;
   }
   return out.empty() ? "none" : out;
@@ -53,6 +59,13 @@ void print_explain(const Schedule& s) {
 nlohmann::ordered_json calls_json(const Schedule& s) {
   auto arr = nlohmann::ordered_json::array();
   for (const auto& c : s.calls) {
+    if (c.kind == CallKind::program) {
+      arr.push_back({{"collective", "point-to-point"},
+                     {"algorithm", c.algorithm},
+                     {"first_step", c.first_step},
+                     {"steps", c.num_steps}});
+      continue;
+    }
     arr.push_back({{"collective", name_of(c.args.coll)},
                    {"algorithm", c.algorithm},
                    {"auto_picked", c.auto_picked},
@@ -133,6 +146,7 @@ int cmd_run(const RunFlags& f) {
     j["symbolic"] = {{"ok", symbolic.ok()}, {"error", symbolic.ok() ? "" : symbolic.error().format()}};
     j["numeric"] = {{"checked", numeric.checked}, {"wrong", numeric.wrong}, {"first_wrong", numeric.message()}};
     j["calls"] = calls_json(s);
+    if (!s.ops.empty()) j["program"] = program_json(s, executed ? &record : nullptr);
     if (!f.trace.empty()) j["trace"] = f.trace;
     std::cout << j.dump(2) << "\n";
   } else {
@@ -141,6 +155,10 @@ int cmd_run(const RunFlags& f) {
               << (f.dry_run ? " (dry run: nothing executed)" : mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
               << "\n";
     for (const auto& c : s.calls) {
+      if (c.kind == CallKind::program) {
+        std::cout << "  point-to-point: steps " << c.first_step << ".." << c.first_step + c.num_steps - 1 << "\n";
+        continue;
+      }
       std::cout << "  call " << c.program_index << ": " << name_of(c.args.coll) << " count " << c.args.count;
       if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
       if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
@@ -148,6 +166,7 @@ int cmd_run(const RunFlags& f) {
                 << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
     }
     if (f.explain) print_explain(s);
+    print_program(s, executed ? &record : nullptr, f.explain);
     std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
               << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
     std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "

@@ -132,8 +132,14 @@ TEST_CASE("cli: --trace writes a trace that parses") {
 
 TEST_CASE("cli: validate accepts every lesson and rejects a broken file") {
   std::string files;
+  std::string deadlock;
   for (const auto& e : std::filesystem::directory_iterator(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios"))
-    if (e.path().extension() == ".json") files += " " + e.path().string();
+    if (e.path().extension() == ".json") {
+      if (e.path().string().find("deadlock") != std::string::npos)
+        deadlock = e.path().string();
+      else
+        files += " " + e.path().string();
+    }
   auto ok = collscope("validate" + files);
   CHECK(ok.code == 0);
   CHECK(ok.out.find("ok ") != std::string::npos);
@@ -145,6 +151,13 @@ TEST_CASE("cli: validate accepts every lesson and rejects a broken file") {
   CHECK(b.out.find("error[scenario.unknown_key]") != std::string::npos);
   CHECK(b.out.find("collscope-bad.json:1:28") != std::string::npos);
   std::filesystem::remove(bad);
+
+  // The deadlock lesson is caught while planning, before anything runs.
+  REQUIRE_FALSE(deadlock.empty());
+  auto d = collscope("validate " + deadlock, true);
+  CHECK(d.code == 2);
+  CHECK(d.out.find("error[program.deadlock]") != std::string::npos);
+  CHECK(d.out.find("rank 0 waits in recv from rank 1") != std::string::npos);
 }
 
 TEST_CASE("cli: list --json shows every algorithm and the backends") {
@@ -170,4 +183,34 @@ TEST_CASE("cli: bench prints the nccl-tests table and checks every size") {
   std::size_t rows = 0;
   for (std::size_t p = 0; (p = o.out.find("float32", p)) != std::string::npos; ++p) ++rows;
   CHECK(rows == 5);  // the header line names the dtype too
+}
+
+TEST_CASE("cli: run on a program reports every rank's ops, with timings in --json") {
+  auto text = collscope("run " + lesson("14-isend-irecv.json"));
+  CHECK(text.code == 0);
+  CHECK(text.out.find("program, per rank") != std::string::npos);
+  CHECK(text.out.find("isend tensor[0..4) to rank 1 as req") != std::string::npos);
+  CHECK(text.out.find("irecv tensor[0..4) from rank 0 as req") != std::string::npos);
+
+  auto o = collscope("run " + lesson("14-isend-irecv.json") + " --json");
+  REQUIRE(o.code == 0);
+  const auto j = nlohmann::json::parse(o.out);
+  CHECK(j["verified"] == true);
+  REQUIRE(j["program"].size() == 2);
+  const auto& rank0 = j["program"][0]["ops"];
+  REQUIRE(rank0.size() == 3);
+  CHECK(rank0[0]["op"] == "isend");
+  CHECK(rank0[1]["op"] == "compute");
+  CHECK(rank0[2]["op"] == "wait");
+  // The isend and the compute span were timed; the compute lasts about its 300 us.
+  CHECK(rank0[0]["time_us"].get<double>() >= 0.0);
+  CHECK(rank0[1]["time_us"].get<double>() >= 250.0);
+  CHECK(j["program"][1]["ops"][0]["op"] == "irecv");
+}
+
+TEST_CASE("cli: list shows the lessons with their titles") {
+  auto o = collscope("list");
+  CHECK(o.code == 0);
+  CHECK(o.out.find("Blocking send and recv") != std::string::npos);
+  CHECK(o.out.find("Deadlock: both ranks receive first") != std::string::npos);
 }

@@ -288,17 +288,17 @@ TEST_CASE("scenario error: scenario.unknown_key") {
   Error e = parse_error(text, "scenarios/x.json");
   CHECK(e.id == "scenario.unknown_key");
   CHECK(e.message == "unknown key \"rot\" (did you mean \"root\"?)");
-  CHECK(e.hint == "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption");
+  CHECK(e.hint == "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body");
   check_where(e, 10, 6, "/program/3");
   CHECK(e.format() ==
         "error[scenario.unknown_key] scenarios/x.json:10:6 /program/3: unknown key \"rot\" (did you mean \"root\"?)\n"
-        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption");
+        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body");
 
   // Nothing close: no guess, the valid keys in the hint.
   Error top = parse_error("{\"version\": 1, \"colour\": \"red\", \"ranks\": 2, \"program\": []}");
   CHECK(top.id == "scenario.unknown_key");
   CHECK(top.message == "unknown key \"colour\"");
-  CHECK(top.hint == "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, program");
+  CHECK(top.hint == "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program");
   check_where(top, 1, 16, "");
 
   Error rank = parse_error("{\"version\": 1, \"rank\": 2, \"program\": []}");
@@ -459,13 +459,12 @@ TEST_CASE("scenario error: scenario.unknown_op") {
   CHECK(e.id == "scenario.unknown_op");
   CHECK(e.message == "unknown op \"allreduc\" (did you mean \"allreduce\"?)");
   CHECK(e.hint ==
-        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, barrier");
+        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, barrier, send, "
+        "recv, isend, irecv, wait, compute, copy, accumulate, repeat, step");
   check_where(e, 8, 16, "/program/0/op");
 
-  Error p2p = parse_error(with_call("{\"op\": \"send\", \"buffer\": \"x\"}"));
-  CHECK(p2p.id == "scenario.unknown_op");
-  CHECK(p2p.message == "point-to-point op \"send\" is not supported yet");
-  CHECK(p2p.hint.rfind("point-to-point ops (send, recv, isend, irecv, wait, compute) are planned", 0) == 0);
+  CHECK(parse_error(with_call("{\"op\": \"sendd\", \"buffer\": \"x\"}")).message ==
+        "unknown op \"sendd\" (did you mean \"send\"?)");
   CHECK(parse_error(with_call("{\"op\": \"all-gather\"}")).message ==
         "unknown op \"all-gather\" (did you mean \"allgather\"?)");
 }
@@ -482,7 +481,8 @@ TEST_CASE("scenario error: scenario.unknown_algorithm") {
   Error e = parse_error(with_call("{\"op\": \"allreduce\", \"buffer\": \"x\", \"algorithm\": \"rign\"}"));
   CHECK(e.id == "scenario.unknown_algorithm");
   CHECK(e.message == "unknown algorithm \"rign\" for allreduce (did you mean \"ring\"?)");
-  CHECK(e.hint == "valid algorithms for allreduce: auto, flat, tree, ring, recursive_doubling, rabenseifner");
+  CHECK(e.hint == "valid algorithms for allreduce: auto, flat, tree, ring, recursive_doubling, rabenseifner, or custom with a "
+        "\"body\"");
   check_where(e, 8, 50, "/program/0/algorithm");
 }
 
@@ -877,6 +877,7 @@ TEST_CASE("scenario lessons: every scenarios/*.json loads and lowers") {
   std::set<Collective> covered;
   for (const auto& f : files) {
     CAPTURE(f.string());
+    if (f.string().find("deadlock") != std::string::npos) continue;  // fails on purpose (test_lessons.cpp)
     auto s = load_scenario(f.string());
     if (!s) FAIL_CHECK(s.error().format());
     REQUIRE(s.ok());
@@ -885,7 +886,7 @@ TEST_CASE("scenario lessons: every scenarios/*.json loads and lowers") {
     CHECK_FALSE(s->program.empty());
     for (const auto& op : s->program) {
       CHECK_FALSE(op.caption.empty());
-      covered.insert(*op.coll);
+      if (op.coll) covered.insert(*op.coll);
     }
     auto sch = lower_scenario(*s);
     if (!sch) FAIL_CHECK(sch.error().format());

@@ -81,11 +81,38 @@ struct BufferSpec {
   std::string name;
   std::vector<std::uint64_t> count;  // one entry per rank
   BufferInit init;
+  bool scratch = false;              // workspace: starts as zeros, not compared with a reference
   Location where;                    // of the buffer's entry
 };
 
+// Which ranks run a program op: "all" (or ""), a list, a range "1..3" (inclusive), or
+// an expression over rank and size that is true for the ranks that run it ("rank == 0").
+struct RankSelector {
+  std::vector<std::int32_t> list;  // when written as an array
+  std::string text;                // otherwise
+};
+
+// Part of a buffer, in a local op or a written step. Offsets and counts are
+// expressions (see program/expr.h); an empty count means "to the end of the buffer".
+struct SliceSpec {
+  std::string buffer;
+  std::string rank;  // only in written steps: the rank that holds it
+  std::string offset;
+  std::string count;
+};
+
+// One line of a written step: for every selected rank, a transfer.
+struct TransferSpec {
+  RankSelector ranks;
+  SliceSpec from, to;
+  std::string count;
+  Action action = Action::copy;
+  Location where;
+  std::map<std::string, Location> field_where;
+};
+
 struct ProgramOp {
-  std::string op;                    // "allreduce", "scatter", ...
+  std::string op;                    // "allreduce", "scatter", "send", "repeat", ...
   std::optional<Collective> coll;    // set for collective calls
   std::string buffer;                // in place: the one buffer
   std::string send, recv;            // out of place
@@ -96,6 +123,34 @@ struct ProgramOp {
   std::string caption;
   Location where;                            // of the program entry
   std::map<std::string, Location> field_where;  // of each key that was present
+
+  // --- programs (point-to-point, local and structural ops) -----------------------
+  std::string group;              // a collective on a named group ("" = every rank)
+  RankSelector ranks;             // point-to-point and local ops: who runs it
+  std::string peer;               // send/isend "to", recv/irecv "from" (an expression)
+  std::string offset;             // send/recv family: slice of "buffer" (expressions)
+  std::string count_expr;
+  std::string request;            // isend/irecv: the request's name
+  std::vector<std::string> requests;  // wait
+  std::optional<DType> dtype;     // send/recv family: the element type it declares
+  std::uint32_t duration_us = 0;  // compute
+  std::string label;              // compute
+  SliceSpec src, dst;             // copy, accumulate (dst also: what a compute writes)
+  std::string times, var;         // repeat: "times" iterations with variable "var"
+  std::vector<ProgramOp> body;    // repeat; a collective with "algorithm": "custom"
+  std::string phase;              // step
+  std::vector<TransferSpec> transfers;  // step
+};
+
+// A named group of ranks (like torch.distributed.new_group): a list of world ranks,
+// or a split of every rank by the value of an expression (like MPI_Comm_split): ranks
+// with equal values form one group, ordered by world rank. A collective on a split
+// group runs on every part at once.
+struct GroupSpec {
+  std::string name;
+  std::vector<std::int32_t> ranks;
+  std::string split;
+  Location where;
 };
 
 struct Scenario {
@@ -105,6 +160,7 @@ struct Scenario {
   std::int32_t ranks = 1;
   DType dtype = DType::float32;
   std::vector<BufferSpec> buffers;
+  std::vector<GroupSpec> groups;
   std::vector<ProgramOp> program;
   std::string file;  // where it was read from ("" for scenarios built from flags)
 };
@@ -119,6 +175,13 @@ inline constexpr std::uint64_t kMaxTotalBytes = 16ull << 30;  // 16 GiB over all
 // parses also lowers).
 Result<Scenario> parse_scenario(const std::string& text, const std::string& file_name);
 Result<Scenario> load_scenario(const std::string& path);
+
+// A file's title and description, read without checking the rest: listings show
+// lessons that fail on purpose (the deadlock lesson) by their titles too.
+struct ScenarioHeading {
+  std::string title, description;
+};
+Result<ScenarioHeading> read_heading(const std::string& path);
 
 // Lowers the program to a Schedule (buffers + every call's steps). Errors with the
 // location of the offending program entry: buffer too small, root out of range,

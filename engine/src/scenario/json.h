@@ -49,6 +49,7 @@ struct Value {
   bool is_array() const { return kind == Kind::array; }
   bool is_string() const { return kind == Kind::string; }
   bool is_number() const { return kind == Kind::number; }
+  bool is_boolean() const { return kind == Kind::boolean; }
 
   // The member named `key`, or nullptr.
   const Member* find(std::string_view key) const;

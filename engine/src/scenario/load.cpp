@@ -6,11 +6,14 @@
 #include <sstream>
 
 #include "collscope/scenario.h"
+#include "scenario/json.h"
 #include "scenario/resolve.h"
 
 namespace collscope {
 
-Result<Scenario> load_scenario(const std::string& path) {
+namespace {
+
+Result<std::string> read_text(const std::string& path) {
   namespace fs = std::filesystem;
   const Location where{path, 0, 0, ""};
   std::error_code ec;
@@ -46,7 +49,26 @@ Result<Scenario> load_scenario(const std::string& path) {
   text << in.rdbuf();
   if (in.bad())
     return make_error("scenario.io", "cannot read the file (read error)", "check the file and the disk", where);
-  return parse_scenario(text.str(), path);
+  return text.str();
+}
+
+}  // namespace
+
+Result<Scenario> load_scenario(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return text.error();
+  return parse_scenario(*text, path);
+}
+
+Result<ScenarioHeading> read_heading(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return text.error();
+  auto doc = json::parse(*text, path);
+  if (!doc) return doc.error();
+  ScenarioHeading h;
+  if (const json::Member* m = doc->find("title"); m && m->value.is_string()) h.title = m->value.text;
+  if (const json::Member* m = doc->find("description"); m && m->value.is_string()) h.description = m->value.text;
+  return h;
 }
 
 }  // namespace collscope

@@ -2,19 +2,21 @@
 // with the algorithms library. Also the initial contents of buffers.
 #include "collscope/algorithms.h"
 #include "collscope/scenario.h"
+#include "program/program.h"
 #include "scenario/resolve.h"
 
 namespace collscope {
 
 Result<Schedule> lower_scenario(const Scenario& s) {
   if (auto st = scenario::check_world(s); !st) return st.error();
+  if (!scenario::is_collectives_only(s)) return program::lower_program(s);
 
   Schedule schedule;
   schedule.ranks = s.ranks;
   schedule.dtype = s.dtype;
   // Same order as s.buffers, so buffer ids from the resolver index both; the
   // algorithms append their scratch buffers after these.
-  for (const auto& b : s.buffers) schedule.buffers.push_back(BufferDecl{b.name, b.count, false});
+  for (const auto& b : s.buffers) schedule.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
 
   scenario::CallResolver resolver(s);
   for (std::size_t i = 0; i < s.program.size(); ++i) {

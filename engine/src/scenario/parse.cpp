@@ -13,6 +13,8 @@
 
 #include "collscope/scenario.h"
 #include "scenario/json.h"
+#include "scenario/reader_base.h"
+#include "scenario/read_program.h"
 #include "scenario/resolve.h"
 #include "scenario/suggest.h"
 
@@ -25,40 +27,16 @@ using json::quote;
 using json::Value;
 using scenario::closest;
 using scenario::join;
+using scenario::Failure;
+using scenario::names_of;
+using scenario::suggest;
+using scenario::kDTypeAliases;
 
-struct Failure {
-  Error error;
-};
-
-const std::vector<std::string> kTopKeys = {"version", "title", "description", "ranks", "dtype", "buffers", "program"};
-const std::vector<std::string> kBufferKeys = {"count", "counts", "init"};
+const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",
+                                          "dtype",   "buffers", "groups",      "program"};
+const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
 const std::vector<std::string> kInitObjectKeys = {"random", "values"};
 const std::vector<std::string> kRandomKeys = {"seed", "min", "max"};
-const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send", "recv",   "count",
-                                            "algorithm", "reduce_op", "root", "caption"};
-
-// Names people often type for a dtype or an operator, used only to suggest the real one.
-const std::unordered_map<std::string, std::string> kDTypeAliases = {
-    {"float", "float32"}, {"single", "float32"}, {"fp32", "float32"}, {"f32", "float32"},  {"double", "float64"},
-    {"fp64", "float64"},  {"f64", "float64"},    {"half", "float16"}, {"fp16", "float16"}, {"f16", "float16"},
-    {"bf16", "bfloat16"}, {"int", "int32"},      {"i32", "int32"},    {"long", "int64"},   {"i64", "int64"},
-    {"char", "int8"},     {"i8", "int8"},        {"byte", "uint8"},   {"uchar", "uint8"},  {"u8", "uint8"}};
-const std::unordered_map<std::string, std::string> kOpAliases = {
-    {"add", "sum"}, {"plus", "sum"}, {"+", "sum"},       {"mul", "prod"},    {"product", "prod"}, {"times", "prod"},
-    {"*", "prod"},  {"mean", "avg"}, {"average", "avg"}, {"minimum", "min"}, {"maximum", "max"}};
-
-std::optional<std::string> suggest(const std::string& word, const std::vector<std::string>& valid,
-                                   const std::unordered_map<std::string, std::string>& aliases = {}) {
-  if (auto it = aliases.find(word); it != aliases.end()) return it->second;
-  return closest(word, valid);
-}
-
-template <class E, std::size_t N>
-std::vector<std::string> names_of(const E (&all)[N]) {
-  std::vector<std::string> v;
-  for (E e : all) v.emplace_back(name_of(e));
-  return v;
-}
 
 // The values a dtype can hold, for checking initial values before they are converted.
 struct DTypeRange {
@@ -94,9 +72,9 @@ std::string range_text(DType t) {
   return number_text(r.lo) + ".." + number_text(r.hi);
 }
 
-class Reader {
+class Reader : public scenario::ReaderBase {
  public:
-  explicit Reader(const std::string& file) : file_(file) {}
+  explicit Reader(const std::string& file) : ReaderBase(file) {}
 
   Scenario read(const Value& doc) {
     Scenario s;
@@ -142,76 +120,29 @@ class Reader {
 
     if (const Member* m = doc.find("buffers")) read_buffers(*m, s);
 
+    scenario::ProgramReader programs(file_, s.ranks);
+    if (const Member* m = doc.find("groups")) s.groups = programs.read_groups(*m);
     const Member* program = doc.find("program");
     if (!program)
       fail("scenario.missing_key", "scenario is missing \"program\"",
            "add \"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]", at(doc));
-    if (!program->value.is_array())
-      wrong_type("program", "an array of calls", program->value, at(*program),
-                 "\"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]");
-    scenario::CallResolver resolver(s);
-    for (std::size_t i = 0; i < program->value.items.size(); ++i) {
-      ProgramOp op = read_call(program->value.items[i]);
-      if (auto a = resolver.resolve(op, static_cast<std::int32_t>(i)); !a) throw Failure{a.error()};
-      s.program.push_back(std::move(op));
+    s.program = programs.read_program(*program, s);
+    // What only lowering can tell (buffer sizes, roots, matching messages) is checked
+    // here too, so that a file that parses also lowers.
+    if (scenario::is_collectives_only(s)) {
+      scenario::CallResolver resolver(s);
+      for (std::size_t i = 0; i < s.program.size(); ++i)
+        if (auto a = resolver.resolve(s.program[i], static_cast<std::int32_t>(i)); !a) throw Failure{a.error()};
+    } else if (auto lowered = lower_scenario(s); !lowered) {
+      throw Failure{lowered.error()};
     }
     return s;
   }
 
  private:
-  const std::string& file_;
   std::int32_t ranks_ = 1;
   DType dtype_ = DType::float32;
 
-  Location at(const Value& v) const { return {file_, v.line, v.col, v.pointer}; }
-  Location at(const Member& m) const { return {file_, m.line, m.col, m.value.pointer}; }
-
-  [[noreturn]] void fail(std::string id, std::string message, std::string hint, Location where) const {
-    throw Failure{make_error(std::move(id), std::move(message), std::move(hint), std::move(where))};
-  }
-
-  [[noreturn]] void wrong_type(const std::string& what, const std::string& expected, const Value& v, Location where,
-                               const std::string& example) const {
-    fail("scenario.wrong_type", what + " must be " + expected + ", got " + json::describe(v),
-         "write it like " + example, std::move(where));
-  }
-
-  // Rejects any key of `obj` outside `valid`, suggesting the closest valid one.
-  void check_keys(const Value& obj, const std::vector<std::string>& valid, const std::string& place) const {
-    for (const auto& m : obj.members) {
-      if (std::find(valid.begin(), valid.end(), m.key) != valid.end()) continue;
-      std::string msg = "unknown key " + quote(m.key);
-      if (auto c = closest(m.key, valid)) msg += " (did you mean \"" + *c + "\"?)";
-      fail("scenario.unknown_key", msg, "valid keys " + place + ": " + join(valid),
-           Location{file_, m.line, m.col, obj.pointer});
-    }
-  }
-
-  std::string text_of(const Member& m, const std::string& example) const {
-    if (!m.value.is_string()) wrong_type(m.key, "a string", m.value, at(m), example);
-    return m.value.text;
-  }
-
-  // A number that is a whole number fitting 64 bits (signed or unsigned).
-  json::IntegerValue integer(const Value& v, const Location& where, const std::string& what,
-                             const std::string& example) const {
-    if (!v.is_number()) wrong_type(what, "an integer", v, where, example);
-    auto i = json::to_integer(v);
-    if (i.status == json::IntegerValue::Status::not_integer) wrong_type(what, "an integer", v, where, example);
-    return i;
-  }
-
-  // A count of elements: 0 or more, and at most kMaxCountElements.
-  std::uint64_t count(const Value& v, const Location& where, const std::string& what,
-                      const std::string& example) const {
-    const auto i = integer(v, where, what, example);
-    if (i.status == json::IntegerValue::Status::too_small || (i.status == json::IntegerValue::Status::ok && i.negative))
-      fail("scenario.out_of_range", what + " " + literal(v) + " is negative",
-           "a count is a number of elements, 0 or more", where);
-    if (i.status == json::IntegerValue::Status::too_large || i.uvalue > scenario::kMaxCountElements)
-      throw Failure{scenario::count_too_large_error(literal(v), where)};
-    return i.uvalue;
-  }
 
   // --- buffers --------------------------------------------------------------------
 
@@ -271,6 +202,13 @@ class Reader {
     }
 
     if (init_m) b.init = read_init(*init_m);
+    if (const Member* sc = v.find("scratch")) {
+      if (!sc->value.is_boolean()) wrong_type("scratch", "true or false", sc->value, at(*sc), "\"scratch\": true");
+      b.scratch = sc->value.boolean;
+      if (b.scratch && init_m)
+        fail("scenario.conflicting_keys", "scratch buffer " + quote(b.name) + " has an \"init\"",
+             "scratch space starts as zeros and is not an input; remove \"init\" or \"scratch\"", at(*init_m));
+    }
 
     if (b.count.empty()) {
       // Without a count, explicit values give the size: one row per rank.
@@ -455,71 +393,6 @@ class Reader {
         return;
       }
     }
-  }
-
-  // --- program --------------------------------------------------------------------
-
-  ProgramOp read_call(const Value& v) const {
-    ProgramOp op;
-    op.where = at(v);
-    if (!v.is_object())
-      wrong_type("program entry", "an object", v, at(v), "{\"op\": \"allreduce\", \"buffer\": \"x\"}");
-    const auto colls = names_of(kAllCollectives);
-    const Member* op_m = v.find("op");
-    if (!op_m)
-      fail("scenario.missing_key", "program entry is missing \"op\"", "add \"op\" with one of: " + join(colls), at(v));
-    op.op = text_of(*op_m, "\"op\": \"allreduce\"");
-    op.coll = parse_collective(op.op);
-    if (!op.coll) throw Failure{scenario::unknown_op_error(op.op, at(*op_m))};
-    const Collective c = *op.coll;
-    const std::string cname(name_of(c));
-
-    // Keys that exist for calls but not for this collective are refused too, so
-    // that nothing the user wrote is silently ignored.
-    std::vector<std::string> valid;
-    for (const auto& k : kCallKeys) {
-      if (k == "root" && !has_root(c)) continue;
-      if (k == "reduce_op" && !is_reducing(c)) continue;
-      if (k == "count" && c == Collective::barrier) continue;
-      valid.push_back(k);
-    }
-    for (const auto& m : v.members) {
-      if (std::find(valid.begin(), valid.end(), m.key) != valid.end()) continue;
-      if (std::find(kCallKeys.begin(), kCallKeys.end(), m.key) != kCallKeys.end()) {
-        std::string why = m.key == "root"        ? "only broadcast, reduce, scatter and gather have a root"
-                          : m.key == "reduce_op" ? "only reduce, allreduce and reduce_scatter combine values"
-                                                 : "a barrier moves no data";
-        fail("scenario.unknown_key", "key " + quote(m.key) + " does not apply to " + cname, "remove it: " + why,
-             Location{file_, m.line, m.col, v.pointer});
-      }
-    }
-    check_keys(v, valid, "for " + cname);
-
-    for (const auto& m : v.members) op.field_where[m.key] = at(m);
-    if (const Member* m = v.find("buffer")) op.buffer = text_of(*m, "\"buffer\": \"x\"");
-    if (const Member* m = v.find("send")) op.send = text_of(*m, "\"send\": \"x\"");
-    if (const Member* m = v.find("recv")) op.recv = text_of(*m, "\"recv\": \"y\"");
-    if (const Member* m = v.find("count")) op.count = count(m->value, at(*m), "count", "\"count\": 8");
-    if (const Member* m = v.find("algorithm")) op.algorithm = text_of(*m, "\"algorithm\": \"ring\"");
-    if (const Member* m = v.find("caption")) op.caption = text_of(*m, "\"caption\": \"every rank ends with the sum\"");
-    if (const Member* m = v.find("reduce_op")) {
-      const std::string name = text_of(*m, "\"reduce_op\": \"sum\"");
-      auto o = parse_reduce_op(name);
-      if (!o) {
-        const auto ops = names_of(kAllReduceOps);
-        std::string msg = "unknown reduce_op " + quote(name);
-        if (auto s = suggest(name, ops, kOpAliases)) msg += " (did you mean \"" + *s + "\"?)";
-        fail("scenario.unknown_reduce_op", msg, "valid reduce ops: " + join(ops), at(*m));
-      }
-      op.reduce_op = *o;
-    }
-    if (const Member* m = v.find("root")) {
-      const auto i = integer(m->value, at(*m), "root", "\"root\": 0");
-      if (i.status != json::IntegerValue::Status::ok || i.negative || i.uvalue >= static_cast<std::uint64_t>(ranks_))
-        throw Failure{scenario::root_range_error(literal(m->value), ranks_, at(*m))};
-      op.root = static_cast<std::int32_t>(i.uvalue);
-    }
-    return op;
   }
 };
 

@@ -15,10 +15,13 @@ namespace collscope::scenario {
 
 using json::quote;
 
-bool is_planned_p2p_op(std::string_view op) {
-  for (std::string_view p : {"send", "recv", "isend", "irecv", "wait", "compute"})
-    if (op == p) return true;
-  return false;
+bool is_collectives_only(const Scenario& s) {
+  for (const auto& op : s.program) {
+    if (!op.group.empty() || !op.body.empty()) return false;
+    for (const char* p : {"send", "recv", "isend", "irecv", "wait", "compute", "copy", "accumulate", "repeat", "step"})
+      if (op.op == p) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -34,13 +37,9 @@ std::string rank_range(std::int32_t ranks) { return "0.." + std::to_string(ranks
 }  // namespace
 
 Error unknown_op_error(const std::string& op, Location where) {
-  const auto names = collective_names();
-  if (is_planned_p2p_op(op))
-    return make_error("scenario.unknown_op", "point-to-point op " + quote(op) + " is not supported yet",
-                      "point-to-point ops (send, recv, isend, irecv, wait, compute) are planned; for now use a "
-                      "collective: " +
-                          join(names),
-                      std::move(where));
+  auto names = collective_names();
+  for (const char* p : {"send", "recv", "isend", "irecv", "wait", "compute", "copy", "accumulate", "repeat", "step"})
+    names.emplace_back(p);
   std::string msg = "unknown op " + quote(op);
   if (auto c = closest(op, names)) msg += " (did you mean \"" + *c + "\"?)";
   return make_error("scenario.unknown_op", msg, "valid ops: " + join(names), std::move(where));
@@ -221,30 +220,43 @@ bool count_from_input(Collective c) {
 
 }  // namespace
 
-Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) const {
+Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
+                                       const std::vector<std::int32_t>& members) const {
   std::optional<Collective> coll = op.coll;
   if (!coll) coll = parse_collective(op.op);
   if (!coll) return unknown_op_error(op.op, where(op, index, "op"));
   const Collective c = *coll;
   const std::string cname(name_of(c));
-  const std::int32_t n = s_.ranks;
+  const std::int32_t n = members.empty() ? s_.ranks : static_cast<std::int32_t>(members.size());
+  // Group rank g lives on world rank world(g).
+  auto world = [&](std::int32_t g) { return members.empty() ? g : members[static_cast<std::size_t>(g)]; };
+  std::string on_group;  // " in group <name>" for messages
+  if (!op.group.empty()) on_group = " in group " + quote(op.group);
 
   CollArgs a;
+  bool identity = true;
+  for (std::size_t g = 0; g < members.size(); ++g) identity = identity && members[g] == static_cast<std::int32_t>(g);
+  if (!(identity && n == s_.ranks)) a.world_rank = members;
   a.coll = c;
   a.ranks = n;
   a.op = op.reduce_op;
   a.dtype = s_.dtype;
   a.root = 0;
   if (has_root(c)) {
-    if (op.root < 0 || op.root >= n) return root_range_error(std::to_string(op.root), n, where(op, index, "root"));
+    if (op.root < 0 || op.root >= n) {
+      Error e = root_range_error(std::to_string(op.root), n, where(op, index, "root"));
+      if (!on_group.empty()) e.message += " (the root is a rank" + on_group + ")";
+      return e;
+    }
     a.root = op.root;
   }
 
-  if (op.algorithm != "auto" && !op.algorithm.empty() && !find_algorithm(c, op.algorithm)) {
+  // "custom": the program's own body is the algorithm (program/match.cpp).
+  if (op.algorithm != "auto" && op.algorithm != "custom" && !op.algorithm.empty() && !find_algorithm(c, op.algorithm)) {
     const auto names = algorithm_names(c);
     std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;
     if (auto m = closest(op.algorithm, names)) msg += " (did you mean \"" + *m + "\"?)";
-    return make_error("scenario.unknown_algorithm", msg, "valid algorithms for " + cname + ": auto, " + join(names),
+    return make_error("scenario.unknown_algorithm", msg, "valid algorithms for " + cname + ": auto, " + join(names) + ", or custom with a \"body\"",
                       where(op, index, "algorithm"));
   }
 
@@ -317,8 +329,8 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
   }
   a.in_place = in_place;
 
-  auto count_of = [&](std::int32_t buf, std::int32_t r) {
-    return s_.buffers[static_cast<std::size_t>(buf)].count[static_cast<std::size_t>(r)];
+  auto count_of = [&](std::int32_t buf, std::int32_t g) {
+    return s_.buffers[static_cast<std::size_t>(buf)].count[static_cast<std::size_t>(world(g))];
   };
   auto name_of_buf = [&](std::int32_t buf) { return s_.buffers[static_cast<std::size_t>(buf)].name; };
   const std::string in_key = in_place ? "buffer" : "send";
@@ -354,10 +366,10 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
       const std::uint64_t per = from_in ? u.in : u.out;
       return make_error("scenario.buffer_too_small",
                         role(from_in) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
-                            std::to_string(tight) + ": needs at least " + std::to_string(per) + " elements, has " +
+                            std::to_string(world(tight)) + ": needs at least " + std::to_string(per) + " elements, has " +
                             std::to_string(count_of(buf, tight)),
                         "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(per) + " elements on rank " +
-                            std::to_string(tight),
+                            std::to_string(world(tight)),
                         where(op, index, from_in ? in_key : out_key));
     }
     a.count = best;
@@ -374,11 +386,11 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index) 
       const std::uint64_t have = count_of(buf, r);
       if (have >= want) continue;
       std::string hint = "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(want) +
-                         " elements on rank " + std::to_string(r);
+                         " elements on rank " + std::to_string(world(r));
       if (op.count) hint += ", or lower \"count\"";
       return make_error("scenario.buffer_too_small",
                         role(input) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
-                            std::to_string(r) + ": needs " + std::to_string(want) + " elements, has " +
+                            std::to_string(world(r)) + ": needs " + std::to_string(want) + " elements, has " +
                             std::to_string(have),
                         hint, where(op, index, input ? in_key : out_key));
     }

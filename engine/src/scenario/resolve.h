@@ -23,8 +23,9 @@ inline constexpr std::uint64_t kMaxCountElements = kMaxBufferBytes;
 // values at most); real lessons are a few kilobytes.
 inline constexpr std::uint64_t kMaxScenarioBytes = 4ull << 20;
 
-// Point-to-point ops that the format reserves but this version does not run.
-bool is_planned_p2p_op(std::string_view op);
+// True when the program is a list of collective calls on every rank (no point-to-point
+// or local ops, groups or custom algorithms): it lowers call by call, without matching.
+bool is_collectives_only(const Scenario& s);
 
 // Messages shared by the parser and the lowering, so both say the same thing.
 Error unknown_op_error(const std::string& op, Location where);
@@ -49,11 +50,13 @@ Status check_world(const Scenario& s);
 class CallResolver {
  public:
   explicit CallResolver(const Scenario& s);
-  // Buffer ids in the result are positions in s.buffers.
-  Result<CollArgs> resolve(const ProgramOp& op, std::int32_t index) const;
+  // Buffer ids in the result are positions in s.buffers. `members` (world ranks in
+  // group order) runs the call on a group; empty = every rank.
+  Result<CollArgs> resolve(const ProgramOp& op, std::int32_t index, const std::vector<std::int32_t>& members = {}) const;
 
  private:
   Location where(const ProgramOp& op, std::int32_t index, const std::string& key) const;
+  // The JSON Pointer of a program entry that has none: "/program/<index>".
   const Scenario& s_;
   std::unordered_map<std::string, std::int32_t> by_name_;
 };

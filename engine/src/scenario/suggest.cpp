@@ -67,6 +67,21 @@ std::optional<std::string> closest(std::string_view word, const std::vector<std:
   return std::nullopt;
 }
 
+const std::unordered_map<std::string, std::string> kDTypeAliases = {
+    {"float", "float32"}, {"single", "float32"}, {"fp32", "float32"}, {"f32", "float32"},  {"double", "float64"},
+    {"fp64", "float64"},  {"f64", "float64"},    {"half", "float16"}, {"fp16", "float16"}, {"f16", "float16"},
+    {"bf16", "bfloat16"}, {"int", "int32"},      {"i32", "int32"},    {"long", "int64"},   {"i64", "int64"},
+    {"char", "int8"},     {"i8", "int8"},        {"byte", "uint8"},   {"uchar", "uint8"},  {"u8", "uint8"}};
+const std::unordered_map<std::string, std::string> kOpAliases = {
+    {"add", "sum"}, {"plus", "sum"}, {"+", "sum"},       {"mul", "prod"},    {"product", "prod"}, {"times", "prod"},
+    {"*", "prod"},  {"mean", "avg"}, {"average", "avg"}, {"minimum", "min"}, {"maximum", "max"}};
+
+std::optional<std::string> suggest(const std::string& word, const std::vector<std::string>& valid,
+                                   const std::unordered_map<std::string, std::string>& aliases) {
+  if (auto it = aliases.find(word); it != aliases.end()) return it->second;
+  return closest(word, valid);
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

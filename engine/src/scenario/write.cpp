@@ -46,7 +46,92 @@ ojson init_json(const BufferInit& init) {
   return "zeros";
 }
 
+// An expression as written: a number when it is one, else its text.
+ojson expr_json(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("-0123456789") == std::string::npos && text != "-")
+    try {
+      return std::stoll(text);
+    } catch (...) {
+    }
+  return text;
+}
+
+ojson ranks_json(const RankSelector& sel) {
+  if (!sel.list.empty()) return sel.list;
+  return sel.text;
+}
+
+ojson slice_json(const SliceSpec& sl, bool placed) {
+  if (!placed && sl.offset.empty() && sl.count.empty()) return sl.buffer;
+  ojson j = ojson::object();
+  if (placed) j["rank"] = expr_json(sl.rank);
+  j["buffer"] = sl.buffer;
+  if (!sl.offset.empty()) j["offset"] = expr_json(sl.offset);
+  if (!sl.count.empty()) j["count"] = expr_json(sl.count);
+  return j;
+}
+
+ojson call_json(const ProgramOp& op);
+
+ojson body_json(const std::vector<ProgramOp>& body) {
+  ojson a = ojson::array();
+  for (const auto& b : body) a.push_back(call_json(b));
+  return a;
+}
+
+// Point-to-point, local and structural ops.
+ojson program_op_json(const ProgramOp& op) {
+  ojson j = ojson::object();
+  j["op"] = op.op;
+  const bool has_ranks = !op.ranks.list.empty() || !op.ranks.text.empty();
+  if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
+    if (has_ranks) j["ranks"] = ranks_json(op.ranks);
+    j["buffer"] = op.buffer;
+    if (!op.offset.empty()) j["offset"] = expr_json(op.offset);
+    if (!op.count_expr.empty()) j["count"] = expr_json(op.count_expr);
+    j[op.op == "send" || op.op == "isend" ? "to" : "from"] = expr_json(op.peer);
+    if (op.dtype) j["dtype"] = std::string(name_of(*op.dtype));
+    if (!op.request.empty()) j["request"] = op.request;
+  } else if (op.op == "wait") {
+    if (has_ranks) j["ranks"] = ranks_json(op.ranks);
+    if (op.requests.size() == 1)
+      j["request"] = op.requests[0];
+    else
+      j["requests"] = op.requests;
+  } else if (op.op == "compute") {
+    if (has_ranks) j["ranks"] = ranks_json(op.ranks);
+    j["duration_us"] = op.duration_us;
+    if (!op.label.empty()) j["label"] = op.label;
+    if (!op.dst.buffer.empty()) j["writes"] = slice_json(op.dst, false);
+  } else if (op.op == "copy" || op.op == "accumulate") {
+    if (has_ranks) j["ranks"] = ranks_json(op.ranks);
+    j["src"] = slice_json(op.src, false);
+    j["dst"] = slice_json(op.dst, false);
+    if (op.op == "accumulate") j["reduce_op"] = std::string(name_of(op.reduce_op));
+  } else if (op.op == "repeat") {
+    j["times"] = expr_json(op.times);
+    j["var"] = op.var;
+    j["body"] = body_json(op.body);
+  } else if (op.op == "step") {
+    if (!op.phase.empty()) j["phase"] = op.phase;
+    ojson ts = ojson::array();
+    for (const auto& t : op.transfers) {
+      ojson e = ojson::object();
+      if (!t.ranks.list.empty() || !t.ranks.text.empty()) e["ranks"] = ranks_json(t.ranks);
+      e["from"] = slice_json(t.from, true);
+      e["to"] = slice_json(t.to, true);
+      if (!t.count.empty()) e["count"] = expr_json(t.count);
+      e["action"] = t.action == Action::reduce ? "reduce" : "copy";
+      ts.push_back(std::move(e));
+    }
+    j["transfers"] = std::move(ts);
+  }
+  if (!op.caption.empty()) j["caption"] = op.caption;
+  return j;
+}
+
 ojson call_json(const ProgramOp& op) {
+  if (!op.coll) return program_op_json(op);
   ojson j = ojson::object();
   j["op"] = op.coll ? std::string(name_of(*op.coll)) : op.op;
   if (!op.buffer.empty()) j["buffer"] = op.buffer;
@@ -57,6 +142,8 @@ ojson call_json(const ProgramOp& op) {
   if (!op.algorithm.empty() && op.algorithm != "auto") j["algorithm"] = op.algorithm;
   if (op.coll && is_reducing(*op.coll)) j["reduce_op"] = std::string(name_of(op.reduce_op));
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;
+  if (!op.group.empty()) j["group"] = op.group;
+  if (!op.body.empty()) j["body"] = body_json(op.body);
   if (!op.caption.empty()) j["caption"] = op.caption;
   return j;
 }
@@ -131,10 +218,26 @@ std::string to_json(const Scenario& s) {
       e["count"] = b.count[0];
     else
       e["counts"] = b.count;
-    e["init"] = init_json(b.init);
+    if (b.scratch)
+      e["scratch"] = true;
+    else
+      e["init"] = init_json(b.init);
     buffers[b.name] = std::move(e);
   }
   j["buffers"] = std::move(buffers);
+  if (!s.groups.empty()) {
+    ojson groups = ojson::object();
+    for (const auto& g : s.groups) {
+      if (g.split.empty()) {
+        groups[g.name] = g.ranks;
+      } else {
+        ojson e = ojson::object();
+        e["split"] = g.split;
+        groups[g.name] = std::move(e);
+      }
+    }
+    j["groups"] = std::move(groups);
+  }
   ojson program = ojson::array();
   for (const auto& op : s.program) program.push_back(call_json(op));
   j["program"] = std::move(program);

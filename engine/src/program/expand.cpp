@@ -1,0 +1,337 @@
+// Expanding a program for every rank: see program.h.
+#include <algorithm>
+#include <unordered_map>
+
+#include "program/expr.h"
+#include "program/program.h"
+
+namespace collscope::program {
+
+namespace {
+
+// A bound on the unrolled program, so that "times": 1000000000 fails at once.
+constexpr std::uint64_t kMaxInstances = 4'000'000;
+
+std::string slice_text(const Schedule& sched, const Region& r) {
+  return sched.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
+         std::to_string(r.offset + r.count) + ")";
+}
+
+class Expander {
+ public:
+  Expander(const Scenario& s, std::vector<OpRecord>& records) : s_(s), records_(records) {
+    for (std::size_t i = 0; i < s.buffers.size(); ++i) buffer_.emplace(s.buffers[i].name, static_cast<std::int32_t>(i));
+    names_.buffers.reserve(s.buffers.size());
+    for (const auto& b : s.buffers) names_.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
+  }
+
+  Result<Expansion> run(const std::vector<ProgramOp>& ops, const std::string& pointer) {
+    x_.ranks.resize(static_cast<std::size_t>(s_.ranks));
+    for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      rank_ = r;
+      Env env = {{"rank", r}, {"size", s_.ranks}};
+      if (auto st = walk(ops, pointer, env, -1); !st) return st.error();
+    }
+    return std::move(x_);
+  }
+
+ private:
+  const Scenario& s_;
+  std::vector<OpRecord>& records_;
+  Expansion x_;
+  std::int32_t rank_ = 0;
+  std::uint64_t total_ = 0;
+  std::unordered_map<std::string, std::int32_t> buffer_;
+  std::unordered_map<std::string, std::int32_t> sync_of_;       // sync key -> index
+  std::unordered_map<std::string, std::vector<std::int64_t>> colors_;  // split group -> color per rank
+  Schedule names_;  // only its buffers, for describing slices
+
+  Location loc(const ProgramOp& op, const std::string& key, const std::string& pointer) const {
+    Location l = op.where;
+    if (!key.empty())
+      if (auto it = op.field_where.find(key); it != op.field_where.end()) l = it->second;
+    if (l.file.empty() && l.line == 0) l.file = s_.file;
+    if (l.pointer.empty()) l.pointer = pointer + (key.empty() ? "" : "/" + key);
+    return l;
+  }
+
+  static std::string where_text(const std::string& pointer, const Env& env) {
+    std::string t = op_label(pointer);
+    for (std::size_t i = 2; i < env.size(); ++i) t += ", " + env[i].first + "=" + std::to_string(env[i].second);
+    return t;
+  }
+
+  Result<std::int64_t> value(const std::string& text, const Env& env, const ProgramOp& op, const std::string& key,
+                             const std::string& pointer) const {
+    auto e = Expression::parse(text);
+    if (!e) {
+      Error err = e.error();
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    auto v = e->eval(env);
+    if (!v) {
+      Error err = v.error();
+      err.message += " on rank " + std::to_string(rank_);
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    return *v;
+  }
+
+  Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
+    if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), rank_) != sel.list.end();
+    if (sel.text.empty() || sel.text == "all") return true;
+    if (const auto dots = sel.text.find(".."); dots != std::string::npos) {
+      const auto first = sel.text.find_first_not_of(" 0123456789");
+      if (first == dots) {
+        const long a = std::stol(sel.text.substr(0, dots)), b = std::stol(sel.text.substr(dots + 2));
+        return rank_ >= a && rank_ <= b;
+      }
+    }
+    auto v = value(sel.text, env, op, "ranks", pointer);
+    if (!v) return v.error();
+    return *v != 0;
+  }
+
+  // A slice of this rank's buffer `name`: offset and count default to 0 and "the rest".
+  Result<Region> region(const std::string& name, const std::string& off, const std::string& cnt, const Env& env,
+                        const ProgramOp& op, const std::string& key, const std::string& pointer) const {
+    Region r;
+    // Files are checked when read; scenarios built in code are checked here.
+    const auto it = buffer_.find(name);
+    if (it == buffer_.end())
+      return make_error("scenario.unknown_buffer", op.op + " names unknown buffer \"" + name + "\"",
+                        "declare it under \"buffers\"", loc(op, key, pointer));
+    r.buf = it->second;
+    const std::uint64_t have = s_.buffers[static_cast<std::size_t>(r.buf)].count[static_cast<std::size_t>(rank_)];
+    std::int64_t o = 0;
+    if (!off.empty()) {
+      auto v = value(off, env, op, key, pointer);
+      if (!v) return v.error();
+      o = *v;
+    }
+    std::int64_t c = static_cast<std::int64_t>(have) - o;
+    if (!cnt.empty()) {
+      auto v = value(cnt, env, op, key, pointer);
+      if (!v) return v.error();
+      c = *v;
+    }
+    if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have || static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o))
+      return make_error("scenario.buffer_too_small",
+                        op.op + " on rank " + std::to_string(rank_) + " needs " + name + "[" + std::to_string(o) +
+                            ".." + std::to_string(o + c) + ") but rank " + std::to_string(rank_) + "'s " + name +
+                            " holds " + std::to_string(have) + " elements",
+                        "check the offset and count, or give " + name + " more elements", loc(op, key, pointer));
+    r.offset = static_cast<std::uint64_t>(o);
+    r.count = static_cast<std::uint64_t>(c);
+    return r;
+  }
+
+  Status add(Instance in, const Env& env, std::string text) {
+    if (++total_ > kMaxInstances)
+      return make_error("scenario.out_of_range",
+                        "the program unrolls to more than " + std::to_string(kMaxInstances) + " ops",
+                        "use fewer repeats or ranks", loc(*in.op, "", in.pointer));
+    OpRecord rec;
+    rec.rank = rank_;
+    rec.op = in.op->op;
+    rec.text = std::move(text);
+    rec.pointer = in.pointer;
+    rec.iteration = env.size() > 2 ? static_cast<std::int32_t>(env.back().second) : -1;
+    in.iteration = rec.iteration;
+    in.where_text = where_text(in.pointer, env);
+    in.record = static_cast<std::int32_t>(records_.size());
+    records_.push_back(std::move(rec));
+    x_.ranks[static_cast<std::size_t>(rank_)].push_back(std::move(in));
+    return ok_status();
+  }
+
+  Status walk(const std::vector<ProgramOp>& ops, const std::string& prefix, Env& env, std::int32_t) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const ProgramOp& op = ops[i];
+      const std::string p = prefix + "/" + std::to_string(i);
+      if (auto st = one(op, p, env); !st) return st;
+    }
+    return ok_status();
+  }
+
+  Status one(const ProgramOp& op, const std::string& p, Env& env) {
+    if (op.op == "repeat") {
+      auto n = value(op.times, env, op, "times", p);
+      if (!n) return n.error();
+      if (*n < 0 || static_cast<std::uint64_t>(*n) > kMaxInstances)
+        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on rank " +
+                                                       std::to_string(rank_) + " is out of range",
+                          "repeat 0 to " + std::to_string(kMaxInstances) + " times", loc(op, "times", p));
+      for (std::int64_t i = 0; i < *n; ++i) {
+        env.emplace_back(op.var, i);
+        auto st = walk(op.body, p + "/body", env, 0);
+        env.pop_back();
+        if (!st) return st;
+      }
+      return ok_status();
+    }
+    Instance in;
+    in.op = &op;
+    in.pointer = p;
+    if (op.coll || op.op == "step") return sync_op(op, p, env, std::move(in));
+
+    auto chosen = selected(op.ranks, env, op, p);
+    if (!chosen) return chosen.error();
+    if (!*chosen) return ok_status();
+
+    if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
+      const bool sends = op.op == "send" || op.op == "isend";
+      in.kind = sends ? Kind::send : Kind::recv;
+      in.blocking = op.op[0] != 'i';
+      const char* key = sends ? "to" : "from";
+      auto peer = value(op.peer, env, op, key, p);
+      if (!peer) return peer.error();
+      if (*peer < 0 || *peer >= s_.ranks)
+        return make_error("program.bad_value",
+                          op.op + " on rank " + std::to_string(rank_) + (sends ? " goes to rank " : " comes from rank ") +
+                              std::to_string(*peer) + ", outside 0.." + std::to_string(s_.ranks - 1),
+                          "check the expression for every rank that runs this op", loc(op, key, p));
+      in.peer = static_cast<std::int32_t>(*peer);
+      auto reg = region(op.buffer, op.offset, op.count_expr, env, op, "buffer", p);
+      if (!reg) return reg.error();
+      in.region = *reg;
+      in.request = op.request;
+      std::string text = op.op + " " + slice_text(names_, in.region) + (sends ? " to rank " : " from rank ") +
+                         std::to_string(in.peer) + (in.request.empty() ? "" : " as " + in.request);
+      return add(std::move(in), env, std::move(text));
+    }
+    if (op.op == "wait") {
+      in.kind = Kind::wait;
+      in.requests = op.requests;
+      std::string text = "wait";
+      for (const auto& r : op.requests) text += " " + r;
+      return add(std::move(in), env, std::move(text));
+    }
+    if (op.op == "compute") {
+      in.kind = Kind::compute;
+      if (!op.dst.buffer.empty()) {
+        auto reg = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "writes", p);
+        if (!reg) return reg.error();
+        in.region = *reg;
+      }
+      std::string text = "compute " + (op.label.empty() ? std::string() : "\"" + op.label + "\" ") +
+                         std::to_string(op.duration_us) + " us";
+      if (in.region.buf >= 0) text += " writing " + slice_text(names_, in.region);
+      return add(std::move(in), env, std::move(text));
+    }
+    // copy, accumulate
+    in.kind = op.op == "copy" ? Kind::copy : Kind::accumulate;
+    auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
+    if (!src) return src.error();
+    // The destination takes the source's count unless it gives its own.
+    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count.empty() ? std::to_string(src->count) : op.dst.count,
+                      env, op, "dst", p);
+    if (!dst) return dst.error();
+    if (dst->count != src->count)
+      return make_error("program.size_mismatch",
+                        op.op + " on rank " + std::to_string(rank_) + " reads " + std::to_string(src->count) +
+                            " elements but writes " + std::to_string(dst->count),
+                        "give \"src\" and \"dst\" the same count", loc(op, "dst", p));
+    in.src = *src;
+    in.region = *dst;
+    std::string text = op.op + " " + slice_text(names_, in.src) + (in.kind == Kind::copy ? " -> " : " into ") +
+                       slice_text(names_, in.region);
+    if (in.kind == Kind::accumulate) text += " (" + std::string(name_of(op.reduce_op)) + ")";
+    return add(std::move(in), env, std::move(text));
+  }
+
+  // Collectives and written steps: every member enters the same Sync.
+  Status sync_op(const ProgramOp& op, const std::string& p, Env& env, Instance in) {
+    std::vector<std::int32_t> members;
+    std::string key = p;
+    for (std::size_t i = 2; i < env.size(); ++i) key += "#" + std::to_string(env[i].second);
+    const GroupSpec* group = nullptr;
+    for (const auto& g : s_.groups)
+      if (g.name == op.group) group = &g;
+    if (!group) {
+      for (std::int32_t r = 0; r < s_.ranks; ++r) members.push_back(r);
+    } else if (group->split.empty()) {
+      members = group->ranks;
+      if (std::find(members.begin(), members.end(), rank_) == members.end()) return ok_status();  // not in the group
+    } else {
+      auto colors = split_colors(*group, op, p);
+      if (!colors) return colors.error();
+      const std::int64_t mine = (*colors)[static_cast<std::size_t>(rank_)];
+      for (std::int32_t r = 0; r < s_.ranks; ++r)
+        if ((*colors)[static_cast<std::size_t>(r)] == mine) members.push_back(r);
+      key += "@" + std::to_string(mine);
+    }
+    auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
+    if (fresh) {
+      Sync sy;
+      sy.op = &op;
+      sy.pointer = p;
+      sy.where_text = where_text(p, env);
+      sy.members = members;
+      sy.env.assign(env.begin() + 2, env.end());
+      x_.syncs.push_back(std::move(sy));
+    }
+    in.kind = Kind::sync;
+    in.sync = it->second;
+    std::string text = op.op;
+    if (op.coll) {
+      if (!op.buffer.empty()) text += " " + op.buffer;
+      if (!op.send.empty()) text += " " + op.send + " -> " + op.recv;
+      if (group) text += " on group " + op.group;
+      if (!op.algorithm.empty() && op.algorithm != "auto") text += " (" + op.algorithm + ")";
+    } else if (!op.phase.empty()) {
+      text += " \"" + op.phase + "\"";
+    }
+    return add(std::move(in), env, std::move(text));
+  }
+
+  Result<std::vector<std::int64_t>> split_colors(const GroupSpec& g, const ProgramOp& op, const std::string& p) {
+    if (auto it = colors_.find(g.name); it != colors_.end()) return it->second;
+    std::vector<std::int64_t> colors;
+    auto e = Expression::parse(g.split);
+    if (!e) return e.error();
+    for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      auto v = e->eval({{"rank", r}, {"size", s_.ranks}});
+      if (!v) {
+        Error err = v.error();
+        err.message += " (group " + g.name + ", rank " + std::to_string(r) + ")";
+        err.where = g.where;
+        if (err.where.pointer.empty()) err.where = loc(op, "group", p);
+        return err;
+      }
+      colors.push_back(*v);
+    }
+    colors_.emplace(g.name, colors);
+    return colors;
+  }
+};
+
+}  // namespace
+
+std::string op_label(const std::string& pointer) {
+  // "/program/3/body/1" -> "op 3.1"
+  std::string out = "op ";
+  bool first = true;
+  std::size_t i = 0;
+  while (i < pointer.size()) {
+    const std::size_t j = pointer.find('/', i + 1);
+    const std::string part = pointer.substr(i + 1, j == std::string::npos ? std::string::npos : j - i - 1);
+    if (!part.empty() && std::isdigit(static_cast<unsigned char>(part[0]))) {
+      out += (first ? "" : ".") + part;
+      first = false;
+    }
+    if (j == std::string::npos) break;
+    i = j;
+  }
+  return out;
+}
+
+Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
+                         std::vector<OpRecord>& records) {
+  Expander e(s, records);
+  return e.run(ops, pointer);
+}
+
+}  // namespace collscope::program

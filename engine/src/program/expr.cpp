@@ -1,0 +1,262 @@
+#include "program/expr.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace collscope::program {
+
+class ExprParser {
+ public:
+  using Kind = Expression::Kind;
+  explicit ExprParser(Expression& e) : e_(e), t_(e.text_) {}
+
+  Status run() {
+    skip();
+    if (pos_ >= t_.size()) return fail("is empty");
+    auto r = parse_or();
+    if (!r) return r.error();
+    skip();
+    if (pos_ < t_.size()) return fail("has unexpected \"" + t_.substr(pos_, 1) + "\"");
+    e_.root_ = *r;
+    return ok_status();
+  }
+
+ private:
+  Expression& e_;
+  const std::string& t_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;
+
+  Error fail(const std::string& what) const {
+    return make_error("scenario.bad_expression",
+                      "expression \"" + t_ + "\" " + what + " (at character " + std::to_string(pos_ + 1) + ")",
+                      "write integers, rank, size and repeat variables with + - * / % ( ) == != < <= > >= and or not, "
+                      "e.g. \"(rank + 1) % size\"");
+  }
+  void skip() {
+    while (pos_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[pos_]))) ++pos_;
+  }
+  bool eat(const char* tok) {
+    skip();
+    const std::string s(tok);
+    if (t_.compare(pos_, s.size(), s) != 0) return false;
+    // Words must end at a word boundary ("or" is not the start of "order").
+    if (std::isalpha(static_cast<unsigned char>(s[0])) && pos_ + s.size() < t_.size() &&
+        (std::isalnum(static_cast<unsigned char>(t_[pos_ + s.size()])) || t_[pos_ + s.size()] == '_'))
+      return false;
+    // "<" must not eat the start of "<=", "/" not the start of "//", "!" not "!=".
+    pos_ += s.size();
+    return true;
+  }
+  std::int32_t node(Kind k, std::int32_t a = -1, std::int32_t b = -1) {
+    Expression::Node n{k};
+    n.a = a;
+    n.b = b;
+    e_.nodes_.push_back(std::move(n));
+    return static_cast<std::int32_t>(e_.nodes_.size()) - 1;
+  }
+
+  using R = Result<std::int32_t>;
+  template <class Next>
+  R binary(Next next, std::initializer_list<std::pair<const char*, Kind>> ops) {
+    auto l = (this->*next)();
+    if (!l) return l;
+    std::int32_t left = *l;
+    for (;;) {
+      bool matched = false;
+      for (const auto& [tok, kind] : ops) {
+        const std::size_t save = pos_;
+        if (!eat(tok)) continue;
+        // Reject the one-character prefix of a two-character operator.
+        skip();
+        if ((std::string(tok) == "<" || std::string(tok) == ">") && pos_ < t_.size() && t_[pos_] == '=') {
+          pos_ = save;
+          continue;
+        }
+        auto r = (this->*next)();
+        if (!r) return r;
+        left = node(kind, left, *r);
+        matched = true;
+        break;
+      }
+      if (!matched) return left;
+    }
+  }
+  R parse_or() { return binary(&ExprParser::parse_and, {{"||", Kind::lor}, {"or", Kind::lor}}); }
+  R parse_and() { return binary(&ExprParser::parse_not, {{"&&", Kind::land}, {"and", Kind::land}}); }
+  R parse_not() {
+    skip();
+    const bool bang = pos_ < t_.size() && t_[pos_] == '!' && !(pos_ + 1 < t_.size() && t_[pos_ + 1] == '=');
+    if (bang) ++pos_;
+    if (bang || eat("not")) {
+      auto r = parse_not();
+      if (!r) return r;
+      return node(Kind::lnot, *r);
+    }
+    return parse_cmp();
+  }
+  R parse_cmp() {
+    auto l = parse_sum();
+    if (!l) return l;
+    static const std::pair<const char*, Kind> ops[] = {{"==", Kind::eq}, {"!=", Kind::ne}, {"<=", Kind::le},
+                                                       {">=", Kind::ge}, {"<", Kind::lt},  {">", Kind::gt}};
+    for (const auto& [tok, kind] : ops)
+      if (eat(tok)) {
+        auto r = parse_sum();
+        if (!r) return r;
+        return node(kind, *l, *r);
+      }
+    return l;
+  }
+  R parse_sum() { return binary(&ExprParser::parse_term, {{"+", Kind::add}, {"-", Kind::sub}}); }
+  R parse_term() {
+    return binary(&ExprParser::parse_unary, {{"*", Kind::mul}, {"//", Kind::div}, {"/", Kind::div}, {"%", Kind::mod}});
+  }
+  R parse_unary() {
+    if (++depth_ > 64) return fail("is nested too deeply");
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
+    skip();
+    if (pos_ >= t_.size()) return fail("ends too early");
+    const char c = t_[pos_];
+    if (c == '-') {
+      ++pos_;
+      auto r = parse_unary();
+      if (!r) return r;
+      return node(Kind::neg, *r);
+    }
+    if (c == '(') {
+      ++pos_;
+      auto r = parse_or();
+      if (!r) return r;
+      if (!eat(")")) return fail("lacks a closing \")\"");
+      return r;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      std::int64_t v = 0;
+      while (pos_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[pos_]))) {
+        const int d = t_[pos_] - '0';
+        if (v > (INT64_MAX - d) / 10) return fail("has a number too large");
+        v = v * 10 + d;
+        ++pos_;
+      }
+      const std::int32_t n = node(Kind::number);
+      e_.nodes_[static_cast<std::size_t>(n)].value = v;
+      return n;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const std::size_t start = pos_;
+      while (pos_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[pos_])) || t_[pos_] == '_')) ++pos_;
+      const std::string word = t_.substr(start, pos_ - start);
+      if (word == "and" || word == "or" || word == "not") {
+        pos_ = start;
+        return fail("has \"" + word + "\" where a value belongs");
+      }
+      const std::int32_t n = node(Kind::name);
+      e_.nodes_[static_cast<std::size_t>(n)].name = word;
+      return n;
+    }
+    return fail("has unexpected \"" + std::string(1, c) + "\"");
+  }
+};
+
+Result<Expression> Expression::parse(const std::string& text) {
+  Expression e;
+  e.text_ = text;
+  ExprParser p(e);
+  if (auto st = p.run(); !st) return st.error();
+  return e;
+}
+
+Expression Expression::constant(std::int64_t v) {
+  Expression e;
+  e.text_ = std::to_string(v);
+  Node n{Kind::number};
+  n.value = v;
+  e.nodes_.push_back(n);
+  e.root_ = 0;
+  return e;
+}
+
+bool Expression::is_constant() const {
+  for (const auto& n : nodes_)
+    if (n.kind == Kind::name) return false;
+  return !nodes_.empty();
+}
+
+std::vector<std::string> Expression::names() const {
+  std::vector<std::string> out;
+  for (const auto& n : nodes_)
+    if (n.kind == Kind::name && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
+  return out;
+}
+
+Result<std::int64_t> Expression::eval(const Env& env) const {
+  if (root_ < 0) return make_error("program.bad_value", "empty expression", "write a value");
+  return eval_node(root_, env);
+}
+
+Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const {
+  const Node& n = nodes_[static_cast<std::size_t>(i)];
+  auto bad = [&](const std::string& what) {
+    return make_error("program.bad_value", "expression \"" + text_ + "\": " + what,
+                      "check the expression for the ranks and repeat values it runs with");
+  };
+  switch (n.kind) {
+    case Kind::number: return n.value;
+    case Kind::name:
+      for (auto it = env.rbegin(); it != env.rend(); ++it)
+        if (it->first == n.name) return it->second;
+      return bad("unknown name \"" + n.name + "\"");
+    default: break;
+  }
+  auto a = eval_node(n.a, env);
+  if (!a) return a;
+  if (n.kind == Kind::neg) {
+    if (*a == INT64_MIN) return bad("overflow");
+    return -*a;
+  }
+  if (n.kind == Kind::lnot) return static_cast<std::int64_t>(*a == 0);
+  // Short-circuit logic, so "rank > 0 and 8 / rank == 2" never divides by zero.
+  if (n.kind == Kind::land && *a == 0) return std::int64_t{0};
+  if (n.kind == Kind::lor && *a != 0) return std::int64_t{1};
+  auto b = eval_node(n.b, env);
+  if (!b) return b;
+  const std::int64_t x = *a, y = *b;
+  std::int64_t r = 0;
+  switch (n.kind) {
+    case Kind::add:
+      if (__builtin_add_overflow(x, y, &r)) return bad("overflow");
+      return r;
+    case Kind::sub:
+      if (__builtin_sub_overflow(x, y, &r)) return bad("overflow");
+      return r;
+    case Kind::mul:
+      if (__builtin_mul_overflow(x, y, &r)) return bad("overflow");
+      return r;
+    case Kind::div:
+    case Kind::mod: {
+      if (y == 0) return bad("division by zero");
+      if (x == INT64_MIN && y == -1) return bad("overflow");
+      std::int64_t q = x / y, m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) {  // round towards minus infinity, like Python
+        q -= 1;
+        m += y;
+      }
+      return n.kind == Kind::div ? q : m;
+    }
+    case Kind::eq: return static_cast<std::int64_t>(x == y);
+    case Kind::ne: return static_cast<std::int64_t>(x != y);
+    case Kind::lt: return static_cast<std::int64_t>(x < y);
+    case Kind::le: return static_cast<std::int64_t>(x <= y);
+    case Kind::gt: return static_cast<std::int64_t>(x > y);
+    case Kind::ge: return static_cast<std::int64_t>(x >= y);
+    case Kind::land:
+    case Kind::lor: return static_cast<std::int64_t>(y != 0);
+    default: return bad("internal error");
+  }
+}
+
+}  // namespace collscope::program

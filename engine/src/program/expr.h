@@ -1,0 +1,64 @@
+// Integer expressions in programs: "(rank + 1) % size", "rank == 0", "i * 4".
+//
+// Programs name peers, offsets, counts and the ranks that run an op with small
+// expressions over `rank` (the rank running the op), `size` (the number of ranks)
+// and the variables of enclosing repeats, as the tutorial writes them in Python:
+//
+//   expr   := or
+//   or     := and (("||" | "or") and)*
+//   and    := not (("&&" | "and") not)*
+//   not    := ("!" | "not") not | cmp
+//   cmp    := sum (("==" | "!=" | "<" | "<=" | ">" | ">=") sum)?
+//   sum    := term (("+" | "-") term)*
+//   term   := unary (("*" | "/" | "//" | "%") unary)*
+//   unary  := "-" unary | number | name | "(" expr ")"
+//
+// Arithmetic is on 64-bit integers with Python's meaning of / and %: division rounds
+// down and a remainder has the divisor's sign, so (rank - 1) % size is never negative.
+// Comparisons and logic give 1 or 0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collscope/result.h"
+
+namespace collscope::program {
+
+// Values of the variables in scope, innermost last.
+using Env = std::vector<std::pair<std::string, std::int64_t>>;
+
+class Expression {
+ public:
+  Expression() = default;
+  // Errors: id "scenario.bad_expression"; the message names the column in the text.
+  static Result<Expression> parse(const std::string& text);
+  static Expression constant(std::int64_t v);
+
+  // Errors: "program.bad_value" (division by zero, unknown variable, overflow).
+  Result<std::int64_t> eval(const Env& env) const;
+
+  const std::string& text() const { return text_; }
+  bool empty() const { return nodes_.empty(); }
+  bool is_constant() const;
+  // Names the expression reads, in order of first use.
+  std::vector<std::string> names() const;
+
+ private:
+  enum class Kind : std::uint8_t { number, name, neg, lnot, add, sub, mul, div, mod, eq, ne, lt, le, gt, ge, land, lor };
+  struct Node {
+    Kind kind;
+    std::int64_t value = 0;  // number
+    std::string name;        // name
+    std::int32_t a = -1, b = -1;
+  };
+  friend class ExprParser;
+  std::string text_;
+  std::vector<Node> nodes_;
+  std::int32_t root_ = -1;
+  Result<std::int64_t> eval_node(std::int32_t n, const Env& env) const;
+};
+
+}  // namespace collscope::program

@@ -1,0 +1,790 @@
+// The matcher: per-rank programs -> steps, with MPI's matching rules (program.h).
+//
+//   round k:  every rank runs ahead until it must wait
+//               isend/irecv     post the message, go on
+//               send/recv       post the message, wait until it has moved
+//               wait            wait until the named requests' messages have moved
+//               compute, copy,  take this step (one per rank and step), go on next round
+//               accumulate
+//               collective      arrive, wait until every member has arrived and it ran
+//             messages matched so far move in step k (both ends posted)
+//             then collectives whose members have all arrived run, in their own steps
+//   nothing moved and nobody can go on: a deadlock (or a message that never matches)
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "collscope/algorithms.h"
+#include "collscope/verify.h"
+#include "program/expr.h"
+#include "program/program.h"
+#include "scenario/resolve.h"
+
+namespace collscope::program {
+
+namespace {
+
+struct Message {
+  std::int32_t src = 0, dst = 0;
+  std::int32_t send = -1, recv = -1;  // instance index on src / dst
+  bool moved = false;
+};
+
+struct Request {
+  std::string name;
+  std::int32_t inst = -1;  // the isend/irecv instance
+  std::int32_t msg = -1;
+};
+
+struct RankState {
+  std::size_t pc = 0;
+  std::int32_t posted = -1;     // message of the blocking send/recv at pc, once posted
+  bool arrived = false;         // at the sync at pc
+  bool reached = false;         // the op at pc has been reached (its record started)
+  std::vector<Request> pending; // requests not waited for yet
+  std::map<std::string, std::string> completed;  // request name -> the wait that completed it
+};
+
+std::string overlap_text(const Schedule& s, const Region& r) {
+  return s.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
+         std::to_string(r.offset + r.count) + ")";
+}
+
+bool overlaps(const Region& a, const Region& b) {
+  return a.buf == b.buf && a.count && b.count && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
+class Matcher {
+ public:
+  Matcher(const Expansion& x, Target& t) : x_(x), t_(t), s_(t.schedule) {
+    st_.resize(x.ranks.size());
+    arrived_.assign(x.syncs.size(), 0);
+    done_.assign(x.syncs.size(), 0);
+    arrivals_.resize(x.syncs.size());
+  }
+
+  Status run() {
+    const auto R = static_cast<std::int32_t>(x_.ranks.size());
+    for (;;) {
+      bool progress = false;
+      busy_.assign(static_cast<std::size_t>(R), 0);
+      step_op_.reset();
+      cur_ = Step{};
+      cur_records_.clear();
+      for (std::int32_t r = 0; r < R; ++r) {
+        auto p = advance(r);
+        if (!p) return p.error();
+        progress = progress || *p;
+      }
+      if (!ready_.empty()) {
+        move_ready();
+        progress = true;
+      }
+      if (!cur_.transfers.empty()) flush();
+      for (std::size_t y = 0; y < x_.syncs.size(); ++y) {
+        if (done_[y] || arrived_[y] != static_cast<std::int32_t>(x_.syncs[y].members.size())) continue;
+        if (auto st = emit_sync(static_cast<std::int32_t>(y)); !st) return st;
+        progress = true;
+      }
+      bool finished = true;
+      for (std::int32_t r = 0; r < R; ++r)
+        finished = finished && st_[static_cast<std::size_t>(r)].pc == x_.ranks[static_cast<std::size_t>(r)].size();
+      if (finished) return at_end();
+      if (!progress) return stuck();
+    }
+  }
+
+ private:
+  const Expansion& x_;
+  Target& t_;
+  Schedule& s_;
+  std::vector<RankState> st_;
+  std::vector<Message> msgs_;
+  std::map<std::pair<std::int32_t, std::int32_t>, std::deque<std::int32_t>> open_sends_, open_recvs_;
+  std::vector<std::int32_t> ready_;  // matched messages that have not moved
+  std::vector<std::int32_t> arrived_;
+  std::vector<char> done_;
+  std::vector<std::vector<std::int32_t>> arrivals_;  // per sync: the members' records
+  std::vector<char> busy_;
+  std::optional<ReduceOp> step_op_;
+  Step cur_;
+  std::vector<std::int32_t> cur_records_;  // per transfer of cur_: the records that own it
+  std::vector<std::int32_t> cur_owner_;    // per entry of cur_records_: its transfer
+  std::int32_t program_call_ = -1;
+
+  const Instance& inst(std::int32_t r, std::size_t i) const {
+    return x_.ranks[static_cast<std::size_t>(r)][i];
+  }
+  OpRecord& record(const Instance& in) { return s_.ops[static_cast<std::size_t>(in.record)]; }
+  std::int32_t step_now() const { return static_cast<std::int32_t>(s_.steps.size()); }
+
+  Location where(const Instance& in, const std::string& key = "") const {
+    const ProgramOp& op = *in.op;
+    Location l = op.where;
+    if (!key.empty())
+      if (auto it = op.field_where.find(key); it != op.field_where.end()) l = it->second;
+    if (l.file.empty() && l.line == 0) l.file = t_.scenario.file;
+    if (l.pointer.empty()) l.pointer = in.pointer;
+    return l;
+  }
+  std::string who(std::int32_t r, const Instance& in) const {
+    return "rank " + std::to_string(r) + "'s " + record_text(in) + " (" + in.where_text + ")";
+  }
+  std::string record_text(const Instance& in) const { return t_.schedule.ops[static_cast<std::size_t>(in.record)].text; }
+
+  // --- one rank ---------------------------------------------------------------------
+
+  // Runs rank r ahead as far as it can this round. True when anything happened.
+  Result<bool> advance(std::int32_t r) {
+    RankState& st = st_[static_cast<std::size_t>(r)];
+    const auto& list = x_.ranks[static_cast<std::size_t>(r)];
+    bool did = false;
+    while (st.pc < list.size()) {
+      const Instance& in = list[st.pc];
+      OpRecord& rec = record(in);
+      if (!st.reached) {
+        st.reached = true;
+        rec.first_step = step_now();
+      }
+      switch (in.kind) {
+        case Kind::send:
+        case Kind::recv: {
+          if (in.blocking) {
+            if (st.posted < 0) {
+              if (auto s = check_race(r, in, in.region, in.kind == Kind::recv); !s) return s.error();
+              auto m = post(r, st.pc);
+              if (!m) return m.error();
+              st.posted = *m;
+              did = true;
+            }
+            if (!msgs_[static_cast<std::size_t>(st.posted)].moved) return did;
+            st.posted = -1;
+            break;  // complete
+          }
+          if (auto s = check_race(r, in, in.region, in.kind == Kind::recv); !s) return s.error();
+          for (const Request& q : st.pending)
+            if (q.name == in.request)
+              return make_error("program.request_reused",
+                                who(r, in) + " reuses request name \"" + in.request + "\" while " +
+                                    who(r, inst(r, static_cast<std::size_t>(q.inst))) + " is still pending",
+                                "wait for \"" + in.request + "\" first, or give this request another name",
+                                where(in, "request"));
+          auto m = post(r, st.pc);
+          if (!m) return m.error();
+          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m});
+          st.completed.erase(in.request);
+          did = true;
+          break;
+        }
+        case Kind::wait: {
+          for (const auto& name : in.requests) {
+            const bool known = std::any_of(st.pending.begin(), st.pending.end(),
+                                           [&](const Request& q) { return q.name == name; });
+            if (known) continue;
+            if (auto it = st.completed.find(name); it != st.completed.end())
+              return make_error("program.request_done",
+                                who(r, in) + " waits for request \"" + name + "\", which " + it->second +
+                                    " already completed",
+                                "wait for a request once; post a new isend/irecv to wait again", where(in, "request"));
+            return make_error("program.unknown_request",
+                              who(r, in) + " waits for request \"" + name + "\", which rank " + std::to_string(r) +
+                                  " never posted",
+                              "name the \"request\" of an earlier isend or irecv of this rank", where(in, "request"));
+          }
+          const bool all_moved = std::all_of(in.requests.begin(), in.requests.end(), [&](const std::string& name) {
+            for (const Request& q : st.pending)
+              if (q.name == name) return msgs_[static_cast<std::size_t>(q.msg)].moved;
+            return true;
+          });
+          if (!all_moved) return did;
+          for (const auto& name : in.requests) {
+            auto it = std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
+            st.completed[name] = "the wait of " + in.where_text;
+            st.pending.erase(it);
+          }
+          break;
+        }
+        case Kind::compute:
+        case Kind::copy:
+        case Kind::accumulate: {
+          // One local op per rank and step; accumulates of one step share an operator.
+          if (busy_[static_cast<std::size_t>(r)]) return did;
+          if (in.kind == Kind::accumulate && step_op_ && *step_op_ != in.op->reduce_op) return did;
+          if (in.kind != Kind::compute)
+            if (auto s = check_race(r, in, in.src, false); !s) return s.error();
+          if (auto s = check_race(r, in, in.region, true); !s) return s.error();
+          Transfer t;
+          if (in.kind == Kind::compute) {
+            t.action = Action::compute;
+            t.src = t.dst = Loc{r, in.region.buf, in.region.offset};
+            t.count = in.region.buf >= 0 ? in.region.count : 0;
+            t.duration_us = in.op->duration_us;
+            t.label = label_id(in.op->label.empty() ? "compute" : in.op->label);
+          } else {
+            t.action = in.kind == Kind::copy ? Action::copy : Action::reduce;
+            t.src = Loc{r, in.src.buf, in.src.offset};
+            t.dst = Loc{r, in.region.buf, in.region.offset};
+            t.count = in.region.count;
+            if (in.kind == Kind::accumulate) step_op_ = in.op->reduce_op;
+          }
+          add_transfer(t, {in.record});
+          busy_[static_cast<std::size_t>(r)] = 1;
+          rec.last_step = step_now();
+          st.pc++;
+          st.reached = false;
+          return true;
+        }
+        case Kind::sync: {
+          if (!st.arrived) {
+            if (auto s = check_sync_race(r, in); !s) return s.error();
+            st.arrived = true;
+            arrived_[static_cast<std::size_t>(in.sync)]++;
+            arrivals_[static_cast<std::size_t>(in.sync)].push_back(in.record);
+            did = true;
+          }
+          if (!done_[static_cast<std::size_t>(in.sync)]) return did;
+          st.arrived = false;
+          break;
+        }
+      }
+      // The op at pc completed.
+      if (rec.last_step < 0) rec.last_step = std::max(rec.first_step, step_now() - 1);
+      st.pc++;
+      st.reached = false;
+      did = true;
+    }
+    return did;
+  }
+
+  // A buffer must not be touched while a non-blocking op on it is pending (MPI calls
+  // it undefined behaviour): reading is fine next to a pending isend, nothing else is.
+  Status check_race(std::int32_t r, const Instance& in, const Region& reg, bool write) const {
+    if (reg.buf < 0) return ok_status();
+    for (const Request& q : st_[static_cast<std::size_t>(r)].pending) {
+      const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
+      if (!overlaps(p.region, reg)) continue;
+      if (!write && p.kind == Kind::send) continue;
+      return make_error("program.race",
+                        who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
+                            who(r, p) + " is still pending",
+                        "wait for request \"" + q.name + "\" before touching that buffer", where(in));
+    }
+    return ok_status();
+  }
+
+  // A collective reads and writes its whole buffers on every member.
+  Status check_sync_race(std::int32_t r, const Instance& in) const {
+    const ProgramOp& op = *in.op;
+    for (const std::string* name : {&op.buffer, &op.send, &op.recv}) {
+      if (name->empty()) continue;
+      const std::int32_t b = s_.find_buffer(*name);
+      if (b < 0) continue;
+      Region whole{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]};
+      if (auto st = check_race(r, in, whole, name != &op.send); !st) return st;
+    }
+    return ok_status();
+  }
+
+  // --- messages ---------------------------------------------------------------------
+
+  // Posts the send or recv at rank r's instance i; matches it with the oldest open one
+  // of the other side between the same pair (messages do not overtake each other).
+  Result<std::int32_t> post(std::int32_t r, std::size_t i) {
+    const Instance& in = inst(r, i);
+    const bool sends = in.kind == Kind::send;
+    const std::pair<std::int32_t, std::int32_t> key = sends ? std::pair{r, in.peer} : std::pair{in.peer, r};
+    auto& other = sends ? open_recvs_[key] : open_sends_[key];
+    auto& mine = sends ? open_sends_[key] : open_recvs_[key];
+    const auto idx = static_cast<std::int32_t>(i);
+    if (other.empty()) {
+      Message m;
+      m.src = key.first;
+      m.dst = key.second;
+      (sends ? m.send : m.recv) = idx;
+      msgs_.push_back(m);
+      mine.push_back(static_cast<std::int32_t>(msgs_.size()) - 1);
+      return static_cast<std::int32_t>(msgs_.size()) - 1;
+    }
+    const std::int32_t id = other.front();
+    other.pop_front();
+    Message& m = msgs_[static_cast<std::size_t>(id)];
+    (sends ? m.send : m.recv) = idx;
+    if (auto st = check_pair(m); !st) return st.error();
+    ready_.push_back(id);
+    return id;
+  }
+
+  Status check_pair(const Message& m) const {
+    const Instance& a = inst(m.src, static_cast<std::size_t>(m.send));
+    const Instance& b = inst(m.dst, static_cast<std::size_t>(m.recv));
+    if (a.region.count != b.region.count)
+      return make_error("program.size_mismatch",
+                        who(m.src, a) + " sends " + std::to_string(a.region.count) + " elements, but its matching " +
+                            who(m.dst, b) + " expects " + std::to_string(b.region.count),
+                        "give the send and its recv the same count (messages between two ranks match in order)",
+                        where(b, "count"));
+    const DType da = a.op->dtype.value_or(t_.scenario.dtype), db = b.op->dtype.value_or(t_.scenario.dtype);
+    if (da != db)
+      return make_error("program.dtype_mismatch",
+                        who(m.src, a) + " sends " + std::string(name_of(da)) + ", but its matching " + who(m.dst, b) +
+                            " expects " + std::string(name_of(db)),
+                        "declare the same dtype on both ends", where(b, "dtype"));
+    return ok_status();
+  }
+
+  void move_ready() {
+    std::sort(ready_.begin(), ready_.end());
+    for (const std::int32_t id : ready_) {
+      Message& m = msgs_[static_cast<std::size_t>(id)];
+      const Instance& a = inst(m.src, static_cast<std::size_t>(m.send));
+      const Instance& b = inst(m.dst, static_cast<std::size_t>(m.recv));
+      Transfer t;
+      t.src = Loc{m.src, a.region.buf, a.region.offset};
+      t.dst = Loc{m.dst, b.region.buf, b.region.offset};
+      t.count = b.region.count;
+      add_transfer(t, {a.record, b.record});
+      m.moved = true;
+    }
+    ready_.clear();
+  }
+
+  void add_transfer(const Transfer& t, std::initializer_list<std::int32_t> records) {
+    const auto index = static_cast<std::int32_t>(cur_.transfers.size());
+    cur_.transfers.push_back(t);
+    for (std::int32_t r : records) {
+      cur_records_.push_back(r);
+      cur_owner_.push_back(index);
+    }
+  }
+
+  std::int32_t label_id(const std::string& label) {
+    auto it = std::find(s_.labels.begin(), s_.labels.end(), label);
+    if (it != s_.labels.end()) return static_cast<std::int32_t>(it - s_.labels.begin());
+    s_.labels.push_back(label);
+    return static_cast<std::int32_t>(s_.labels.size()) - 1;
+  }
+
+  // --- steps and calls ------------------------------------------------------------------
+
+  // The call a program step belongs to: the custom algorithm's, or a run of
+  // point-to-point steps whose accumulates share one operator.
+  std::int32_t program_call(std::optional<ReduceOp> op) {
+    if (t_.fixed_call >= 0) return t_.fixed_call;
+    const Call* last = program_call_ >= 0 ? &s_.calls[static_cast<std::size_t>(program_call_)] : nullptr;
+    const bool continues = last && last->first_step + last->num_steps == step_now() &&
+                           (!op || !last_has_reduce_ || last->args.op == *op);
+    if (!continues) {
+      Call c;
+      c.kind = CallKind::program;
+      c.algorithm = "point-to-point";
+      c.args.ranks = s_.ranks;
+      c.args.dtype = s_.dtype;
+      c.args.in_buf = c.args.out_buf = -1;
+      c.first_step = step_now();
+      s_.calls.push_back(c);
+      program_call_ = static_cast<std::int32_t>(s_.calls.size()) - 1;
+      last_has_reduce_ = false;
+    }
+    Call& c = s_.calls[static_cast<std::size_t>(program_call_)];
+    if (op) {
+      c.args.op = *op;
+      last_has_reduce_ = true;
+    }
+    return program_call_;
+  }
+  bool last_has_reduce_ = false;
+
+  void push_step(Step st) {
+    if (t_.fixed_call < 0) s_.calls[static_cast<std::size_t>(st.call)].num_steps++;
+    s_.steps.push_back(std::move(st));
+  }
+
+  void flush() {
+    const std::int32_t k = step_now();
+    cur_.call = program_call(step_op_);
+    cur_.phase = t_.fixed_call >= 0 ? "custom" : "point-to-point";
+    // The caption: the ops' own captions where they have one, else what moved.
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < cur_records_.size(); ++i) {
+      OpRecord& rec = s_.ops[static_cast<std::size_t>(cur_records_[i])];
+      rec.transfers.emplace_back(k, cur_owner_[i]);
+      rec.last_step = std::max(rec.last_step, k);
+    }
+    std::vector<std::int32_t> seen;
+    for (std::int32_t r : cur_records_) {
+      if (std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
+      seen.push_back(r);
+      const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
+      if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
+      const ProgramOp* op = op_of(r);
+      std::string text = op && !op->caption.empty() ? op->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
+      if (std::find(parts.begin(), parts.end(), text) == parts.end()) parts.push_back(text);
+    }
+    std::string caption;
+    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) caption += (i ? "; " : "") + parts[i];
+    if (parts.size() > 4) caption += "; and " + std::to_string(parts.size() - 4) + " more";
+    cur_.caption = caption;
+    push_step(std::move(cur_));
+    cur_ = Step{};
+    cur_records_.clear();
+    cur_owner_.clear();
+  }
+
+  const ProgramOp* op_of(std::int32_t record) const {
+    const OpRecord& rec = s_.ops[static_cast<std::size_t>(record)];
+    for (const Instance& in : x_.ranks[static_cast<std::size_t>(rec.rank)])
+      if (in.record == record) return in.op;
+    return nullptr;
+  }
+
+  Status emit_sync(std::int32_t y) {
+    const Sync& sy = x_.syncs[static_cast<std::size_t>(y)];
+    const ProgramOp& op = *sy.op;
+    const std::int32_t first = step_now();
+    std::int32_t call = -1;
+    if (op.op == "step") {
+      auto st = emit_written_step(sy);
+      if (!st) return st;
+    } else {
+      if (t_.fixed_call >= 0)
+        return make_error("scenario.bad_call", "a custom algorithm cannot call " + op.op + " (" + sy.where_text + ")",
+                          "write its transfers as steps, or call it outside the custom algorithm", sy_where(sy));
+      scenario::CallResolver resolver(t_.scenario);
+      const auto index = program_index(sy.pointer);
+      const bool world = op.group.empty();
+      auto args = resolver.resolve(op, index, world ? std::vector<std::int32_t>{} : sy.members);
+      if (!args) return args.error();
+      if (op.algorithm == "custom") {
+        auto st = emit_custom(sy, *args, index);
+        if (!st) return st;
+      } else {
+        auto st = lower_call(s_, *args, op.algorithm, op.caption, index);
+        if (!st) {
+          Error e = st.error();
+          if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
+          return e;
+        }
+      }
+      call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+    }
+    done_[static_cast<std::size_t>(y)] = 1;
+    const std::int32_t last = step_now() - 1;
+    for (std::int32_t rec : arrivals_[static_cast<std::size_t>(y)]) {
+      OpRecord& r = s_.ops[static_cast<std::size_t>(rec)];
+      r.first_step = first;
+      r.last_step = std::max(first, last);
+      if (last < first) r.last_step = -1, r.first_step = -1;
+      r.call = call;
+    }
+    return ok_status();
+  }
+
+  Location sy_where(const Sync& sy, const std::string& key = "") const {
+    Location l = sy.op->where;
+    if (!key.empty())
+      if (auto it = sy.op->field_where.find(key); it != sy.op->field_where.end()) l = it->second;
+    if (l.file.empty() && l.line == 0) l.file = t_.scenario.file;
+    if (l.pointer.empty()) l.pointer = sy.pointer;
+    return l;
+  }
+
+  static std::int32_t program_index(const std::string& pointer) {
+    // "/program/3/..." -> 3
+    const std::size_t a = pointer.find('/', 1);
+    if (a == std::string::npos) return 0;
+    return static_cast<std::int32_t>(std::strtol(pointer.c_str() + a + 1, nullptr, 10));
+  }
+
+  // A step the program wrote itself: every selected rank adds its transfers.
+  Status emit_written_step(const Sync& sy) {
+    const ProgramOp& op = *sy.op;
+    Step st;
+    st.phase = op.phase.empty() ? "step" : op.phase;
+    st.caption = op.caption;
+    Env env = {{"rank", 0}, {"size", s_.ranks}};
+    env.insert(env.end(), sy.env.begin(), sy.env.end());
+    for (std::size_t ti = 0; ti < op.transfers.size(); ++ti) {
+      const TransferSpec& ts = op.transfers[ti];
+      const std::string tp = sy.pointer + "/transfers/" + std::to_string(ti);
+      for (std::int32_t r = 0; r < s_.ranks; ++r) {
+        env[0].second = r;
+        auto chosen = selected(ts, env, tp);
+        if (!chosen) return chosen.error();
+        if (!*chosen) continue;
+        auto from = place(ts, ts.from, env, "from", tp);
+        if (!from) return from.error();
+        auto to = place(ts, ts.to, env, "to", tp);
+        if (!to) return to.error();
+        Transfer t;
+        t.src = from->first;
+        t.dst = to->first;
+        t.action = ts.action;
+        std::uint64_t n = std::min(from->second, to->second);
+        if (!ts.count.empty()) {
+          auto c = eval(ts.count, env, ts, "count", tp);
+          if (!c) return c.error();
+          if (*c < 0 || static_cast<std::uint64_t>(*c) > n)
+            return make_error("scenario.buffer_too_small",
+                              "transfer of " + std::to_string(*c) + " elements (rank " + std::to_string(r) +
+                                  ") does not fit: the slices hold " + std::to_string(n),
+                              "lower the count or the offsets", ts_where(ts, "count", tp));
+          n = static_cast<std::uint64_t>(*c);
+        }
+        t.count = n;
+        st.transfers.push_back(t);
+      }
+    }
+    st.call = program_call(st.transfers.empty() ? std::nullopt : std::optional<ReduceOp>(sy.op->reduce_op));
+    if (t_.fixed_call >= 0) st.call = t_.fixed_call;
+    push_step(std::move(st));
+    return ok_status();
+  }
+
+  Location ts_where(const TransferSpec& ts, const std::string& key, const std::string& p) const {
+    Location l = ts.where;
+    if (auto it = ts.field_where.find(key); it != ts.field_where.end()) l = it->second;
+    if (l.file.empty() && l.line == 0) l.file = t_.scenario.file;
+    if (l.pointer.empty()) l.pointer = p;
+    return l;
+  }
+
+  Result<std::int64_t> eval(const std::string& text, const Env& env, const TransferSpec& ts, const std::string& key,
+                            const std::string& p) const {
+    auto e = Expression::parse(text);
+    if (!e) return e.error();
+    auto v = e->eval(env);
+    if (!v) {
+      Error err = v.error();
+      err.message += " (rank " + std::to_string(env[0].second) + ")";
+      err.where = ts_where(ts, key, p);
+      return err;
+    }
+    return *v;
+  }
+
+  Result<bool> selected(const TransferSpec& ts, const Env& env, const std::string& p) const {
+    const auto r = static_cast<std::int32_t>(env[0].second);
+    if (!ts.ranks.list.empty()) return std::find(ts.ranks.list.begin(), ts.ranks.list.end(), r) != ts.ranks.list.end();
+    if (ts.ranks.text.empty()) return r == 0;  // without "ranks", a transfer is written once
+    if (ts.ranks.text == "all") return true;
+    if (const auto dots = ts.ranks.text.find(".."); dots != std::string::npos &&
+                                                  ts.ranks.text.find_first_not_of(" 0123456789") == dots)
+      return r >= std::stol(ts.ranks.text.substr(0, dots)) && r <= std::stol(ts.ranks.text.substr(dots + 2));
+    auto v = eval(ts.ranks.text, env, ts, "ranks", p);
+    if (!v) return v.error();
+    return *v != 0;
+  }
+
+  // A transfer end: (where it starts, how many elements from there to the slice's end).
+  Result<std::pair<Loc, std::uint64_t>> place(const TransferSpec& ts, const SliceSpec& sl, const Env& env,
+                                              const std::string& key, const std::string& p) const {
+    auto rank = eval(sl.rank, env, ts, key, p);
+    if (!rank) return rank.error();
+    if (*rank < 0 || *rank >= s_.ranks)
+      return make_error("program.bad_value",
+                        "transfer " + key + " rank " + std::to_string(*rank) + " is outside 0.." +
+                            std::to_string(s_.ranks - 1) + " (for rank " + std::to_string(env[0].second) + ")",
+                        "check the rank expression", ts_where(ts, key, p));
+    const std::int32_t b = s_.find_buffer(sl.buffer);
+    if (b < 0)
+      return make_error("scenario.unknown_buffer", "transfer " + key + " names unknown buffer \"" + sl.buffer + "\"",
+                        "declare it under \"buffers\"", ts_where(ts, key, p));
+    const std::uint64_t have = s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(*rank)];
+    std::int64_t off = 0;
+    if (!sl.offset.empty()) {
+      auto o = eval(sl.offset, env, ts, key, p);
+      if (!o) return o.error();
+      off = *o;
+    }
+    std::int64_t n = static_cast<std::int64_t>(have) - off;
+    if (!sl.count.empty()) {
+      auto c = eval(sl.count, env, ts, key, p);
+      if (!c) return c.error();
+      n = *c;
+    }
+    if (off < 0 || n < 0 || static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n) > have)
+      return make_error("scenario.buffer_too_small",
+                        "transfer " + key + " " + sl.buffer + "[" + std::to_string(off) + ".." +
+                            std::to_string(off + n) + ") on rank " + std::to_string(*rank) + " is outside its " +
+                            std::to_string(have) + " elements",
+                        "check the offset and count", ts_where(ts, key, p));
+    return std::pair{Loc{static_cast<std::int32_t>(*rank), b, static_cast<std::uint64_t>(off)},
+                     static_cast<std::uint64_t>(n)};
+  }
+
+  // A collective the program implements itself: its body, matched on its own, is the
+  // call's algorithm; the call keeps the collective's arguments, so it is verified
+  // against the collective's postcondition and definition like any built-in one.
+  Status emit_custom(const Sync& sy, const CollArgs& args, std::int32_t index) {
+    Call c;
+    c.args = args;
+    c.algorithm = "custom";
+    c.custom = true;
+    c.caption = sy.op->caption;
+    c.program_index = index;
+    c.first_step = step_now();
+    s_.calls.push_back(c);
+    const auto id = static_cast<std::int32_t>(s_.calls.size()) - 1;
+    auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops);
+    if (!body) return body.error();
+    Target inner{t_.scenario, s_, id};
+    if (auto st = match(*body, inner); !st) return st;
+    s_.calls[static_cast<std::size_t>(id)].num_steps = step_now() - c.first_step;
+    program_call_ = -1;
+    return ok_status();
+  }
+
+  // --- the end ----------------------------------------------------------------------------
+
+  Status at_end() const {
+    for (const auto& [key, open] : open_sends_)
+      if (!open.empty()) {
+        const Message& m = msgs_[static_cast<std::size_t>(open.front())];
+        const Instance& a = inst(m.src, static_cast<std::size_t>(m.send));
+        return make_error("program.unmatched",
+                          who(m.src, a) + " is never received: rank " + std::to_string(m.dst) +
+                              " finished its program without a matching recv from rank " + std::to_string(m.src),
+                          "add a recv (or irecv) from rank " + std::to_string(m.src) + " on rank " +
+                              std::to_string(m.dst) + ", or remove this send",
+                          where(a));
+      }
+    for (const auto& [key, open] : open_recvs_)
+      if (!open.empty()) {
+        const Message& m = msgs_[static_cast<std::size_t>(open.front())];
+        const Instance& b = inst(m.dst, static_cast<std::size_t>(m.recv));
+        return make_error("program.unmatched",
+                          who(m.dst, b) + " never gets a message: rank " + std::to_string(m.src) +
+                              " finished its program without a matching send to rank " + std::to_string(m.dst),
+                          "add a send (or isend) to rank " + std::to_string(m.dst) + " on rank " +
+                              std::to_string(m.src) + ", or remove this recv",
+                          where(b));
+      }
+    for (std::size_t r = 0; r < st_.size(); ++r)
+      if (!st_[r].pending.empty()) {
+        const Request& q = st_[r].pending.front();
+        const Instance& in = inst(static_cast<std::int32_t>(r), static_cast<std::size_t>(q.inst));
+        return make_error("program.unwaited",
+                          who(static_cast<std::int32_t>(r), in) + " is never waited for",
+                          "add {\"op\": \"wait\", \"request\": \"" + q.name +
+                              "\"} before the buffer is used again or the program ends",
+                          where(in, "request"));
+      }
+    return ok_status();
+  }
+
+  // Nobody can go on: find whom each blocked rank waits for and follow the chain to
+  // a cycle (a deadlock) or to a rank that has finished (a message that never comes).
+  Status stuck() const {
+    const auto R = static_cast<std::int32_t>(st_.size());
+    std::vector<std::int32_t> next(static_cast<std::size_t>(R), -1);
+    std::vector<std::string> why(static_cast<std::size_t>(R));
+    for (std::int32_t r = 0; r < R; ++r) {
+      const RankState& st = st_[static_cast<std::size_t>(r)];
+      if (st.pc >= x_.ranks[static_cast<std::size_t>(r)].size()) continue;
+      const Instance& in = inst(r, st.pc);
+      const std::string head = "rank " + std::to_string(r) + " waits in ";
+      switch (in.kind) {
+        case Kind::send:
+        case Kind::recv:
+          next[static_cast<std::size_t>(r)] = in.peer;
+          why[static_cast<std::size_t>(r)] = head + (in.kind == Kind::send ? "send to rank " : "recv from rank ") +
+                                             std::to_string(in.peer) + " (" + in.where_text + ")";
+          break;
+        case Kind::wait:
+          for (const auto& name : in.requests)
+            for (const Request& q : st.pending)
+              if (q.name == name && !msgs_[static_cast<std::size_t>(q.msg)].moved) {
+                const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
+                if (next[static_cast<std::size_t>(r)] >= 0) continue;
+                next[static_cast<std::size_t>(r)] = p.peer;
+                why[static_cast<std::size_t>(r)] =
+                    head + "wait (" + in.where_text + ") for request " + name + ", its " + p.op->op +
+                    (p.kind == Kind::send ? " to rank " : " from rank ") + std::to_string(p.peer) + " (" +
+                    p.where_text + ")";
+              }
+          break;
+        case Kind::sync: {
+          const Sync& sy = x_.syncs[static_cast<std::size_t>(in.sync)];
+          for (std::int32_t q : sy.members) {
+            const RankState& other = st_[static_cast<std::size_t>(q)];
+            const bool there = other.pc < x_.ranks[static_cast<std::size_t>(q)].size() &&
+                               inst(q, other.pc).sync == in.sync && other.arrived;
+            if (!there) {
+              next[static_cast<std::size_t>(r)] = q;
+              why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
+                                                 std::to_string(q);
+              break;
+            }
+          }
+          break;
+        }
+        default: break;
+      }
+    }
+    for (std::int32_t start = 0; start < R; ++start) {
+      if (next[static_cast<std::size_t>(start)] < 0) continue;
+      std::vector<std::int32_t> path;
+      std::int32_t r = start;
+      while (r >= 0 && std::find(path.begin(), path.end(), r) == path.end()) {
+        path.push_back(r);
+        r = next[static_cast<std::size_t>(r)];
+      }
+      if (r < 0) continue;
+      // A cycle: from where the chain re-enters it.
+      const auto at = std::find(path.begin(), path.end(), r);
+      std::vector<std::int32_t> cycle(at, path.end());
+      std::string msg = "deadlock: ";
+      for (std::size_t i = 0; i < cycle.size(); ++i)
+        msg += (i ? " while " : "") + why[static_cast<std::size_t>(cycle[i])];
+      const Instance& head = inst(cycle.front(), st_[static_cast<std::size_t>(cycle.front())].pc);
+      return make_error("program.deadlock", msg,
+                        "break the cycle: let one rank send first, or use isend/irecv and wait for both",
+                        where(head));
+    }
+    // No cycle: some rank waits for one that has finished its program.
+    for (std::int32_t r = 0; r < R; ++r) {
+      const std::int32_t q = next[static_cast<std::size_t>(r)];
+      if (q < 0 || next[static_cast<std::size_t>(q)] >= 0) continue;
+      const Instance& in = inst(r, st_[static_cast<std::size_t>(r)].pc);
+      const bool q_done = st_[static_cast<std::size_t>(q)].pc >= x_.ranks[static_cast<std::size_t>(q)].size();
+      return make_error(in.kind == Kind::sync ? "program.deadlock" : "program.unmatched",
+                        why[static_cast<std::size_t>(r)] + ", but rank " + std::to_string(q) +
+                            (q_done ? " has finished its program" : " never gets there"),
+                        in.kind == Kind::sync ? "every member of a collective must call it, in the same order"
+                                              : "give the message a matching op on rank " + std::to_string(q),
+                        where(in));
+    }
+    return make_error("program.deadlock", "the program cannot go on, but no rank is waiting for another",
+                      "check the order of the ops", Location{t_.scenario.file, 0, 0, "/program"});
+  }
+};
+
+}  // namespace
+
+Status match(const Expansion& x, Target& t) {
+  Matcher m(x, t);
+  return m.run();
+}
+
+Result<Schedule> lower_program(const Scenario& s) {
+  Schedule sched;
+  sched.ranks = s.ranks;
+  sched.dtype = s.dtype;
+  for (const auto& b : s.buffers) sched.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
+  auto x = expand(s, s.program, "/program", sched.ops);
+  if (!x) return x.error();
+  Target t{s, sched};
+  if (auto st = match(*x, t); !st) return st.error();
+  // An op that completed after the last step (a final wait) ends with it.
+  const auto last = static_cast<std::int32_t>(sched.steps.size()) - 1;
+  for (auto& op : sched.ops) {
+    op.first_step = std::min(op.first_step, last);
+    op.last_step = std::min(op.last_step, last);
+  }
+  // Steps the program wrote itself may break the conflict rule: that is its race.
+  if (auto st = check_bounds(sched); !st) return st.error();
+  if (auto st = check_conflicts(sched); !st) return st.error();
+  return sched;
+}
+
+}  // namespace collscope::program

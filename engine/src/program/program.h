@@ -1,0 +1,90 @@
+// Programs: from a scenario's per-rank ops to the Schedule (DESIGN §3).
+//
+// Lowering happens in two passes:
+//   expand (expand.cpp)  every rank walks the program on its own, as the tutorial's
+//                        Python would run on that rank: repeats unrolled, "ranks"
+//                        selectors and expressions evaluated. The result is one list
+//                        of Instances per rank, in program order.
+//   match  (match.cpp)   a deterministic simulation with MPI's semantics puts those
+//                        lists into steps: messages between a pair of ranks match in
+//                        program order, a blocking op completes when its message has
+//                        moved, a non-blocking one returns at once and its wait
+//                        completes when the message has moved; collectives (and
+//                        written steps) start when every member has arrived and lower
+//                        with the algorithms library. Whatever cannot complete is a
+//                        deadlock, reported with its wait-for cycle.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collscope/result.h"
+#include "collscope/scenario.h"
+#include "collscope/schedule.h"
+
+namespace collscope::program {
+
+enum class Kind : std::uint8_t { send, recv, wait, compute, copy, accumulate, sync };
+
+// A slice of one rank's buffer, evaluated.
+struct Region {
+  std::int32_t buf = -1;
+  std::uint64_t offset = 0, count = 0;
+};
+
+// One op of one rank's program with every expression evaluated.
+struct Instance {
+  Kind kind = Kind::send;
+  bool blocking = true;          // send/recv; isend/irecv are not
+  const ProgramOp* op = nullptr;
+  std::string pointer;           // "/program/3/body/1"
+  std::string where_text;        // "op 3.1, i=2"
+  std::int32_t iteration = -1;
+  std::int32_t peer = -1;        // send/recv
+  Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
+  Region src;                    // copy/accumulate: the source
+  std::string request;           // isend/irecv
+  std::vector<std::string> requests;  // wait
+  std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs
+  std::int32_t record = -1;      // index into Schedule::ops
+};
+
+// A collective call or written step that several ranks enter together.
+struct Sync {
+  const ProgramOp* op = nullptr;
+  std::string pointer, where_text;
+  std::vector<std::int32_t> members;   // world ranks, in group order
+  std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
+};
+
+struct Expansion {
+  std::vector<std::vector<Instance>> ranks;  // per rank, in program order
+  std::vector<Sync> syncs;
+};
+
+// Walks `ops` for every rank. `records` receives one OpRecord per instance.
+Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
+                         std::vector<OpRecord>& records);
+
+// Everything the matcher appends to: the schedule being built and the scenario.
+struct Target {
+  const Scenario& scenario;
+  Schedule& schedule;
+  // When set, every step goes to this call (a custom algorithm's body); otherwise
+  // runs of point-to-point steps get program calls of their own.
+  std::int32_t fixed_call = -1;
+};
+
+// Puts the expanded program into steps (appended to t.schedule).
+Status match(const Expansion& x, Target& t);
+
+// Lowers a whole scenario whose program is more than collectives on every rank.
+Result<Schedule> lower_program(const Scenario& s);
+
+// "op 3" / "op 3.1" from "/program/3/body/1".
+std::string op_label(const std::string& pointer);
+
+}  // namespace collscope::program

@@ -1,0 +1,47 @@
+// Reading a scenario's "groups" and "program" (see scenario.h and program/lower.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collscope/scenario.h"
+#include "scenario/reader_base.h"
+
+namespace collscope::scenario {
+
+class ProgramReader : public ReaderBase {
+ public:
+  ProgramReader(const std::string& file, std::int32_t ranks) : ReaderBase(file), ranks_(ranks) {}
+
+  std::vector<GroupSpec> read_groups(const Member& m) const;
+  // `s` holds the world, the buffers and the groups read so far.
+  std::vector<ProgramOp> read_program(const Member& m, const Scenario& s);
+
+ private:
+  std::int32_t ranks_;
+  const Scenario* s_ = nullptr;
+
+  // Names an expression may use here: rank, size and the enclosing repeats' variables.
+  using Scope = std::vector<std::string>;
+
+  ProgramOp read_op(const Value& v, Scope& scope, bool in_custom) const;
+  void read_collective(const Value& v, ProgramOp& op, Scope& scope, bool in_custom) const;
+  void read_p2p(const Value& v, ProgramOp& op, const Scope& scope) const;
+  void read_local(const Value& v, ProgramOp& op, const Scope& scope) const;
+  void read_compute(const Value& v, ProgramOp& op, const Scope& scope) const;
+  void read_wait(const Value& v, ProgramOp& op) const;
+  void read_repeat(const Value& v, ProgramOp& op, Scope& scope, bool in_custom) const;
+  void read_step(const Value& v, ProgramOp& op, const Scope& scope) const;
+
+  std::string expression(const Member& m, const Scope& scope, const std::string& example) const;
+  RankSelector rank_selector(const Member& m, const Scope& scope) const;
+  SliceSpec slice(const Member& m, const Scope& scope, bool with_rank) const;
+  ReduceOp reduce_op(const Member& m) const;
+  std::string buffer_name(const Member& m) const;
+  std::string request_name(const Value& v, const Location& where) const;
+};
+
+// The op names a program accepts besides the collectives.
+const std::vector<std::string>& program_op_names();
+
+}  // namespace collscope::scenario
