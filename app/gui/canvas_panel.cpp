@@ -58,8 +58,10 @@ ImVec2 element_centre(const Geometry& g, const view::CellsView& cv, std::int32_t
 }
 
 void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float scale) {
-  dl->AddRectFilled(a, b, to_u32(cell.colour.fill), 2 * scale);
   const float w = b.x - a.x, h = b.y - a.y;
+  // Rounded corners only where they can be seen: a tiny rounded cell costs many
+  // vertices, and 64 ranks x 64 cells must still draw at frame rate.
+  dl->AddRectFilled(a, b, to_u32(cell.colour.fill), w > 14 ? 2 * scale : 0.0f);
   if (cell.colour.coverage == view::Coverage::partial && cell.ranks.size() <= 16 && w > 6) {
     // A strip of the contributors' own colours along the bottom: the mix, spelled out.
     const float sw = w / static_cast<float>(cell.ranks.size());
