@@ -34,6 +34,12 @@ std::string scenario_dir() {
   return "scenarios";
 }
 
+bool display_present() {
+  for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY"})
+    if (const char* v = std::getenv(name); v && *v) return true;
+  return false;
+}
+
 std::vector<std::string> lesson_files() {
   std::vector<std::string> out;
   std::error_code ec;

@@ -60,4 +60,18 @@ struct BenchFlags {
 };
 int cmd_bench(const BenchFlags& f);
 
+// `collscope gui`: the window, or one frame rendered offscreen (--screenshot).
+struct GuiFlags {
+  std::string file;            // scenario; "" = the default lesson
+  std::int32_t step = 0;       // position shown by --screenshot (steps applied)
+  std::string screenshot;      // write one frame to this PNG and exit
+  std::string size = "1600x900";
+  bool presenter = false;
+  std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
+};
+bool gui_built();
+// A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
+bool display_present();
+int cmd_gui(const GuiFlags& f);
+
 }  // namespace collscope::app

@@ -58,10 +58,15 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bf.json, "print one JSON object per size");
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
 
-  std::string gui_file;
-  auto* gui = app.add_subcommand("gui", "open the window (not built in this version)");
-  gui->add_option("scenario", gui_file, "scenario file");
-  gui->allow_extras();
+  app::GuiFlags gf;
+  auto* gui = app.add_subcommand("gui", app::gui_built() ? "open the window on a lesson, or render one frame of it"
+                                                         : "open the window (not built in this version)");
+  gui->add_option("scenario", gf.file, "scenario file (default: the all-reduce lesson)");
+  gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)");
+  gui->add_option("--screenshot", gf.screenshot, "render one frame offscreen to this PNG file and exit");
+  gui->add_option("--size", gf.size, "window size WxH (default 1600x900)");
+  gui->add_flag("--presenter", gf.presenter, "presenter mode: large fonts, high contrast (F11 in the window)");
+  gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit");
 
   try {
     app.parse(argc, argv);
@@ -82,10 +87,9 @@ int main(int argc, char** argv) {
   if (*list) return app::cmd_list(list_json);
   if (*validate) return app::cmd_validate(files);
   if (*bench) return app::cmd_bench(bf);
-  if (*gui)
-    return app::report_error(make_error("cli.gui_unavailable", "this build of collscope has no window",
-                                        "use `collscope run FILE --explain` to step through a lesson in the terminal"));
-  // No arguments: there is no window in this build, so show how to start.
+  if (*gui) return app::cmd_gui(gf);
+  // No arguments: the window on the default lesson when it can open, else how to start.
+  if (app::gui_built() && app::display_present()) return app::cmd_gui(gf);
   std::cout << app.help();
   return 0;
 }

@@ -4,7 +4,9 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
-          nlohmann-json3-dev libcli11-dev doctest-dev)
+          nlohmann-json3-dev libcli11-dev doctest-dev
+          libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
+          xvfb xauth)
 
 missing=()
 for p in "${packages[@]}"; do

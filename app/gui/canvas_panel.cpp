@@ -1,0 +1,235 @@
+#include "gui/canvas_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gui/style.h"
+#include "gui/view/layout.h"
+
+namespace collscope::app {
+
+namespace {
+
+ImVec2 iv(view::Vec2 v) { return {v.x, v.y}; }
+
+// Pixel geometry of the boxes of one frame: where a (rank, buffer, cell) is drawn.
+struct Geometry {
+  ImVec2 origin;
+  view::Layout layout;
+  float title_h = 0, label_w = 0, row_h = 0, pad = 0;
+
+  ImVec2 box_min(std::int32_t r) const {
+    const auto& b = layout.boxes[static_cast<std::size_t>(r)];
+    return {origin.x + b.centre.x - layout.box.x / 2, origin.y + b.centre.y - layout.box.y / 2};
+  }
+  // Cell `c` of the row at `row_index` of rank `r`, which has `cells` cells.
+  void cell_rect(std::int32_t r, std::size_t row_index, std::size_t c, std::size_t cells, ImVec2& a, ImVec2& b) const {
+    const ImVec2 m = box_min(r);
+    const float x0 = m.x + pad + label_w, x1 = m.x + layout.box.x - pad;
+    const float w = (x1 - x0) / static_cast<float>(std::max<std::size_t>(1, cells));
+    const float y = m.y + title_h + row_h * static_cast<float>(row_index);
+    a = {x0 + w * static_cast<float>(c), y + row_h * 0.1f};
+    b = {x0 + w * static_cast<float>(c + 1) - std::min(2.0f, w * 0.15f), y + row_h * 0.9f};
+  }
+};
+
+std::size_t row_index_of(const view::RankCells& rc, std::int32_t buf) {
+  for (std::size_t i = 0; i < rc.rows.size(); ++i)
+    if (rc.rows[i].buf == buf) return i;
+  return 0;
+}
+
+// Centre of the cell holding element `index` of `buf` on rank `r`.
+ImVec2 element_centre(const Geometry& g, const view::CellsView& cv, std::int32_t r, std::int32_t buf, std::uint64_t index) {
+  const auto& rc = cv.ranks[static_cast<std::size_t>(r)];
+  const std::size_t ri = row_index_of(rc, buf);
+  if (rc.rows.empty()) {
+    const ImVec2 m = g.box_min(r);
+    return {m.x + g.layout.box.x / 2, m.y + g.layout.box.y / 2};
+  }
+  const auto& row = rc.rows[ri];
+  const std::int32_t c = std::max(0, view::cell_of(row, index));
+  ImVec2 a, b;
+  g.cell_rect(r, ri, static_cast<std::size_t>(c), row.cells.size(), a, b);
+  return {(a.x + b.x) / 2, (a.y + b.y) / 2};
+}
+
+void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float scale) {
+  const float w = b.x - a.x, h = b.y - a.y;
+  // Rounded corners only where they can be seen: a tiny rounded cell costs many
+  // vertices, and 64 ranks x 64 cells must still draw at frame rate.
+  dl->AddRectFilled(a, b, to_u32(cell.colour.fill), w > 14 ? 2 * scale : 0.0f);
+  if (cell.colour.coverage == view::Coverage::partial && cell.ranks.size() <= 16 && w > 6) {
+    // A strip of the contributors' own colours along the bottom: the mix, spelled out.
+    const float sw = w / static_cast<float>(cell.ranks.size());
+    for (std::size_t i = 0; i < cell.ranks.size(); ++i)
+      dl->AddRectFilled({a.x + sw * static_cast<float>(i), b.y - h * 0.22f}, {a.x + sw * static_cast<float>(i + 1), b.y},
+                        to_u32(view::rank_colour(cell.ranks[i])));
+  }
+  if (cell.colour.coverage == view::Coverage::complete) {
+    // The distinct mark of "every rank is in here": a dark corner flag.
+    const float k = std::min(w, h) * 0.35f;
+    dl->AddTriangleFilled({b.x - k, a.y}, {b.x, a.y}, {b.x, a.y + k}, IM_COL32(20, 20, 20, 255));
+  }
+  if (!cell.text.empty()) {
+    const ImVec2 ts = ImGui::CalcTextSize(cell.text.c_str());
+    if (ts.x <= w - 2 && ts.y <= h + 2)
+      dl->AddText({(a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2}, to_u32(view::text_on(cell.colour.fill)),
+                  cell.text.c_str());
+  }
+}
+
+void cell_tooltip(const view::LessonRun& run, std::int32_t rank, const view::BufferRow& row, const view::Cell& cell) {
+  ImGui::BeginTooltip();
+  ImGui::Text("rank %d, buffer \"%s\"", rank, row.name.c_str());
+  if (cell.count == 1) ImGui::Text("element %llu", static_cast<unsigned long long>(cell.first));
+  else ImGui::Text("elements %llu..%llu (%llu per cell)", static_cast<unsigned long long>(cell.first),
+                   static_cast<unsigned long long>(cell.first + cell.count - 1), static_cast<unsigned long long>(row.per_cell));
+  if (cell.min == cell.max) ImGui::Text("value %s", view::format_value(cell.min).c_str());
+  else ImGui::Text("values %s .. %s", view::format_value(cell.min).c_str(), view::format_value(cell.max).c_str());
+  std::string who;
+  for (std::size_t i = 0; i < cell.ranks.size() && i < 24; ++i) who += (i ? ", " : "") + std::to_string(cell.ranks[i]);
+  if (cell.ranks.size() > 24) who += ", ...";
+  switch (cell.colour.coverage) {
+    case view::Coverage::none: ImGui::TextUnformatted("holds no rank's input yet"); break;
+    case view::Coverage::single: ImGui::Text("holds rank %s's data", who.c_str()); break;
+    case view::Coverage::partial: ImGui::Text("a partial result of ranks %s", who.c_str()); break;
+    case view::Coverage::complete:
+      ImGui::Text("complete: holds the data of all %d ranks", run.schedule.ranks);
+      break;
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
+  const view::LessonRun* run = lesson.run();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!run || avail.x < 50 || avail.y < 50) return;
+  const view::CellsView* cv = lesson.cells(pb.shown());
+  if (!cv) {
+    ImGui::TextWrapped("%s", lesson.error().c_str());
+    return;
+  }
+  const Schedule& s = run->schedule;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::int32_t step = std::min(pb.applied, lesson.steps() - 1);
+  const std::int32_t call = step >= 0 ? s.steps[static_cast<std::size_t>(step)].call : 0;
+
+  std::size_t rows = 1;
+  for (const auto& rc : cv->ranks) rows = std::max(rows, rc.rows.size());
+  Geometry g;
+  g.origin = ImGui::GetCursorScreenPos();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing();
+  const float font = ImGui::GetFontSize();
+  g.layout = view::layout_ranks(s, call, {avail.x, avail.y - legend_h}, static_cast<std::int32_t>(rows), font * 1.6f,
+                                font + 14 * scale);
+  const bool small = g.layout.box.y < font * 2.2f || g.layout.box.x < font * 5;
+  g.title_h = small ? std::min(g.layout.box.y * 0.3f, font) : font + 6 * scale;
+  g.pad = std::max(1.0f, 4 * scale * (small ? 0.3f : 1.0f));
+  g.label_w = (g.layout.box.x > font * 9 && !small) ? ImGui::CalcTextSize("recv ").x + g.pad : 0;
+  g.row_h = (g.layout.box.y - g.title_h - g.pad) / static_cast<float>(rows);
+
+  // Tree edges first, underneath everything.
+  if (g.layout.kind == view::LayoutKind::tree)
+    for (const auto& b : g.layout.boxes)
+      if (b.parent >= 0)
+        dl->AddLine({g.origin.x + b.centre.x, g.origin.y + b.centre.y},
+                    {g.origin.x + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.x,
+                     g.origin.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
+                    IM_COL32(110, 110, 120, 160), 2 * scale);
+
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool hovered_window = ImGui::IsWindowHovered();
+  std::int32_t hover_rank = -1;
+  const ImU32 box_bg = presenter ? IM_COL32(18, 18, 22, 255) : IM_COL32(34, 36, 42, 255);
+  for (const auto& rc : cv->ranks) {
+    const ImVec2 m = g.box_min(rc.rank);
+    const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
+    const bool lit = hl.rank == rc.rank;
+    dl->AddRectFilled(m, mx, box_bg, 5 * scale);
+    dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f), 5 * scale, 0,
+                (lit ? 3.0f : 1.5f) * scale);
+    if (g.title_h >= font * 0.9f) {
+      std::string title = "rank " + std::to_string(rc.rank);
+      if (!small && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
+        title += " \xC2\xB7 " + run->outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
+      dl->AddText({m.x + g.pad, m.y + 2 * scale}, to_u32(view::rank_colour(rc.rank)), title.c_str());
+    }
+    for (std::size_t ri = 0; ri < rc.rows.size(); ++ri) {
+      const auto& row = rc.rows[ri];
+      if (g.label_w > 0)
+        dl->AddText({m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - font / 2},
+                    IM_COL32(200, 200, 205, 255), row.name.c_str());
+      for (std::size_t c = 0; c < row.cells.size(); ++c) {
+        ImVec2 a, b;
+        g.cell_rect(rc.rank, ri, c, row.cells.size(), a, b);
+        draw_cell(dl, row.cells[c], a, b, scale);
+        if (hovered_window && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+          cell_tooltip(*run, rc.rank, row, row.cells[c]);
+      }
+    }
+    if (hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y) hover_rank = rc.rank;
+  }
+
+  // The step's transfers: arrows from the source cell to the destination cell.
+  if (pb.applied < lesson.steps()) {
+    const auto& arrows = lesson.arrows(pb.applied);
+    const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
+    for (const auto& a : arrows) {
+      const ImVec2 p0 = element_centre(g, *cv, a.src, a.src_buf, a.src_offset);
+      const ImVec2 p1 = element_centre(g, *cv, a.dst, a.dst_buf, a.dst_offset);
+      const float dist = std::hypot(p1.x - p0.x, p1.y - p0.y);
+      const float bend = a.src == a.dst ? 25 * scale : dist * 0.18f;
+      const view::Rgba col = a.action == Action::reduce ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
+      const bool lit = hl.step == pb.applied &&
+                       std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
+      const float thick = (a.action == Action::reduce ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f);
+      const ImVec2 c = iv(view::bend_point({p0.x, p0.y}, {p1.x, p1.y}, bend));
+      if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + 3 * scale);
+      dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick);
+      // Arrowhead along the last part of the curve.
+      const float dx = p1.x - c.x, dy = p1.y - c.y, len = std::max(1e-3f, std::hypot(dx, dy));
+      const float ux = dx / len, uy = dy / len, hs = 9 * scale;
+      dl->AddTriangleFilled(p1, {p1.x - ux * hs * 1.6f - uy * hs, p1.y - uy * hs * 1.6f + ux * hs},
+                            {p1.x - ux * hs * 1.6f + uy * hs, p1.y - uy * hs * 1.6f - ux * hs}, to_u32(col, fade));
+      const auto tok = view::token_at({p0.x, p0.y}, {p1.x, p1.y}, bend, pb.t);
+      const float r = 11 * scale;  // big enough to follow from the back of a room
+      if (!tok.landed) {
+        dl->AddCircleFilled(iv(tok.at), r, to_u32(a.token));
+        dl->AddCircle(iv(tok.at), r, to_u32(col), 0, 2.5f * scale);
+        if (a.action == Action::reduce) {  // reduce tokens carry a "+": they add into what they land on
+          dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), 2 * scale);
+          dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), 2 * scale);
+        }
+      } else {
+        dl->AddCircle(p1, r * 1.6f, to_u32(col, 0.9f), 0, 3 * scale);  // the landing flash
+      }
+    }
+  }
+
+  // The legend: the three things a colour can mean.
+  const ImVec2 lp{g.origin.x, g.origin.y + avail.y - legend_h};
+  const float sq = font * 0.8f;
+  float x = lp.x;
+  auto chip = [&](view::Rgba c, const char* text) {
+    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
+    x += sq + 4;
+    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
+    x += ImGui::CalcTextSize(text).x + font;
+  };
+  chip(view::rank_colour(0), "one rank's data");
+  chip(view::mix_colour({0, 1}), "partial result (mix)");
+  chip(view::kCompleteCell, "all ranks (complete)");
+  chip(kCopyColour, "copy");
+  chip(kReduceColour, "reduce (+)");
+
+  if (hovered_window) hl.rank = hover_rank;
+  ImGui::Dummy(avail);
+}
+
+}  // namespace collscope::app

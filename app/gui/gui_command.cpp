@@ -1,0 +1,164 @@
+// `collscope gui`: the window on a lesson; or, headless, one frame to a PNG
+// (--screenshot) or a frame-time measurement (--bench-frames).
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "cli.h"
+#include "gui/png.h"
+#include "gui/screen.h"
+#include "gui/view/settings.h"
+#include "gui/window.h"
+
+namespace collscope::app {
+
+bool gui_built() { return true; }
+
+namespace {
+
+Result<std::pair<int, int>> parse_size(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 320 || h < 240 ||
+      w > 8192 || h > 8192)
+    return make_error("cli.usage", "cannot read --size \"" + text + "\"", "write WxH, e.g. --size 1600x900 (320x240 .. 8192x8192)");
+  return std::pair{w, h};
+}
+
+// Waits for the worker (headless runs have nothing else to do).
+Status wait_for_run(Screen& screen) {
+  while (!screen.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (auto e = screen.last_run_error()) return *e;
+  return ok_status();
+}
+
+std::string default_lesson() { return (std::filesystem::path(scenario_dir()) / "00-allreduce-ring.json").string(); }
+
+int headless(const GuiFlags& f, std::pair<int, int> size) {
+  WindowOptions wo;
+  wo.width = size.first;
+  wo.height = size.second;
+  wo.visible = false;
+  wo.vsync = false;
+  auto win = Window::open(wo);  // no ini file: a screenshot never depends on the user's layout
+  if (!win) return report_error(win.error());
+  Settings settings;  // the defaults, not the user's: screenshots are reproducible
+  settings.presenter = f.presenter;
+  settings.show_timeline = true;
+  Screen screen(**win, settings);
+
+  if (f.bench_frames > 0) {
+    // 64 ranks, 64 cells per buffer row, animating: the heaviest classroom picture.
+    QuickSpec q;
+    q.coll = Collective::allreduce;
+    q.algorithm = "ring";
+    q.ranks = 64;
+    q.count = 64 * 64;
+    auto sc = f.file.empty() ? scenario_from_spec(q) : load_scenario(f.file);
+    if (!sc) return report_error(sc.error());
+    screen.open_scenario(std::move(*sc));
+  } else {
+    if (auto st = screen.open_file(f.file.empty() ? default_lesson() : f.file); !st) return report_error(st.error());
+  }
+  if (auto st = wait_for_run(screen); !st) return report_error(st.error());
+
+  auto& pb = screen.playback();
+  if (f.bench_frames > 0) {
+    pb.speed = 4;
+    pb.toggle();
+    std::vector<double> ms;
+    double build_ms = 0;  // building the frame (views, ImGui) as opposed to drawing it
+    for (int i = 0; i < f.bench_frames + 10; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (*win)->new_frame();
+      screen.frame(1.0f / 60);
+      if (i >= 10) build_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      (*win)->render();
+      (*win)->finish();  // count the (software) rasterisation, not just the submission
+      (*win)->present();
+      if (pb.at_end()) pb.toggle();
+      if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    double sum = 0;
+    for (double v : ms) sum += v;
+    const auto* r = screen.lesson().run();
+    std::printf("collscope gui --bench-frames %d: %d ranks, %zu frames at %dx%d, animating\n", f.bench_frames,
+                r ? r->schedule.ranks : 0, ms.size(), size.first, size.second);
+    std::printf("frame time ms: mean %.2f  median %.2f  p95 %.2f  max %.2f\n", sum / static_cast<double>(ms.size()),
+                ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back());
+    std::printf("of which building the frame (views + ImGui, no drawing): mean %.2f\n",
+                build_ms / static_cast<double>(ms.size()));
+    std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+    return 0;
+  }
+
+  if (f.step < 0 || f.step > pb.steps)
+    return report_error(make_error("cli.usage", "--step " + std::to_string(f.step) + " is outside the lesson",
+                                   "use a step in 0.." + std::to_string(pb.steps)));
+  pb.jump(f.step);
+  pb.t = f.step < pb.steps ? 0.35f : 0.0f;  // tokens half-way along their arrows
+  // A few frames: ImGui sizes windows and builds fonts over the first ones.
+  for (int i = 0; i < 3; ++i) {
+    (*win)->new_frame();
+    screen.frame(0);
+    (*win)->render();
+    if (i < 2) (*win)->present();
+  }
+  int w = 0, h = 0;
+  auto px = (*win)->capture(w, h);
+  if (auto st = write_png(f.screenshot, w, h, px); !st) return report_error(st.error());
+  std::cout << "wrote " << f.screenshot << " (" << w << "x" << h << ", step " << f.step << " of " << pb.steps << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int cmd_gui(const GuiFlags& f) {
+  auto size = parse_size(f.size);
+  if (!size) return report_error(size.error());
+  if (!f.screenshot.empty() || f.bench_frames > 0) return headless(f, *size);
+
+  const std::string dir = config_dir();
+  Settings settings = load_settings(dir);
+  if (f.presenter) settings.presenter = true;
+  WindowOptions wo;
+  wo.width = settings.window_w;
+  wo.height = settings.window_h;
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) wo.ini_path = (std::filesystem::path(dir) / "imgui.ini").string();
+  }
+  auto win = Window::open(wo);
+  if (!win) return report_error(win.error());
+  Screen screen(**win, settings);
+  std::string file = f.file;
+  if (file.empty()) file = default_lesson();
+  if (auto st = screen.open_file(file); !st) {
+    if (!f.file.empty()) return report_error(st.error());  // a file named on the command line must exist
+  }
+  auto last = std::chrono::steady_clock::now();
+  while (!(*win)->should_close()) {
+    screen.poll();
+    (*win)->new_frame();
+    const auto now = std::chrono::steady_clock::now();
+    const float dt = std::chrono::duration<float>(now - last).count();
+    last = now;
+    screen.frame(dt);
+    (*win)->render();
+    screen.after_render();
+    (*win)->present();
+  }
+  (*win)->size(settings.window_w, settings.window_h);
+  save_settings(dir, settings);
+  return 0;
+}
+
+}  // namespace collscope::app

@@ -1,0 +1,193 @@
+#include "gui/screen.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <filesystem>
+
+#include "collscope/trace.h"
+#include "gui/png.h"
+
+namespace collscope::app {
+
+Screen::Screen(Window& window, Settings& settings) : window_(window), settings_(settings) {
+  pb_.speed = settings_.speed;
+  params_.set_backend(settings_.backend);
+}
+
+Status Screen::open_file(const std::string& path) {
+  auto sc = load_scenario(path);
+  if (!sc) {
+    work_.error = sc.error().format();
+    last_error_ = sc.error();
+    return sc.error();
+  }
+  file_ = path;
+  settings_.last_file = path;
+  adopt_params_ = true;
+  worker_.submit({std::move(*sc), params_.backend()});
+  return ok_status();
+}
+
+void Screen::open_scenario(Scenario sc) {
+  file_.clear();
+  adopt_params_ = false;
+  worker_.submit({std::move(sc), params_.backend()});
+}
+
+bool Screen::poll() {
+  work_.busy = worker_.busy();
+  work_.seconds = worker_.busy_seconds();
+  auto r = worker_.take();
+  if (!r) return false;
+  if (!r->run) {
+    // The previous lesson stays on screen, usable; the error says what went wrong.
+    work_.error = r->run.error().format();
+    last_error_ = r->run.error();
+    return true;
+  }
+  work_.error.clear();
+  last_error_.reset();
+  std::shared_ptr<const view::LessonRun> run = *r->run;
+  if (adopt_params_) params_.adopt(run->schedule, params_.backend());
+  lesson_.set_run(run);
+  const std::int32_t keep = pb_.applied;
+  pb_.steps = lesson_.steps();
+  pb_.jump(file_.empty() ? keep : 0);  // a re-plan keeps the place where it can
+  pb_.playing = false;
+  return true;
+}
+
+void Screen::handle_keys() {
+  if (ImGui::GetIO().WantTextInput) return;
+  ControlsPanel::handle_keys(pb_);
+  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) settings_.presenter = !settings_.presenter;
+  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
+    settings_.zoom = std::min(3.0f, settings_.zoom * 1.1f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
+    settings_.zoom = std::max(0.5f, settings_.zoom / 1.1f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) settings_.show_timeline = !settings_.show_timeline;
+}
+
+void Screen::left_panel(float w, float h) {
+  ImGui::SetNextWindowPos({0, 0});
+  ImGui::SetNextWindowSize({w, h});
+  ImGui::Begin("Lesson", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  if (ImGui::CollapsingHeader("Lessons", ImGuiTreeNodeFlags_DefaultOpen))
+    if (auto pick = browser_.draw(file_)) (void)open_file(*pick);
+  if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (!file_.empty()) ImGui::TextDisabled("changing one turns the first call into its own lesson");
+    if (auto sc = params_.draw()) open_scenario(std::move(*sc));
+    settings_.backend = params_.backend();
+  }
+  if (ImGui::CollapsingHeader("Export")) run_export(export_.draw());
+  if (ImGui::CollapsingHeader("View")) {
+    ImGui::Checkbox("presenter mode (F11)", &settings_.presenter);
+    ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
+    ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
+    ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart");
+    if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
+  }
+  ImGui::End();
+}
+
+void Screen::run_export(const ExportRequest& r) {
+  const view::LessonRun* run = lesson_.run();
+  if (r.kind == ExportRequest::Kind::none) return;
+  if (!run) {
+    export_.set_message("nothing to export yet");
+    return;
+  }
+  switch (r.kind) {
+    case ExportRequest::Kind::trace: {
+      auto st = write_trace(r.path, run->schedule, run->outcome.record);
+      export_.set_message(st ? "wrote " + r.path + " (open it in ui.perfetto.dev)" : st.error().format());
+      break;
+    }
+    case ExportRequest::Kind::png: png_request_ = r.path; break;
+    case ExportRequest::Kind::sequence: {
+      std::error_code ec;
+      std::filesystem::create_directories(r.path, ec);
+      if (ec) {
+        export_.set_message("cannot create " + r.path + ": " + ec.message());
+        break;
+      }
+      seq_ = {true, r.path, 0, pb_};
+      break;
+    }
+    case ExportRequest::Kind::none: break;
+  }
+}
+
+void Screen::frame(float dt) {
+  handle_keys();
+  window_.request_fonts(settings_.zoom, settings_.presenter);
+  settings_.speed = pb_.speed;
+  if (seq_.active) {
+    // One frame per step: the step's arrows with their tokens half-way.
+    pb_.jump(seq_.k);
+    pb_.t = seq_.k < pb_.steps ? 0.35f : 0.0f;
+    pb_.playing = false;
+  } else {
+    pb_.tick(dt);
+  }
+  const ImVec2 size = ImGui::GetIO().DisplaySize;
+  const float s = window_.ui_scale();
+  const bool presenter = settings_.presenter;
+  const float left = presenter ? 0.0f : std::min(size.x * 0.4f, std::max(size.x * 0.2f, 300.0f * s));
+  // The caption band: a third of the screen in presenter mode, where it is the point.
+  const float caption_h = presenter ? size.y * 0.34f : std::min(size.y * 0.4f, 175.0f * s);
+  const float timeline_h = (!presenter && settings_.show_timeline) ? size.y * 0.2f : 0.0f;
+  const float canvas_h = size.y - caption_h - timeline_h;
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+
+  if (!presenter) left_panel(left, size.y);
+
+  ImGui::SetNextWindowPos({left, 0});
+  ImGui::SetNextWindowSize({size.x - left, canvas_h});
+  ImGui::Begin("Canvas", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | (presenter ? ImGuiWindowFlags_NoTitleBar : 0));
+  canvas_.draw(lesson_, pb_, hl_, presenter, s);
+  ImGui::End();
+
+  ImGui::SetNextWindowPos({left, canvas_h});
+  ImGui::SetNextWindowSize({size.x - left, caption_h});
+  ImGui::Begin("Step", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
+  controls_.draw(pb_);
+  caption_.draw(lesson_, pb_.applied, work_, window_.fonts(), presenter);
+  ImGui::End();
+
+  if (timeline_h > 0) {
+    ImGui::SetNextWindowPos({left, canvas_h + caption_h});
+    ImGui::SetNextWindowSize({size.x - left, timeline_h});
+    ImGui::Begin("Timeline (measured)", nullptr, fixed | ImGuiWindowFlags_NoScrollbar);
+    timeline_.draw(lesson_, pb_, hl_, s);
+    ImGui::End();
+  }
+}
+
+void Screen::after_render() {
+  if (!png_request_.empty()) {
+    int w = 0, h = 0;
+    auto px = window_.capture(w, h);
+    auto st = write_png(png_request_, w, h, px);
+    export_.set_message(st ? "wrote " + png_request_ : st.error().format());
+    png_request_.clear();
+  }
+  if (seq_.active) {
+    int w = 0, h = 0;
+    auto px = window_.capture(w, h);
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%03d.png", seq_.k);
+    const std::string path = (std::filesystem::path(seq_.folder) / name).string();
+    if (auto st = write_png(path, w, h, px); !st) {
+      export_.set_message(st.error().format());
+      seq_.active = false;
+    } else if (++seq_.k > pb_.steps) {
+      export_.set_message("wrote " + std::to_string(seq_.k) + " PNGs to " + seq_.folder);
+      seq_.active = false;
+    }
+    if (!seq_.active) pb_ = seq_.saved;
+  }
+}
+
+}  // namespace collscope::app

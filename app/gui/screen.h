@@ -1,0 +1,76 @@
+// One frame of the window: lays out the panels (lesson browser, parameters and
+// export on the left; canvas, caption with controls and timeline on the right),
+// handles the global keys and hands runs to the worker. Owns the panels and the
+// plain state they share; each panel owns its own state.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gui/browser_panel.h"
+#include "gui/canvas_panel.h"
+#include "gui/caption_panel.h"
+#include "gui/controls_panel.h"
+#include "gui/export_panel.h"
+#include "gui/lesson_state.h"
+#include "gui/params_panel.h"
+#include "gui/view/settings.h"
+#include "gui/timeline_panel.h"
+#include "gui/view/playback.h"
+#include "gui/view/run_worker.h"
+#include "gui/window.h"
+
+namespace collscope::app {
+
+class Screen {
+ public:
+  Screen(Window& window, Settings& settings);
+
+  // Reads a scenario file and hands it to the worker. Bad input is returned (and shown).
+  Status open_file(const std::string& path);
+  void open_scenario(Scenario sc);
+  // Adopts a finished run, if any; returns true when a run finished (ok or not).
+  bool poll();
+  bool busy() const { return worker_.busy(); }
+  const std::string& run_error() const { return work_.error; }
+  std::optional<Error> last_run_error() const { return last_error_; }
+
+  void frame(float dt);   // between Window::new_frame and Window::render
+  void after_render();    // captures the frame for exports that asked for it
+  view::Playback& playback() { return pb_; }
+  LessonState& lesson() { return lesson_; }
+
+ private:
+  void handle_keys();
+  void left_panel(float w, float h);
+  void run_export(const ExportRequest& r);
+
+  Window& window_;
+  Settings& settings_;
+  view::RunWorker worker_;
+  LessonState lesson_;
+  view::Playback pb_;
+  Highlight hl_;
+  WorkStatus work_;
+  std::optional<Error> last_error_;
+  std::string file_;  // the lesson file, "" for a lesson built from parameters
+  bool adopt_params_ = false;
+
+  BrowserPanel browser_;
+  ParamsPanel params_;
+  ExportPanel export_;
+  CanvasPanel canvas_;
+  CaptionPanel caption_;
+  ControlsPanel controls_;
+  TimelinePanel timeline_;
+
+  std::string png_request_;
+  struct Sequence {
+    bool active = false;
+    std::string folder;
+    std::int32_t k = 0;
+    view::Playback saved;
+  } seq_;
+};
+
+}  // namespace collscope::app

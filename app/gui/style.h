@@ -1,0 +1,25 @@
+// The look of the window: a dark theme for screens, and presenter mode's high
+// contrast theme that still reads from the back of a lit classroom.
+#pragma once
+
+#include <array>
+
+#include <imgui.h>
+
+#include "gui/view/palette.h"
+
+namespace collscope::app {
+
+void apply_style(bool presenter, float scale);
+std::array<float, 3> background_colour(bool presenter);
+
+inline ImU32 to_u32(view::Rgba c, float alpha = 1.0f) {
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(c.r, c.g, c.b, c.a * alpha));
+}
+
+// Colours of transfers: copies are cool, reductions warm, so they differ even in grey.
+inline constexpr view::Rgba kCopyColour{0.45f, 0.75f, 1.0f, 1.0f};
+inline constexpr view::Rgba kReduceColour{1.0f, 0.45f, 0.25f, 1.0f};
+inline constexpr view::Rgba kScaleColour{0.75f, 0.75f, 0.75f, 1.0f};
+
+}  // namespace collscope::app

@@ -1,0 +1,79 @@
+#include "gui/timeline_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "gui/style.h"
+
+namespace collscope::app {
+
+void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highlight& hl, float scale) {
+  const auto& tl = lesson.timeline();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!lesson.run() || tl.ranks == 0 || tl.slices.empty()) {
+    ImGui::TextDisabled("no measured transfers (nothing ran yet, or the run was a dry run)");
+    return;
+  }
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float label_w = ImGui::CalcTextSize("rank 00 ").x;
+  const float axis_h = ImGui::GetTextLineHeight();
+  const float w = std::max(10.0f, avail.x - label_w), h = std::max(10.0f, avail.y - axis_h);
+  const float row_h = h / static_cast<float>(tl.ranks);
+  const float x0 = o.x + label_w;
+  auto xpix = [&](float x) { return x0 + x * w; };
+
+  // The current step, shaded.
+  for (std::size_t i = 0; i < tl.marks.size(); ++i)
+    if (tl.marks[i].step == pb.applied) {
+      const float e = i + 1 < tl.marks.size() ? tl.marks[i + 1].x : 1.0f;
+      dl->AddRectFilled({xpix(tl.marks[i].x), o.y}, {xpix(e), o.y + h}, IM_COL32(255, 255, 255, 28));
+    }
+  for (const auto& m : tl.marks) dl->AddLine({xpix(m.x), o.y}, {xpix(m.x), o.y + h}, IM_COL32(120, 120, 130, 140), 1);
+  const float font = ImGui::GetFontSize();
+  for (std::int32_t r = 0; r < tl.ranks; ++r) {
+    if (row_h >= font * 0.8f || r % std::max(1, static_cast<int>(font / std::max(1.0f, row_h))) == 0)
+      dl->AddText({o.x, o.y + row_h * static_cast<float>(r)}, to_u32(view::rank_colour(r)),
+                  ("rank " + std::to_string(r)).c_str());
+  }
+  for (const auto& sl : tl.slices) {
+    const float y = o.y + row_h * static_cast<float>(sl.rank);
+    const view::Rgba c = sl.action == Action::reduce ? kReduceColour : sl.action == Action::scale ? kScaleColour : kCopyColour;
+    const bool lit = (hl.step == sl.step && hl.transfer == sl.transfer) || hl.rank == sl.rank;
+    dl->AddRectFilled({xpix(sl.x0), y + row_h * 0.15f}, {std::max(xpix(sl.x1), xpix(sl.x0) + 1.5f * scale), y + row_h * 0.85f},
+                      to_u32(c, lit ? 1.0f : 0.7f));
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f us", tl.t1_us - tl.t0_us);
+  dl->AddText({x0 + w - ImGui::CalcTextSize(buf).x, o.y + h}, IM_COL32(180, 180, 185, 255), buf);
+  dl->AddText({x0, o.y + h}, IM_COL32(180, 180, 185, 255), "0 (one clock for every rank; click a slice to jump to its step)");
+
+  ImGui::InvisibleButton("timeline", {avail.x, avail.y});
+  Highlight next;
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const auto rank = static_cast<std::int32_t>((m.y - o.y) / row_h);
+    const float x = (m.x - x0) / w;
+    const auto hit = view::slice_at(tl, rank, x, 4.0f / w);
+    if (hit >= 0) {
+      const auto& sl = tl.slices[static_cast<std::size_t>(hit)];
+      next = {sl.rank, sl.step, sl.transfer};
+      ImGui::BeginTooltip();
+      ImGui::Text("step %d, transfer %d: rank %d %s from rank %d", sl.step + 1, sl.transfer, sl.rank,
+                  sl.action == Action::reduce ? "reduces data" : sl.action == Action::scale ? "scales" : "copies data",
+                  sl.peer);
+      ImGui::Text("%llu bytes in %.2f us (%.2f .. %.2f us)", static_cast<unsigned long long>(sl.bytes), sl.t1_us - sl.t0_us,
+                  sl.t0_us - tl.t0_us, sl.t1_us - tl.t0_us);
+      ImGui::EndTooltip();
+      if (ImGui::IsItemClicked()) pb.jump(sl.step);
+    } else if (ImGui::IsItemClicked()) {
+      if (auto st = view::step_at(tl, x); st >= 0) pb.jump(st);
+    }
+    hl = next;
+  } else if (hl.transfer >= 0) {
+    hl.step = hl.transfer = -1;  // the canvas owns hl.rank while the pointer is there
+  }
+}
+
+}  // namespace collscope::app

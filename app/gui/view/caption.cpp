@@ -1,0 +1,48 @@
+#include "gui/view/caption.h"
+
+#include <algorithm>
+
+namespace collscope::view {
+
+CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
+  const Schedule& s = run.schedule;
+  CaptionView c;
+  c.title = run.scenario.title.empty() ? run.scenario.file : run.scenario.title;
+  const auto n = static_cast<std::int32_t>(s.steps.size());
+  c.verified = run.outcome.verified();
+  if (!run.outcome.symbolic.ok()) c.verdict = "symbolic check failed: " + run.outcome.symbolic.error().format();
+  else if (run.outcome.numeric.wrong > 0) c.verdict = "numeric check failed: " + run.outcome.numeric.message();
+  else c.verdict = "verified: every element matches the reference (" + std::to_string(run.outcome.numeric.checked) +
+                   " checked)";
+  if (n == 0) {
+    c.position = "no steps";
+    return c;
+  }
+  const std::int32_t k = std::clamp(applied, 0, n - 1);
+  const Step& st = s.steps[static_cast<std::size_t>(k)];
+  const Call& call = s.calls[static_cast<std::size_t>(st.call)];
+  c.call = "call " + std::to_string(st.call + 1) + " of " + std::to_string(s.calls.size()) + ": " +
+           std::string(name_of(call.args.coll)) + ", " + call.algorithm + (call.auto_picked ? " (auto)" : "") + ", " +
+           std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
+  if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
+  if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
+  if (!call.caption.empty()) c.call += " - " + call.caption;
+  if (applied >= n) {
+    c.position = "done: all " + std::to_string(n) + " steps ran";
+    c.phase = "result";
+    c.caption = "every rank holds its result; gold cells hold a contribution from every rank";
+    c.measured_us = run.outcome.record.time_us;
+    c.predicted_us = run.predicted_us;
+    return c;
+  }
+  c.position = "step " + std::to_string(k + 1) + " of " + std::to_string(n);
+  c.phase = st.phase;
+  c.caption = st.caption;
+  c.bytes = step_bytes(s, st);
+  if (static_cast<std::size_t>(k) < run.predicted_step_us.size()) c.predicted_us = run.predicted_step_us[static_cast<std::size_t>(k)];
+  for (const auto& t : run.outcome.record.steps)
+    if (t.step == k) c.measured_us = t.t1_us - t.t0_us;
+  return c;
+}
+
+}  // namespace collscope::view

@@ -1,0 +1,89 @@
+#include "gui/view/cells.h"
+
+#include <algorithm>
+
+#include "gui/view/lesson.h"
+
+namespace collscope::view {
+
+std::uint64_t elements_per_cell(std::uint64_t elements, std::uint32_t max_cells) {
+  if (elements == 0 || max_cells == 0) return 1;
+  return (elements + max_cells - 1) / max_cells;
+}
+
+namespace {
+
+// Values of a chunk: every element when the chunk is small, else 64 evenly spread
+// samples (the hover says "about" then); enough to say "all 42" or "3 .. 17".
+constexpr std::uint64_t kExactValues = 4096;
+
+Cell make_cell(const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors, std::int32_t rank,
+               std::int32_t buf, std::uint64_t first, std::uint64_t count, std::int32_t world) {
+  Cell c;
+  c.first = first;
+  c.count = count;
+  const auto& bytes = memory.empty() ? std::vector<std::uint8_t>{} : memory[static_cast<std::size_t>(buf)][static_cast<std::size_t>(rank)];
+  const std::uint64_t stride = count <= kExactValues ? 1 : count / 64;
+  bool have = false;
+  for (std::uint64_t i = first; i < first + count; i += stride) {
+    const double v = element_value(bytes, s.dtype, i);
+    c.min = have ? std::min(c.min, v) : v;
+    c.max = have ? std::max(c.max, v) : v;
+    have = true;
+  }
+  if (c.min == c.max) c.text = format_value(c.min);
+  // Contributors: the first, middle and last element of the chunk. Algorithms move
+  // chunks whole, so this is exact whenever a chunk cell lines up with the algorithm's
+  // chunks, and a fair picture otherwise.
+  std::vector<std::uint64_t> samples{first};
+  if (count > 2) samples.push_back(first + count / 2);
+  if (count > 1) samples.push_back(first + count - 1);
+  bool complete = true;
+  for (auto i : samples) {
+    auto r = contributors(rank, buf, i);
+    if (static_cast<std::int32_t>(r.size()) < world) complete = false;
+    c.ranks.insert(c.ranks.end(), r.begin(), r.end());
+  }
+  std::sort(c.ranks.begin(), c.ranks.end());
+  c.ranks.erase(std::unique(c.ranks.begin(), c.ranks.end()), c.ranks.end());
+  c.colour = colour_of(c.ranks, world);
+  // A chunk is only complete when every sample is: a half-finished chunk is partial.
+  if (c.colour.coverage == Coverage::complete && !complete && world > 1) {
+    c.colour.coverage = Coverage::partial;
+    c.colour.fill = mix_colour(c.ranks);
+  }
+  return c;
+}
+
+}  // namespace
+
+CellsView build_cells(const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
+                      std::int32_t applied, std::uint32_t max_cells) {
+  CellsView v;
+  v.applied = applied;
+  for (std::int32_t r = 0; r < s.ranks; ++r) {
+    RankCells rc;
+    rc.rank = r;
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+      BufferRow row;
+      row.buf = static_cast<std::int32_t>(b);
+      row.name = s.buffers[b].name;
+      row.elements = s.buffers[b].count[static_cast<std::size_t>(r)];
+      if (s.buffers[b].scratch && row.elements == 0) continue;
+      row.per_cell = elements_per_cell(row.elements, max_cells);
+      for (std::uint64_t first = 0; first < row.elements; first += row.per_cell)
+        row.cells.push_back(make_cell(s, memory, contributors, r, row.buf, first,
+                                      std::min(row.per_cell, row.elements - first), s.ranks));
+      rc.rows.push_back(std::move(row));
+    }
+    v.ranks.push_back(std::move(rc));
+  }
+  return v;
+}
+
+std::int32_t cell_of(const BufferRow& row, std::uint64_t index) {
+  if (index >= row.elements) return -1;
+  return static_cast<std::int32_t>(index / row.per_cell);
+}
+
+}  // namespace collscope::view

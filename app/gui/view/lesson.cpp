@@ -1,0 +1,148 @@
+#include "gui/view/lesson.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "collscope/elementwise.h"
+#include "collscope/model.h"
+#include "collscope/verify.h"
+
+namespace collscope::view {
+
+Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
+                                               std::uint64_t snapshot_budget) {
+  auto run = std::make_shared<LessonRun>();
+  run->scenario = scenario;
+  auto lowered = lower_scenario(run->scenario);
+  if (!lowered) return lowered.error();
+  run->schedule = std::move(*lowered);
+  const CostModel model = CostModel::cpu_default();
+  run->predicted_us = predict_us(run->schedule, model);
+  for (const auto& st : run->schedule.steps) run->predicted_step_us.push_back(predict_step_us(run->schedule, st, model));
+
+  RunOptions o;
+  o.backend = backend;
+  o.mode = RunMode::observable;
+  o.snapshot_budget = snapshot_budget;
+  const Scenario& sc = run->scenario;  // the init function reads the scenario's buffers
+  auto out = execute(run->schedule, [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
+    if (b < 0 || static_cast<std::size_t>(b) >= sc.buffers.size()) return 0.0;
+    return initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i);
+  }, o);
+  if (!out) return out.error();
+  run->outcome = std::move(*out);
+  run->backend = run->outcome.record.backend;
+  return std::shared_ptr<LessonRun>(std::move(run));
+}
+
+MemoryTimeline::MemoryTimeline(std::shared_ptr<const LessonRun> run) : run_(std::move(run)) {}
+
+Result<HostMemory> MemoryTimeline::at(std::int32_t applied) const {
+  const Schedule& s = run_->schedule;
+  const auto& snaps = run_->outcome.record.snapshots;
+  applied = std::clamp<std::int32_t>(applied, 0, steps());
+  const Snapshot* base = nullptr;
+  for (const auto& sn : snaps)
+    if (sn.after_step + 1 <= applied && (!base || sn.after_step > base->after_step)) base = &sn;
+  if (!base)
+    return make_error("gui.no_snapshot", "this run kept no snapshot to step back to",
+                      "run it again with a larger snapshot budget", {}, ExitCode::backend_failure);
+  last_replayed_ = applied - (base->after_step + 1);
+  if (last_replayed_ == 0) return base->memory;
+
+  auto backend = find_backend(run_->backend);
+  if (!backend) return backend.error();
+  SessionOptions so;
+  so.record_events = false;
+  auto session = (*backend)->open(s, so);
+  if (!session) return session.error();
+  for (std::size_t b = 0; b < s.buffers.size(); ++b)
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      const auto& v = base->memory[b][static_cast<std::size_t>(r)];
+      if (v.empty()) continue;
+      if (auto st = (*session)->write_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st)
+        return st.error();
+    }
+  for (std::int32_t k = base->after_step + 1; k < applied; ++k)
+    if (auto st = (*session)->run_step(k); !st) return st.error();
+  HostMemory mem = base->memory;
+  for (std::size_t b = 0; b < s.buffers.size(); ++b)
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      auto& v = mem[b][static_cast<std::size_t>(r)];
+      if (v.empty()) continue;
+      if (auto st = (*session)->read_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st)
+        return st.error();
+    }
+  return mem;
+}
+
+struct ContributionCursor::Impl {
+  std::int32_t call = -1;
+  std::unique_ptr<SymbolicState> state;
+};
+
+ContributionCursor::ContributionCursor(const Schedule& s) : s_(s), impl_(std::make_unique<Impl>()) {}
+ContributionCursor::~ContributionCursor() = default;
+
+void ContributionCursor::seek(std::int32_t applied) {
+  const auto n = static_cast<std::int32_t>(s_.steps.size());
+  applied = std::clamp<std::int32_t>(applied, 0, n);
+  if (s_.calls.empty()) {
+    applied_ = applied;
+    return;
+  }
+  // The call whose state we show: the one of the next step to run, or the last one
+  // when every step has run (its finished result is what the lesson ends on).
+  std::int32_t call = 0;
+  if (applied < n) call = s_.steps[static_cast<std::size_t>(applied)].call;
+  else call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+  // A call that starts right at `applied` but is not the step's call (empty calls): fine either way.
+  const bool reuse = impl_->state && impl_->call == call && impl_->state->next_step() <= applied;
+  if (!reuse) {
+    impl_->state = std::make_unique<SymbolicState>(s_, call);
+    impl_->call = call;
+  }
+  while (!impl_->state->done() && impl_->state->next_step() < applied)
+    if (!impl_->state->advance()) break;  // double counting: show what we have (the run reports it)
+  applied_ = applied;
+}
+
+std::vector<std::int32_t> ContributionCursor::ranks_of(std::int32_t rank, std::int32_t buf, std::uint64_t index) const {
+  std::vector<std::int32_t> out;
+  if (!impl_->state) return out;
+  for (const auto& c : impl_->state->contents(rank, buf, index)) out.insert(out.end(), c.ranks.begin(), c.ranks.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+double element_value(const std::vector<std::uint8_t>& bytes, DType t, std::uint64_t index) {
+  const std::size_t e = size_of(t);
+  if ((index + 1) * e > bytes.size()) return 0;
+  const std::uint8_t* p = bytes.data() + index * e;
+  auto load = [p]<class T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return to_double(v);
+  };
+  switch (t) {
+    case DType::int8: return load(std::int8_t{});
+    case DType::uint8: return load(std::uint8_t{});
+    case DType::int32: return load(std::int32_t{});
+    case DType::int64: return load(std::int64_t{});
+    case DType::float16: return load(f16{});
+    case DType::bfloat16: return load(bf16{});
+    case DType::float32: return load(float{});
+    case DType::float64: return load(double{});
+  }
+  return 0;
+}
+
+std::string format_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace collscope::view

@@ -1,0 +1,74 @@
+#include "gui/view/settings.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <sstream>
+
+namespace collscope::app {
+
+namespace fs = std::filesystem;
+
+std::string config_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return (fs::path(x) / "collscope").string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".config" / "collscope").string();
+  return "";
+}
+
+Settings load_settings(const std::string& dir) {
+  Settings s;
+  if (dir.empty()) return s;
+  const fs::path path = fs::path(dir) / "settings.json";
+  std::ifstream in(path);
+  if (!in) return s;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const auto j = nlohmann::json::parse(text.str());
+    if (!j.is_object()) throw std::runtime_error("not a JSON object");
+    Settings d;
+    d.zoom = std::clamp(j.value("zoom", d.zoom), 0.5f, 3.0f);
+    d.presenter = j.value("presenter", d.presenter);
+    d.speed = std::clamp(j.value("speed", d.speed), 0.05f, 20.0f);
+    d.backend = j.value("backend", d.backend);
+    d.last_file = j.value("last_file", d.last_file);
+    d.window_w = std::clamp(j.value("window_w", d.window_w), 320, 16384);
+    d.window_h = std::clamp(j.value("window_h", d.window_h), 240, 16384);
+    d.show_timeline = j.value("show_timeline", d.show_timeline);
+    s = d;
+  } catch (const std::exception& e) {
+    std::cerr << "warning: ignoring the settings in " << path.string() << " (" << e.what()
+              << "); the defaults are used and the file is rewritten on exit\n";
+  }
+  return s;
+}
+
+bool save_settings(const std::string& dir, const Settings& s) {
+  if (dir.empty()) return false;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path path = fs::path(dir) / "settings.json", tmp = fs::path(dir) / "settings.json.tmp";
+  nlohmann::json j{{"zoom", s.zoom},         {"presenter", s.presenter}, {"speed", s.speed},
+                   {"backend", s.backend},   {"last_file", s.last_file}, {"window_w", s.window_w},
+                   {"window_h", s.window_h}, {"show_timeline", s.show_timeline}};
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "warning: cannot write " << tmp.string() << "; settings not saved\n";
+      return false;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::cerr << "warning: cannot write " << path.string() << ": " << ec.message() << "\n";
+    fs::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace collscope::app

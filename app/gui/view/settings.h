@@ -1,0 +1,27 @@
+// What the window remembers between sessions, in the user's config directory
+// ($XDG_CONFIG_HOME/collscope, else ~/.config/collscope), never the working directory.
+#pragma once
+
+#include <string>
+
+namespace collscope::app {
+
+struct Settings {
+  float zoom = 1.0f;
+  bool presenter = false;
+  float speed = 0.5f;  // steps per second
+  std::string backend = "cpu";
+  std::string last_file;
+  int window_w = 1600, window_h = 900;
+  bool show_timeline = true;
+};
+
+// "" when neither $XDG_CONFIG_HOME nor $HOME is set (then nothing is persisted).
+std::string config_dir();
+
+// Missing file: defaults. Corrupt file: defaults and a warning on stderr, never a failure.
+Settings load_settings(const std::string& dir);
+// Written atomically (temporary file, then rename); false with a warning on failure.
+bool save_settings(const std::string& dir, const Settings& s);
+
+}  // namespace collscope::app

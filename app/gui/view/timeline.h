@@ -1,0 +1,43 @@
+// The timeline: one row per rank of the transfers it executed, measured by the run on
+// one clock, with the step boundaries. x is a fraction of the run (0..1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collscope/run.h"
+#include "collscope/schedule.h"
+
+namespace collscope::view {
+
+struct TimelineSlice {
+  std::int32_t rank = 0;  // the row: the executing (receiving) rank
+  std::int32_t step = 0;
+  std::int32_t transfer = 0;
+  std::int32_t peer = 0;  // the rank it read from
+  Action action = Action::copy;
+  std::uint64_t bytes = 0;
+  double t0_us = 0, t1_us = 0;
+  float x0 = 0, x1 = 0;
+};
+
+struct StepMark {
+  std::int32_t step = 0;
+  float x = 0;  // where the step began
+};
+
+struct TimelineView {
+  std::int32_t ranks = 0;
+  double t0_us = 0, t1_us = 0;  // the clock range shown
+  std::vector<TimelineSlice> slices;
+  std::vector<StepMark> marks;
+};
+
+TimelineView build_timeline(const Schedule& s, const RunRecord& r);
+
+// The slice under (rank row, x), with `slop` of tolerance in x; -1 when none.
+std::int32_t slice_at(const TimelineView& v, std::int32_t rank, float x, float slop = 0.003f);
+// The step running at x (from the step marks); -1 before the first.
+std::int32_t step_at(const TimelineView& v, float x);
+
+}  // namespace collscope::view

@@ -1,0 +1,320 @@
+// The window's view models, built without ImGui: colours of contribution sets,
+// arrows of a step, aggregation into chunk cells, the timeline, stepping back.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "collscope/scenario.h"
+#include "gui/view/arrows.h"
+#include "gui/view/caption.h"
+#include "gui/view/cells.h"
+#include "gui/view/layout.h"
+#include "gui/view/lesson.h"
+#include "gui/view/playback.h"
+#include "gui/view/run_worker.h"
+#include "gui/view/settings.h"
+#include "gui/view/timeline.h"
+
+using namespace collscope;
+using namespace collscope::view;
+
+namespace {
+
+std::shared_ptr<LessonRun> quick_run(Collective c, const std::string& algo, std::int32_t ranks, std::uint64_t count,
+                                     std::uint64_t budget = 256ull << 20) {
+  QuickSpec q;
+  q.coll = c;
+  q.algorithm = algo;
+  q.ranks = ranks;
+  q.count = count;
+  auto sc = scenario_from_spec(q);
+  REQUIRE(sc.ok());
+  auto run = run_lesson(*sc, "cpu", budget);
+  REQUIRE_MESSAGE(run.ok(), (run.ok() ? "" : run.error().format()));
+  return *run;
+}
+
+bool same(Rgba a, Rgba b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
+
+}  // namespace
+
+TEST_CASE("gui views: colour of a contribution set") {
+  SUBCASE("one rank is that rank's colour, different ranks differ") {
+    auto c0 = colour_of({0}, 4), c1 = colour_of({1}, 4);
+    CHECK(c0.coverage == Coverage::single);
+    CHECK(same(c0.fill, rank_colour(0)));
+    CHECK_FALSE(same(c0.fill, c1.fill));
+  }
+  SUBCASE("a partial reduction is a mix, unlike any single rank") {
+    auto m = colour_of({0, 1}, 4);
+    CHECK(m.coverage == Coverage::partial);
+    for (int r = 0; r < 4; ++r) CHECK_FALSE(same(m.fill, rank_colour(r)));
+  }
+  SUBCASE("every rank is complete, with its own colour; nothing is empty") {
+    auto full = colour_of({0, 1, 2, 3}, 4);
+    CHECK(full.coverage == Coverage::complete);
+    CHECK(same(full.fill, kCompleteCell));
+    CHECK(colour_of({}, 4).coverage == Coverage::none);
+  }
+  SUBCASE("64 ranks get 64 distinct colours") {
+    std::set<std::tuple<int, int, int>> seen;
+    for (int r = 0; r < 64; ++r) {
+      auto c = rank_colour(r);
+      seen.insert({int(c.r * 255), int(c.g * 255), int(c.b * 255)});
+    }
+    CHECK(seen.size() == 64);
+  }
+}
+
+TEST_CASE("gui views: a ring all-reduce colours cells from inputs to complete") {
+  auto run = quick_run(Collective::allreduce, "ring", 4, 8);
+  MemoryTimeline mem(run);
+  ContributionCursor cur(run->schedule);
+  auto cells_at = [&](std::int32_t k) {
+    cur.seek(k);
+    auto m = mem.at(k);
+    REQUIRE(m.ok());
+    return build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
+  };
+  const std::int32_t recv = run->schedule.find_buffer("recv");
+  const std::int32_t send = run->schedule.find_buffer("send");
+  REQUIRE(recv >= 0);
+  auto start = cells_at(0);
+  REQUIRE(start.ranks.size() == 4);
+  // At the start rank 2's send buffer holds only rank 2's data.
+  const auto& srow = start.ranks[2].rows[static_cast<std::size_t>(send)];
+  REQUIRE(srow.cells.size() == 8);
+  CHECK(srow.cells[0].ranks == std::vector<std::int32_t>{2});
+  CHECK(srow.cells[0].colour.coverage == Coverage::single);
+  CHECK_FALSE(srow.cells[0].text.empty());
+  const auto n = static_cast<std::int32_t>(run->schedule.steps.size());
+  auto end = cells_at(n);
+  for (const auto& rc : end.ranks)
+    for (const auto& c : rc.rows[static_cast<std::size_t>(recv)].cells) CHECK(c.colour.coverage == Coverage::complete);
+  // Half-way, some cell is a partial reduction.
+  bool partial = false;
+  for (std::int32_t k = 1; k < n && !partial; ++k)
+    for (const auto& rc : cells_at(k).ranks)
+      for (const auto& c : rc.rows[static_cast<std::size_t>(recv)].cells) partial |= c.colour.coverage == Coverage::partial;
+  CHECK(partial);
+}
+
+TEST_CASE("gui views: a million elements aggregate into at most 64 cells per row") {
+  CHECK(elements_per_cell(1'000'000) == 15'625);
+  Schedule s;
+  s.ranks = 2;
+  s.dtype = DType::int32;
+  s.buffers.push_back({"x", {1'000'000, 999'999}, false});
+  HostMemory mem(1, std::vector<std::vector<std::uint8_t>>(2));
+  mem[0][0].assign(1'000'000 * 4, 0);
+  mem[0][1].assign(999'999 * 4, 0);
+  auto v = build_cells(s, mem, [](auto r, auto, auto) { return std::vector<std::int32_t>{r}; }, 0);
+  for (const auto& rc : v.ranks) {
+    const auto& row = rc.rows[0];
+    CHECK(row.cells.size() <= 64);
+    CHECK(row.cells.size() >= 63);
+    std::uint64_t covered = 0;
+    for (const auto& c : row.cells) covered += c.count;
+    CHECK(covered == row.elements);
+    CHECK(cell_of(row, row.elements - 1) == static_cast<std::int32_t>(row.cells.size()) - 1);
+    CHECK(row.cells[0].text == "0");  // a chunk of equal values still shows its value
+  }
+  CHECK(cell_of(v.ranks[0].rows[0], 1'000'000) == -1);
+}
+
+TEST_CASE("gui views: arrows of a step") {
+  auto run = quick_run(Collective::allreduce, "ring", 4, 8);
+  ContributionCursor cur(run->schedule);
+  // The first step between ranks (a local copy may come first): every rank sends one
+  // chunk to its right neighbour.
+  std::int32_t first = 0;
+  while (step_bytes(run->schedule, run->schedule.steps[static_cast<std::size_t>(first)]) == 0) ++first;
+  cur.seek(first);
+  auto arrows = build_arrows(run->schedule, first, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); });
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& a : arrows)
+    if (a.src != a.dst) pairs.insert({a.src, a.dst});
+  for (int r = 0; r < 4; ++r) CHECK(pairs.count({r, (r + 1) % 4}) == 1);
+  for (const auto& a : arrows) {
+    CHECK(a.bytes == a.elements * 4);
+    CHECK_FALSE(a.transfers.empty());
+    if (a.src != a.dst) CHECK(a.token_ranks == std::vector<std::int32_t>{a.src});
+  }
+  // A reduce-scatter step reduces; an all-gather step copies.
+  bool reduce = false, copy = false;
+  for (std::int32_t k = 0; k < static_cast<std::int32_t>(run->schedule.steps.size()); ++k)
+    for (const auto& a : build_arrows(run->schedule, k, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); })) {
+      reduce |= a.action == Action::reduce && a.src != a.dst;
+      copy |= a.action == Action::copy && a.src != a.dst;
+    }
+  CHECK(reduce);
+  CHECK(copy);
+  CHECK(build_arrows(run->schedule, 999, {}).empty());
+}
+
+TEST_CASE("gui views: tokens ease along their arrow and land") {
+  Vec2 a{0, 0}, b{100, 0};
+  CHECK(token_at(a, b, 0, 0).at.x == doctest::Approx(0));
+  CHECK_FALSE(token_at(a, b, 0, 0.3f).landed);
+  CHECK(token_at(a, b, 0, kTravelFraction).at.x == doctest::Approx(100));
+  CHECK(token_at(a, b, 0, 0.9f).landed);
+  // Slow at the start (easing): a tenth of the time covers less than a tenth of the way.
+  CHECK(token_at(a, b, 0, 0.1f * kTravelFraction).at.x < 10);
+  // Bent paths of opposite directions do not meet in the middle.
+  CHECK(bend_point(a, b, 20).y != doctest::Approx(bend_point(b, a, 20).y));
+}
+
+TEST_CASE("gui views: playback moves through the steps") {
+  Playback p;
+  p.steps = 3;
+  p.toggle();
+  CHECK(p.playing);
+  p.speed = 1;
+  p.tick(0.8f);
+  CHECK(p.applied == 0);
+  CHECK(p.shown() == 1);  // the token has landed: the receiving cells show the result
+  p.tick(0.5f);
+  CHECK(p.applied == 1);
+  p.tick(10);
+  CHECK(p.at_end());
+  CHECK_FALSE(p.playing);
+  p.back();
+  CHECK(p.applied == 2);
+  p.jump(99);
+  CHECK(p.applied == 3);
+  p.restart();
+  CHECK(p.applied == 0);
+}
+
+TEST_CASE("gui views: stepping back restores the exact bytes, re-executing from a kept snapshot") {
+  auto full = quick_run(Collective::allreduce, "ring", 4, 1000);
+  // A budget for only about two snapshots: the others are re-executed.
+  const std::uint64_t per = 4 * 1000 * 4 * 2;
+  auto sparse = quick_run(Collective::allreduce, "ring", 4, 1000, per * 2);
+  REQUIRE(sparse->outcome.record.snapshots.size() < full->outcome.record.snapshots.size());
+  MemoryTimeline a(full), b(sparse);
+  const auto n = static_cast<std::int32_t>(full->schedule.steps.size());
+  bool replayed = false;
+  for (std::int32_t k = n; k >= 0; --k) {
+    auto ma = a.at(k), mb = b.at(k);
+    REQUIRE(ma.ok());
+    REQUIRE(mb.ok());
+    CHECK(a.last_replayed() == 0);
+    replayed |= b.last_replayed() > 0;
+    CHECK(*ma == *mb);
+  }
+  CHECK(replayed);
+  // And the bytes change between steps, so the comparison means something.
+  CHECK(*a.at(0) != *a.at(n));
+}
+
+TEST_CASE("gui views: timeline rows on one clock, with step marks and hit tests") {
+  auto run = quick_run(Collective::allreduce, "ring", 4, 64);
+  auto tl = build_timeline(run->schedule, run->outcome.record);
+  CHECK(tl.ranks == 4);
+  REQUIRE_FALSE(tl.slices.empty());
+  CHECK(tl.marks.size() == run->schedule.steps.size());
+  for (const auto& sl : tl.slices) {
+    CHECK(sl.x0 >= 0);
+    CHECK(sl.x1 <= 1.0001f);
+    CHECK(sl.x0 <= sl.x1);
+  }
+  const auto& sl = tl.slices.front();
+  const float mid = (sl.x0 + sl.x1) / 2;
+  const auto hit = slice_at(tl, sl.rank, mid);
+  REQUIRE(hit >= 0);
+  CHECK(tl.slices[static_cast<std::size_t>(hit)].rank == sl.rank);
+  CHECK(slice_at(tl, 99, mid) == -1);
+  CHECK(step_at(tl, 1.0f) == static_cast<std::int32_t>(run->schedule.steps.size()) - 1);
+}
+
+TEST_CASE("gui views: layouts") {
+  auto ring = quick_run(Collective::allreduce, "ring", 6, 6);
+  auto l = layout_ranks(ring->schedule, 0, {1000, 800}, 2);
+  CHECK(l.kind == LayoutKind::ring);
+  CHECK(l.boxes.size() == 6);
+  CHECK(l.boxes[0].centre.y < l.boxes[3].centre.y);  // rank 0 on top
+  auto tree = quick_run(Collective::broadcast, "binomial", 8, 4);
+  auto t = layout_ranks(tree->schedule, 0, {1000, 800}, 2);
+  CHECK(t.kind == LayoutKind::tree);
+  CHECK(t.boxes[0].parent == -1);
+  for (std::int32_t r = 1; r < 8; ++r) {
+    const auto p = t.boxes[static_cast<std::size_t>(r)].parent;
+    REQUIRE(p >= 0);
+    CHECK(t.boxes[static_cast<std::size_t>(p)].centre.y < t.boxes[static_cast<std::size_t>(r)].centre.y);
+  }
+  auto big = quick_run(Collective::allreduce, "ring", 64, 64);
+  auto g = layout_ranks(big->schedule, 0, {1600, 900}, 2);
+  CHECK(g.kind == LayoutKind::grid);
+  for (const auto& b : g.boxes) {  // every box inside the canvas
+    CHECK(b.centre.x - g.box.x / 2 >= 0);
+    CHECK(b.centre.x + g.box.x / 2 <= 1600);
+  }
+}
+
+TEST_CASE("gui views: caption of a step and of the end") {
+  auto run = quick_run(Collective::allreduce, "ring", 4, 8);
+  std::int32_t first = 0;
+  while (step_bytes(run->schedule, run->schedule.steps[static_cast<std::size_t>(first)]) == 0) ++first;
+  auto c = build_caption(*run, first);
+  CHECK(c.position == "step " + std::to_string(first + 1) + " of " + std::to_string(run->schedule.steps.size()));
+  CHECK_FALSE(c.caption.empty());
+  CHECK(c.bytes > 0);
+  CHECK(c.predicted_us > 0);
+  CHECK(c.measured_us >= 0);
+  CHECK(c.verified);
+  auto end = build_caption(*run, static_cast<std::int32_t>(run->schedule.steps.size()));
+  CHECK(end.position.rfind("done", 0) == 0);
+}
+
+TEST_CASE("gui views: the worker runs lessons off the calling thread and reports errors") {
+  RunWorker w;
+  QuickSpec q;
+  q.ranks = 4;
+  q.count = 16;
+  auto sc = scenario_from_spec(q);
+  REQUIRE(sc.ok());
+  const auto id = w.submit({*sc, "cpu"});
+  std::optional<RunResult> r;
+  for (int i = 0; i < 2000 && !r; ++i) {
+    r = w.take();
+    if (!r) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(r.has_value());
+  CHECK(r->id == id);
+  CHECK(r->run.ok());
+  w.submit({*sc, "no-such-backend"});
+  r.reset();
+  for (int i = 0; i < 2000 && !r; ++i) {
+    r = w.take();
+    if (!r) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->run.ok());
+  CHECK_FALSE(w.busy());
+}
+
+TEST_CASE("gui views: settings persist in the config folder; a corrupt file is ignored") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("collscope-settings-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  app::Settings s;
+  s.zoom = 1.5f;
+  s.presenter = true;
+  s.last_file = "scenarios/01-broadcast.json";
+  REQUIRE(app::save_settings(dir.string(), s));
+  auto back = app::load_settings(dir.string());
+  CHECK(back.zoom == doctest::Approx(1.5f));
+  CHECK(back.presenter);
+  CHECK(back.last_file == s.last_file);
+  { std::ofstream(dir / "settings.json") << "{ not json"; }
+  auto corrupt = app::load_settings(dir.string());  // warns on stderr
+  CHECK(corrupt.zoom == doctest::Approx(1.0f));
+  CHECK_FALSE(corrupt.presenter);
+  CHECK(app::load_settings((dir / "missing").string()).zoom == doctest::Approx(1.0f));
+  fs::remove_all(dir);
+}

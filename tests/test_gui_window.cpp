@@ -1,0 +1,184 @@
+// The window itself, rendered headless under xvfb-run: screenshots of several lessons
+// at step 0 and a middle step, read back and checked; presenter mode; error exits.
+// Skipped, saying so, when the window is not built or xvfb-run is missing.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#ifdef COLLSCOPE_HAVE_GUI
+#include <stb/stb_image.h>
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code = -1;
+  std::string out;
+};
+
+Output shell(const std::string& cmd) {
+  Output o;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
+  const int status = pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
+
+// collscope under a private X server; settings go to a scratch config folder.
+Output gui(const std::string& args, const fs::path& config) {
+  return shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + std::string(COLLSCOPE_BINARY) + " gui " + args);
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("collscope-gui-test-" + std::to_string(::getpid())) / name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+#ifdef COLLSCOPE_HAVE_GUI
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;  // RGBA
+};
+
+Image load(const fs::path& p) {
+  Image img;
+  int n = 0;
+  unsigned char* data = stbi_load(p.string().c_str(), &img.w, &img.h, &n, 4);
+  REQUIRE_MESSAGE(data != nullptr, "cannot read " << p.string());
+  img.px.assign(data, data + static_cast<std::size_t>(img.w) * static_cast<std::size_t>(img.h) * 4);
+  stbi_image_free(data);
+  return img;
+}
+
+// Distinct colours (coarsely quantised): a blank or one-colour frame has very few.
+std::size_t colours(const Image& img) {
+  std::vector<bool> seen(1 << 12);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 3 < img.px.size(); i += 4) {
+    const std::size_t k = (img.px[i] >> 4) << 8 | (img.px[i + 1] >> 4) << 4 | (img.px[i + 2] >> 4);
+    if (!seen[k]) seen[k] = true, ++n;
+  }
+  return n;
+}
+
+std::size_t differing_pixels(const Image& a, const Image& b) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 3 < a.px.size() && i + 3 < b.px.size(); i += 4)
+    if (a.px[i] != b.px[i] || a.px[i + 1] != b.px[i + 1] || a.px[i + 2] != b.px[i + 2]) ++n;
+  return n;
+}
+#endif
+
+}  // namespace
+
+#ifdef COLLSCOPE_HAVE_GUI
+
+TEST_CASE("gui window: screenshots of lessons at step 0 and a middle step") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed (apt-get install xvfb xauth)");
+    return;
+  }
+  const auto dir = scratch("lessons");
+  for (const char* name : {"00-allreduce-ring.json", "01-broadcast.json", "03-scatter.json", "07-alltoall.json"}) {
+    CAPTURE(name);
+    const auto a = dir / (std::string(name) + "-0.png"), b = dir / (std::string(name) + "-mid.png");
+    // The middle step, from the lesson's own report.
+    auto run = shell(std::string(COLLSCOPE_BINARY) + " run " + lesson(name) + " --json 2>/dev/null");
+    REQUIRE(run.code == 0);
+    const int steps = nlohmann::json::parse(run.out)["steps"].get<int>();
+    REQUIRE(steps >= 1);
+    const int mid = std::max(1, steps / 2);
+    auto o0 = gui(lesson(name) + " --step 0 --size 1024x640 --screenshot " + a.string(), dir);
+    REQUIRE_MESSAGE(o0.code == 0, o0.out);
+    auto o1 = gui(lesson(name) + " --step " + std::to_string(mid) + " --size 1024x640 --screenshot " + b.string(), dir);
+    REQUIRE_MESSAGE(o1.code == 0, o1.out);
+    const Image i0 = load(a), i1 = load(b);
+    CHECK(i0.w == 1024);
+    CHECK(i0.h == 640);
+    CHECK(colours(i0) > 30);  // not blank: cells, text, arrows in many colours
+    CHECK(differing_pixels(i0, i1) > 500);  // the two steps look different
+  }
+  CHECK_FALSE(fs::exists(fs::path(COLLSCOPE_SOURCE_DIR) / "imgui.ini"));  // never in the working directory
+}
+
+TEST_CASE("gui window: presenter mode renders larger text than the normal mode") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("presenter");
+  const auto n = dir / "normal.png", p = dir / "presenter.png";
+  REQUIRE(gui(lesson("00-allreduce-ring.json") + " --step 1 --screenshot " + n.string(), dir).code == 0);
+  auto o = gui(lesson("00-allreduce-ring.json") + " --step 1 --presenter --screenshot " + p.string(), dir);
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  const Image a = load(n), b = load(p);
+  CHECK(colours(b) > 30);
+  CHECK(differing_pixels(a, b) > 10000);
+  // Presenter mode is black behind everything: far more pure black pixels.
+  auto black = [](const Image& img) {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i + 3 < img.px.size(); i += 4) k += img.px[i] == 0 && img.px[i + 1] == 0 && img.px[i + 2] == 0;
+    return k;
+  };
+  CHECK(black(b) > black(a));
+}
+
+TEST_CASE("gui window: bad input exits 2 in the error style, no output file") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("bad");
+  const auto out = dir / "never.png";
+  auto o = gui("/no/such/lesson.json --screenshot " + out.string(), dir);
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[scenario.io]") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  auto s = gui(lesson("00-allreduce-ring.json") + " --step 999 --screenshot " + out.string(), dir);
+  CHECK(s.code == 2);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("gui window: without a display it says so and exits 3") {
+  const auto dir = scratch("nodisplay");
+  auto o = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(COLLSCOPE_BINARY) + " gui " +
+                 lesson("00-allreduce-ring.json") + " --screenshot " + (dir / "x.png").string());
+  CHECK(o.code == 3);
+  CHECK(o.out.find("error[gui.no_display]") != std::string::npos);
+}
+
+#else
+
+TEST_CASE("gui window: not built, `collscope gui` says so and exits 2") {
+  auto o = shell(std::string(COLLSCOPE_BINARY) + " gui");
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[cli.gui_unavailable]") != std::string::npos);
+}
+
+#endif
+
+TEST_CASE("gui window: with no display and no arguments the help is printed") {
+  auto o = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(COLLSCOPE_BINARY));
+  CHECK(o.code == 0);
+  CHECK(o.out.find("run") != std::string::npos);
+  CHECK(o.out.find("gui") != std::string::npos);
+}
