@@ -15,12 +15,13 @@ void BrowserPanel::scan() {
   lessons_.clear();
   for (const auto& path : lesson_files()) {
     Entry e{path, std::filesystem::path(path).filename().string(), ""};
-    if (auto sc = load_scenario(path)) {
-      if (!sc->title.empty()) e.title = sc->title;
-      e.description = sc->description;
-    } else {
-      e.description = sc.error().format();
+    // A lesson may fail on purpose (the deadlock one): it keeps its title, and its
+    // error joins the description.
+    if (auto h = read_heading(path)) {
+      if (!h->title.empty()) e.title = h->title;
+      e.description = h->description;
     }
+    if (auto sc = load_scenario(path); !sc) e.description += (e.description.empty() ? "" : "\n\n") + sc.error().format();
     lessons_.push_back(std::move(e));
   }
 }
