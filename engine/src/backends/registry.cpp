@@ -3,7 +3,7 @@
 
 #include "collscope/backend.h"
 #if defined(COLLSCOPE_HAVE_CUDA)
-#include "cuda/probe.h"
+#include "cuda/cuda_backend.h"
 #endif
 
 namespace collscope {
@@ -25,24 +25,23 @@ class UnavailableBackend final : public Backend {
   BackendInfo info_;
 };
 
-std::string gpu_reason() {
-#if defined(COLLSCOPE_HAVE_CUDA)
-  const GpuProbe p = probe_gpus();
-  if (!p.problem.empty()) return p.problem;
-  return "not implemented in this version (" + std::to_string(p.devices) + " GPU(s) found)";
-#else
-  return "not built (configure with -DCOLLSCOPE_CUDA=ON where the CUDA toolkit is installed)";
+#if !defined(COLLSCOPE_HAVE_CUDA)
+const char* kNotBuilt = "not built (configure with -DCOLLSCOPE_CUDA=ON where the CUDA toolkit is installed)";
 #endif
-}
 
 }  // namespace
 
 std::vector<std::unique_ptr<Backend>> make_backends() {
   std::vector<std::unique_ptr<Backend>> all;
   all.push_back(make_cpu_backend());
-  const std::string why = gpu_reason();
-  all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", why));
-  all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step and NCCL's own collectives", why));
+#if defined(COLLSCOPE_HAVE_CUDA)
+  const GpuProbe probe = probe_gpus();
+  all.push_back(gpu::make_cuda_backend(probe));
+  all.push_back(gpu::make_nccl_backend(probe));
+#else
+  all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", kNotBuilt));
+  all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step, one rank per GPU", kNotBuilt));
+#endif
   return all;
 }
 

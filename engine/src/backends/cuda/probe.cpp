@@ -14,6 +14,8 @@ GpuProbe probe_gpus() {
     p.problem = "no CUDA driver";
   } else if (e != cudaSuccess) {
     p.problem = std::string("CUDA runtime: ") + cudaGetErrorString(e);
+  } else if (n == 0) {
+    p.problem = "no CUDA device";
   } else {
     p.devices = n;
   }

@@ -1,0 +1,232 @@
+// The cuda backend: the Schedule on GPUs with our own kernels.
+//
+// Rank r lives on GPU r mod G. Its transfers run on its stream (the receiver executes
+// a transfer, as in the cpu backend): a kernel on the receiver's GPU reads the
+// sender's memory directly where peer access exists, else cudaMemcpyPeerAsync brings
+// it into staging first and a local kernel combines it. Compute spans run on the
+// rank's second stream.
+//
+// Fast mode enqueues the whole schedule at once: the dependencies the cpu backend
+// waits for (deps.h: lane q has completed step j) become cudaStreamWaitEvent on an
+// event lane q records after step j, so the host never synchronises until the end.
+// Observable mode enqueues one step for every rank and waits for all of them.
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../cpu/deps.h"
+#include "../cpu/kernels.h"
+#include "check.h"
+#include "clock.h"
+#include "cuda_backend.h"
+#include "kernels.h"
+#include "world.h"
+
+namespace collscope::gpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class CudaSession final : public Session {
+ public:
+  CudaSession(const Schedule& s, const SessionOptions& o, int devices)
+      : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
+  ~CudaSession() override {
+    world_.synchronize();
+    for (auto& per : done_)
+      for (cudaEvent_t e : per)
+        if (e) cudaEventDestroy(e);
+  }
+
+  Status start() {
+    lanes_ = cpu::lane_count(s_);
+    deps_ = cpu::compute_deps(s_);
+    const auto R = static_cast<std::size_t>(s_.ranks);
+    const auto S = s_.steps.size();
+    // Staging: the largest transfer a rank must bring in through a copy first.
+    std::vector<std::uint64_t> staging(R, 0);
+    GpuTopology topo{devices_};
+    for (const auto& st : s_.steps)
+      for (const auto& t : st.transfers)
+        if (t.action == Action::reduce && !topo.same_or_peer_unknown(t))
+          staging[static_cast<std::size_t>(t.dst.rank)] =
+              std::max(staging[static_cast<std::size_t>(t.dst.rank)], t.count * size_of(s_.dtype));
+    if (auto st = world_.open(s_, devices_, staging); !st) return st;
+    // Only the (lane, step) events somebody waits for are created.
+    done_.assign(static_cast<std::size_t>(lanes_), std::vector<cudaEvent_t>(S, nullptr));
+    for (std::size_t lane = 0; lane < deps_.size(); ++lane)
+      for (const auto& per_step : deps_[lane])
+        for (const auto& d : per_step) {
+          const auto step = static_cast<std::size_t>((d.step % static_cast<std::int32_t>(S) + static_cast<std::int32_t>(S)) %
+                                                     static_cast<std::int32_t>(S));
+          auto& e = done_[static_cast<std::size_t>(d.rank)][step];
+          if (e) continue;
+          COLLSCOPE_CUDA(cudaSetDevice(device_of_lane(d.rank)));
+          COLLSCOPE_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        }
+    return clock_.open(devices_);
+  }
+
+  std::string device_label(std::int32_t rank) const override { return world_.label(rank); }
+  Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) override {
+    return world_.write(rank, buf, data, bytes);
+  }
+  Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) override {
+    return world_.read(rank, buf, data, bytes);
+  }
+
+  Status run_step(std::int32_t step) override {
+    if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
+    for (std::int32_t lane = 0; lane < lanes_; ++lane)
+      if (auto st = enqueue(lane, step, false, 0); !st) return st;
+    return world_.synchronize();
+  }
+
+  Status run_all(std::int32_t iterations) override {
+    const double t0 = now_us();
+    if (auto st = clock_.mark(world_, s_.ranks, t0); !st) return st;
+    const auto S = static_cast<std::int32_t>(s_.steps.size());
+    // Step-major order: when lane a waits for lane b's step j, the event's latest
+    // record is the one of the iteration the dependency means.
+    for (std::int32_t it = 0; it < iterations; ++it)
+      for (std::int32_t k = 0; k < S; ++k)
+        for (std::int32_t lane = 0; lane < lanes_; ++lane)
+          if (auto st = enqueue(lane, k, true, it); !st) return st;
+    if (auto st = world_.synchronize(); !st) return st;
+    last_us_ = now_us() - t0;
+    return ok_status();
+  }
+
+  double last_run_us() const override { return last_us_; }
+
+  std::vector<TransferTiming> take_events() override {
+    if (!world_.synchronize().ok()) return {};
+    return clock_.take();
+  }
+
+
+  double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
+
+ private:
+  // Decides staging before the world (and its peer table) exists: conservatively
+  // stage every cross-GPU reduce; direct reads are chosen at run time.
+  struct GpuTopology {
+    int devices;
+    bool same_or_peer_unknown(const Transfer& t) const {
+      return t.src.rank == t.dst.rank || t.src.rank % devices == t.dst.rank % devices;
+    }
+  };
+
+  int device_of_lane(std::int32_t lane) const { return world_.device_of(lane % s_.ranks); }
+  cudaStream_t stream_of_lane(std::int32_t lane) const {
+    return lane < s_.ranks ? world_.stream(lane) : world_.compute_stream(lane - s_.ranks);
+  }
+
+  Status enqueue(std::int32_t lane, std::int32_t k, bool wait_deps, std::int32_t iteration) {
+    const auto S = static_cast<std::int32_t>(s_.steps.size());
+    const std::int32_t rank = lane % s_.ranks;
+    cudaStream_t stream = stream_of_lane(lane);
+    COLLSCOPE_CUDA(cudaSetDevice(device_of_lane(lane)));
+    if (wait_deps)
+      for (const auto& d : deps_[static_cast<std::size_t>(lane)][static_cast<std::size_t>(k)]) {
+        if (iteration == 0 && d.step < 0) continue;  // nothing ran before the first iteration
+        cudaEvent_t e = done_[static_cast<std::size_t>(d.rank)][static_cast<std::size_t>((d.step + S) % S)];
+        COLLSCOPE_CUDA(cudaStreamWaitEvent(stream, e, 0));
+      }
+    if (lane < s_.ranks)
+      for (const Fault& f : o_.faults)
+        if (f.kind == Fault::Kind::delay && f.rank == rank && f.step == k)
+          COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, stream));
+    const Step& step = s_.steps[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
+      const Transfer& t = step.transfers[i];
+      if (cpu::lane_of(s_, t) != lane || is_signal(t)) continue;
+      if (o_.record_events)
+        if (auto st = clock_.start(stream, k, static_cast<std::int32_t>(i), rank, device_of_lane(lane)); !st) return st;
+      if (auto r = transfer(t, k, stream); !r) return r;
+      if (o_.record_events)
+        if (auto st = clock_.stop(stream); !st) return st;
+    }
+    if (cudaEvent_t e = done_[static_cast<std::size_t>(lane)][static_cast<std::size_t>(k)])
+      COLLSCOPE_CUDA(cudaEventRecord(e, stream));
+    return ok_status();
+  }
+
+  Status transfer(const Transfer& t, std::int32_t k, cudaStream_t stream) {
+    const std::uint64_t bytes = t.count * world_.esize();
+    switch (t.action) {
+      case Action::compute:
+        COLLSCOPE_CUDA(launch_busy(t.duration_us, stream));
+        return ok_status();
+      case Action::scale:
+        COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream));
+        return ok_status();
+      case Action::copy:
+        if (world_.direct(t.dst.rank, t.src.rank)) {
+          COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), world_.ptr(t.src), bytes, stream));
+        } else {
+          COLLSCOPE_CUDA(cudaMemcpyPeerAsync(world_.ptr(t.dst), world_.device_of(t.dst.rank), world_.ptr(t.src),
+                                             world_.device_of(t.src.rank), bytes, stream));
+        }
+        break;
+      case Action::reduce: {
+        const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
+        const void* from = world_.ptr(t.src);
+        if (!world_.direct(t.dst.rank, t.src.rank)) {
+          void* staging = world_.staging(t.dst.rank);
+          COLLSCOPE_CUDA(cudaMemcpyPeerAsync(staging, world_.device_of(t.dst.rank), from,
+                                             world_.device_of(t.src.rank), bytes, stream));
+          from = staging;
+        }
+        COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream));
+        break;
+      }
+    }
+    for (const Fault& f : o_.faults)
+      if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.dst.rank != t.src.rank && t.count)
+        COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), stream));
+    return ok_status();
+  }
+
+
+  const Schedule& s_;
+  SessionOptions o_;
+  int devices_;
+  Clock::time_point origin_;
+  DeviceWorld world_;
+  std::int32_t lanes_ = 0;
+  std::vector<std::vector<std::vector<cpu::Dep>>> deps_;
+  std::vector<std::vector<cudaEvent_t>> done_;  // [lane][step], only where awaited
+  TransferClock clock_;
+  double last_us_ = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(GpuProbe p) : probe_(std::move(p)) {}
+  BackendInfo info() const override {
+    BackendInfo i{"cuda", "our CUDA kernels, rank r on GPU r mod G", probe_.devices > 0, probe_.problem};
+    if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
+    return i;
+  }
+  Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
+    if (probe_.devices <= 0)
+      return make_error("backend.unavailable", "backend \"cuda\" is not available: " + probe_.problem,
+                        "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
+    auto session = std::make_unique<CudaSession>(s, o, probe_.devices);
+    if (auto st = session->start(); !st) return st.error();
+    return std::unique_ptr<Session>(std::move(session));
+  }
+
+ private:
+  GpuProbe probe_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const GpuProbe& probe) { return std::make_unique<CudaBackend>(probe); }
+
+}  // namespace collscope::gpu

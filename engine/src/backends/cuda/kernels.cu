@@ -1,0 +1,170 @@
+// Transfer kernels. Each thread walks a grid-stride loop over 16-byte vectors when
+// both pointers are 16-byte aligned (the common case: buffers come from cudaMalloc
+// and offsets are multiples of the vector), and over single elements otherwise and
+// for the tail, so every count and offset is handled exactly.
+#include "kernels.h"
+
+#include <algorithm>
+
+namespace collscope::gpu {
+
+namespace {
+
+constexpr int kThreads = 512;
+
+int blocks_for(std::uint64_t items) {
+  const std::uint64_t b = (items + kThreads - 1) / kThreads;
+  return static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(b, 1), 4096));
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+__global__ void copy_vec(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+__global__ void copy_bytes(unsigned char* __restrict__ dst, const unsigned char* __restrict__ src, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+// Reduce: vectors of 16 bytes hold 16 / sizeof(T) elements, combined one by one.
+template <class T, OpKind K>
+__global__ void reduce_vec(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t n) {
+  constexpr int kPer = 16 / sizeof(T);
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    uint4 a = dst[i];
+    const uint4 b = src[i];
+    T* x = reinterpret_cast<T*>(&a);
+    const T* y = reinterpret_cast<const T*>(&b);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) x[j] = combine<T>(K, x[j], y[j]);
+    dst[i] = a;
+  }
+}
+
+template <class T, OpKind K>
+__global__ void reduce_elems(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    dst[i] = combine<T>(K, dst[i], src[i]);
+}
+
+template <class T>
+__global__ void scale_elems(T* dst, std::uint64_t n, std::uint32_t divisor) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    dst[i] = divide<T>(dst[i], divisor);
+}
+
+__global__ void busy(std::uint64_t ns) {
+  std::uint64_t start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+__global__ void flip(unsigned char* p) { p[0] ^= 1u; }
+
+template <class T, OpKind K>
+cudaError_t reduce_as(void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+  constexpr std::uint64_t per = 16 / sizeof(T);
+  std::uint64_t done = 0;
+  if (aligned16(dst) && aligned16(src) && n >= per) {
+    const std::uint64_t vecs = n / per;
+    reduce_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(static_cast<uint4*>(dst),
+                                                               static_cast<const uint4*>(src), vecs);
+    done = vecs * per;
+  }
+  if (done < n)
+    reduce_elems<T, K><<<blocks_for(n - done), kThreads, 0, stream>>>(static_cast<T*>(dst) + done,
+                                                                      static_cast<const T*>(src) + done, n - done);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t reduce_typed(OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+  switch (op) {
+    case OpKind::sum: return reduce_as<T, OpKind::sum>(dst, src, n, stream);
+    case OpKind::prod: return reduce_as<T, OpKind::prod>(dst, src, n, stream);
+    case OpKind::min: return reduce_as<T, OpKind::min>(dst, src, n, stream);
+    case OpKind::max: return reduce_as<T, OpKind::max>(dst, src, n, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Calls F::template run<T>(args...) with T the storage type of dtype t.
+template <template <class> class F, class... A>
+cudaError_t with_type(DType t, A... args) {
+  switch (t) {
+    case DType::int8: return F<std::int8_t>::run(args...);
+    case DType::uint8: return F<std::uint8_t>::run(args...);
+    case DType::int32: return F<std::int32_t>::run(args...);
+    case DType::int64: return F<std::int64_t>::run(args...);
+    case DType::float16: return F<f16>::run(args...);
+    case DType::bfloat16: return F<bf16>::run(args...);
+    case DType::float32: return F<float>::run(args...);
+    case DType::float64: return F<double>::run(args...);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class T>
+struct Reduce {
+  static cudaError_t run(OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+    return reduce_typed<T>(op, dst, src, n, stream);
+  }
+};
+
+template <class T>
+struct Scale {
+  static cudaError_t run(void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream) {
+    scale_elems<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<T*>(dst), n, divisor);
+    return cudaGetLastError();
+  }
+};
+
+}  // namespace
+
+cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  std::uint64_t done = 0;
+  if (aligned16(dst) && aligned16(src) && bytes >= 16) {
+    const std::uint64_t vecs = bytes / 16;
+    copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), vecs);
+    done = vecs * 16;
+  }
+  if (done < bytes)
+    copy_bytes<<<blocks_for(bytes - done), kThreads, 0, stream>>>(static_cast<unsigned char*>(dst) + done,
+                                                                  static_cast<const unsigned char*>(src) + done,
+                                                                  bytes - done);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return with_type<Reduce>(t, op, dst, src, n, stream);
+}
+
+cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return with_type<Scale>(t, dst, n, divisor, stream);
+}
+
+cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream) {
+  if (us == 0) return cudaSuccess;
+  busy<<<1, 1, 0, stream>>>(us * 1000);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_flip(void* dst, cudaStream_t stream) {
+  flip<<<1, 1, 0, stream>>>(static_cast<unsigned char*>(dst));
+  return cudaGetLastError();
+}
+
+}  // namespace collscope::gpu

@@ -1,0 +1,27 @@
+// Our transfer kernels (DESIGN §6): copy, reduce-copy (dst = dst op src), scale
+// (finish an average), and the fault and compute helpers, launched on a stream.
+// The element-wise operation is collscope/elementwise.h, the same definition the cpu
+// backend and the numeric reference use.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "collscope/elementwise.h"
+#include "collscope/types.h"
+
+namespace collscope::gpu {
+
+// dst[0, bytes) = src[0, bytes): 16-byte accesses where both are aligned, then the tail.
+cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream);
+// dst[i] = dst[i] op src[i] for n elements of dtype t.
+cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream);
+// dst[i] = dst[i] / divisor.
+cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream);
+// Keeps the stream busy for `us` microseconds (compute spans, delay faults).
+cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream);
+// Flips the lowest bit of the first byte (corrupt faults).
+cudaError_t launch_flip(void* dst, cudaStream_t stream);
+
+}  // namespace collscope::gpu

@@ -1,0 +1,85 @@
+#include "world.h"
+
+#include "check.h"
+
+namespace collscope::gpu {
+
+DeviceWorld::~DeviceWorld() {
+  // Best effort: a failing device cannot make the destructor fail.
+  for (std::size_t r = 0; r < buf_.size(); ++r) {
+    cudaSetDevice(device_of(static_cast<std::int32_t>(r)));
+    for (void* p : buf_[r])
+      if (p) cudaFree(p);
+    if (r < staging_.size() && staging_[r]) cudaFree(staging_[r]);
+    if (r < stream_.size() && stream_[r]) cudaStreamDestroy(stream_[r]);
+    if (r < compute_.size() && compute_[r]) cudaStreamDestroy(compute_[r]);
+  }
+}
+
+Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::uint64_t>& staging) {
+  devices_ = devices > 0 ? devices : 1;
+  esize_ = size_of(s.dtype);
+  const auto R = static_cast<std::size_t>(s.ranks);
+  // Peer access between every pair of GPUs that allows it.
+  peer_.assign(static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_), 0);
+  for (int a = 0; a < devices_; ++a) {
+    peer_[static_cast<std::size_t>(a) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(a)] = 1;
+    for (int b = 0; b < devices_; ++b) {
+      if (a == b) continue;
+      int can = 0;
+      COLLSCOPE_CUDA(cudaDeviceCanAccessPeer(&can, a, b));
+      if (!can) continue;
+      COLLSCOPE_CUDA(cudaSetDevice(a));
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) return cuda_error(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
+      cudaGetLastError();  // clear "already enabled"
+      peer_[static_cast<std::size_t>(a) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(b)] = 1;
+    }
+  }
+  buf_.assign(R, {});
+  staging_.assign(R, nullptr);
+  stream_.assign(R, nullptr);
+  compute_.assign(R, nullptr);
+  for (std::size_t r = 0; r < R; ++r) {
+    COLLSCOPE_CUDA(cudaSetDevice(device_of(static_cast<std::int32_t>(r))));
+    COLLSCOPE_CUDA(cudaStreamCreateWithFlags(&stream_[r], cudaStreamNonBlocking));
+    COLLSCOPE_CUDA(cudaStreamCreateWithFlags(&compute_[r], cudaStreamNonBlocking));
+    for (const auto& b : s.buffers) {
+      const std::uint64_t bytes = b.count[r] * esize_;
+      void* p = nullptr;
+      if (bytes) {
+        COLLSCOPE_CUDA(cudaMalloc(&p, bytes));
+        COLLSCOPE_CUDA(cudaMemset(p, 0, bytes));
+      }
+      buf_[r].push_back(p);
+    }
+    if (r < staging.size() && staging[r]) COLLSCOPE_CUDA(cudaMalloc(&staging_[r], staging[r]));
+  }
+  return ok_status();
+}
+
+Status DeviceWorld::write(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) {
+  if (!bytes) return ok_status();
+  COLLSCOPE_CUDA(cudaSetDevice(device_of(rank)));
+  COLLSCOPE_CUDA(cudaMemcpy(buf_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(buf)], data, bytes,
+                            cudaMemcpyHostToDevice));
+  return ok_status();
+}
+
+Status DeviceWorld::read(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) {
+  if (!bytes) return ok_status();
+  COLLSCOPE_CUDA(cudaSetDevice(device_of(rank)));
+  COLLSCOPE_CUDA(cudaMemcpy(data, buf_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(buf)], bytes,
+                            cudaMemcpyDeviceToHost));
+  return ok_status();
+}
+
+Status DeviceWorld::synchronize() {
+  for (std::size_t r = 0; r < stream_.size(); ++r) {
+    COLLSCOPE_CUDA(cudaStreamSynchronize(stream_[r]));
+    COLLSCOPE_CUDA(cudaStreamSynchronize(compute_[r]));
+  }
+  return ok_status();
+}
+
+}  // namespace collscope::gpu

@@ -1,0 +1,254 @@
+// The nccl backend: one communicator per GPU (ncclCommInitAll), one rank per GPU.
+//
+// Every step is one NCCL group: each transfer between ranks is an ncclSend from the
+// sender's buffer and an ncclRecv into the receiver's staging space; then the
+// receiver's stream copies or reduces from staging into place with our kernels. A
+// signal (barrier) is a one-byte message. All of a rank's work is on its stream, so
+// the stream order carries every dependency and fast mode enqueues the whole schedule
+// without waiting on the host; observable mode waits after every step.
+//
+// Waiting polls ncclCommGetAsyncError with a timeout: on an error or a timeout every
+// communicator is aborted and the run fails with exit 3, never a hang.
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../cpu/kernels.h"
+#include "../cuda/check.h"
+#include "../cuda/clock.h"
+#include "../cuda/cuda_backend.h"
+#include "../cuda/kernels.h"
+#include "../cuda/world.h"
+
+namespace collscope::gpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
+  std::string where = file;
+  if (const auto at = where.rfind("engine/"); at != std::string::npos) where = where.substr(at);
+  return make_error("backend.nccl",
+                    std::string(call) + " failed: " + ncclGetErrorString(r) + " at " + where + ":" +
+                        std::to_string(line),
+                    "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure);
+}
+
+#define COLLSCOPE_NCCL(call)                                                          \
+  do {                                                                                \
+    const ncclResult_t collscope_nccl_r = (call);                                     \
+    if (collscope_nccl_r != ncclSuccess)                                              \
+      return ::collscope::gpu::nccl_error(collscope_nccl_r, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// How long a wait may take before the communicators are aborted.
+constexpr double kTimeoutSeconds = 60.0;
+
+class NcclSession final : public Session {
+ public:
+  NcclSession(const Schedule& s, const SessionOptions& o, int devices)
+      : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
+  ~NcclSession() override {
+    world_.synchronize();
+    for (ncclComm_t c : comms_)
+      if (c) ncclCommDestroy(c);
+  }
+
+  Status start() {
+    if (s_.ranks != devices_)
+      return make_error("backend.nccl_ranks",
+                        "the nccl backend runs one rank per GPU: this machine has " + std::to_string(devices_) +
+                            " GPU(s), the run has " + std::to_string(s_.ranks) + " ranks",
+                        "use --ranks " + std::to_string(devices_) + ", or --backend cuda (several ranks per GPU)", {},
+                        ExitCode::backend_failure);
+    // Staging: per rank, room for everything it receives in one step, plus a byte for signals.
+    const auto R = static_cast<std::size_t>(s_.ranks);
+    std::vector<std::uint64_t> staging(R, 0);
+    for (const auto& st : s_.steps) {
+      std::vector<std::uint64_t> need(R, 0);
+      for (const auto& t : st.transfers)
+        if (t.src.rank != t.dst.rank && t.action != Action::compute)
+          need[static_cast<std::size_t>(t.dst.rank)] += std::max<std::uint64_t>(1, t.count * size_of(s_.dtype));
+      for (std::size_t r = 0; r < R; ++r) staging[r] = std::max(staging[r], need[r]);
+    }
+    for (auto& b : staging) b = std::max<std::uint64_t>(b, 16);
+    if (auto st = world_.open(s_, devices_, staging); !st) return st;
+    comms_.assign(R, nullptr);
+    std::vector<int> devs(R);
+    for (std::size_t r = 0; r < R; ++r) devs[r] = static_cast<int>(r);
+    COLLSCOPE_NCCL(ncclCommInitAll(comms_.data(), s_.ranks, devs.data()));
+    return clock_.open(devices_);
+  }
+
+  std::string device_label(std::int32_t rank) const override { return world_.label(rank); }
+  Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) override {
+    return world_.write(rank, buf, data, bytes);
+  }
+  Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) override {
+    return world_.read(rank, buf, data, bytes);
+  }
+
+  Status run_step(std::int32_t step) override {
+    if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
+    if (auto st = enqueue(step); !st) return abort_with(st.error());
+    return wait();
+  }
+
+  Status run_all(std::int32_t iterations) override {
+    const double t0 = now_us();
+    if (auto st = clock_.mark(world_, s_.ranks, t0); !st) return st;
+    for (std::int32_t it = 0; it < iterations; ++it)
+      for (std::int32_t k = 0; k < static_cast<std::int32_t>(s_.steps.size()); ++k)
+        if (auto st = enqueue(k); !st) return abort_with(st.error());
+    if (auto st = wait(); !st) return st;
+    last_us_ = now_us() - t0;
+    return ok_status();
+  }
+
+  double last_run_us() const override { return last_us_; }
+  std::vector<TransferTiming> take_events() override {
+    if (!world_.synchronize().ok()) return {};
+    return clock_.take();
+  }
+  double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
+
+ private:
+  Status enqueue(std::int32_t k) {
+    const Step& st = s_.steps[static_cast<std::size_t>(k)];
+    const auto R = static_cast<std::size_t>(s_.ranks);
+    const std::size_t e = world_.esize();
+    for (const Fault& f : o_.faults)
+      if (f.kind == Fault::Kind::delay && f.step == k) {
+        COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(f.rank)));
+        COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank)));
+      }
+    // Where each cross-rank transfer lands in its receiver's staging space.
+    std::vector<std::uint64_t> slot(st.transfers.size(), 0), used(R, 0);
+    bool any = false;
+    for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+      const Transfer& t = st.transfers[i];
+      if (t.src.rank == t.dst.rank || t.action == Action::compute) continue;
+      slot[i] = used[static_cast<std::size_t>(t.dst.rank)];
+      used[static_cast<std::size_t>(t.dst.rank)] += std::max<std::uint64_t>(1, t.count * e);
+      any = true;
+    }
+    if (any) {
+      COLLSCOPE_NCCL(ncclGroupStart());
+      for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+        const Transfer& t = st.transfers[i];
+        if (t.src.rank == t.dst.rank || t.action == Action::compute) continue;
+        // A signal carries one byte from the start of the sender's staging space.
+        const bool signal = is_signal(t);
+        const std::uint64_t bytes = signal ? 1 : t.count * e;
+        const void* from = signal ? world_.staging(t.src.rank) : world_.ptr(t.src);
+        void* into = static_cast<std::uint8_t*>(world_.staging(t.dst.rank)) + slot[i];
+        COLLSCOPE_NCCL(ncclSend(from, bytes, ncclUint8, t.dst.rank, comms_[static_cast<std::size_t>(t.src.rank)],
+                                world_.stream(t.src.rank)));
+        COLLSCOPE_NCCL(ncclRecv(into, bytes, ncclUint8, t.src.rank, comms_[static_cast<std::size_t>(t.dst.rank)],
+                                world_.stream(t.dst.rank)));
+      }
+      COLLSCOPE_NCCL(ncclGroupEnd());
+    }
+    const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(st.call)].args.op);
+    for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+      const Transfer& t = st.transfers[i];
+      if (is_signal(t)) continue;
+      const std::int32_t r = t.dst.rank;
+      cudaStream_t stream = world_.stream(r);
+      COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
+      if (o_.record_events)
+        if (auto s = clock_.start(stream, k, static_cast<std::int32_t>(i), r, world_.device_of(r)); !s) return s;
+      const void* from = t.src.rank == r ? static_cast<const void*>(world_.ptr(t.src))
+                                         : static_cast<const std::uint8_t*>(world_.staging(r)) + slot[i];
+      switch (t.action) {
+        case Action::copy: COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), from, t.count * e, stream)); break;
+        case Action::reduce: COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream)); break;
+        case Action::scale: COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream)); break;
+        case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream)); break;
+      }
+      for (const Fault& f : o_.faults)
+        if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != r && t.count)
+          COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), stream));
+      if (o_.record_events)
+        if (auto s = clock_.stop(stream); !s) return s;
+    }
+    return ok_status();
+  }
+
+  // Waits for every stream, watching NCCL for asynchronous errors.
+  Status wait() {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(kTimeoutSeconds);
+    for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      for (;;) {
+        COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
+        const cudaError_t q = cudaStreamQuery(world_.stream(r));
+        if (q == cudaSuccess) break;
+        if (q != cudaErrorNotReady) return abort_with(cuda_error(q, "cudaStreamQuery", __FILE__, __LINE__));
+        for (ncclComm_t c : comms_) {
+          ncclResult_t async = ncclSuccess;
+          if (ncclCommGetAsyncError(c, &async) == ncclSuccess && async != ncclSuccess)
+            return abort_with(nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__));
+        }
+        if (Clock::now() > deadline)
+          return abort_with(make_error("backend.timeout",
+                                       "rank " + std::to_string(r) + " did not finish within " +
+                                           std::to_string(static_cast<int>(kTimeoutSeconds)) + " s",
+                                       "a peer may have failed; set NCCL_DEBUG=WARN and run again", {},
+                                       ExitCode::backend_failure));
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+    return world_.synchronize();
+  }
+
+  Error abort_with(Error e) {
+    for (ncclComm_t& c : comms_)
+      if (c) {
+        ncclCommAbort(c);
+        c = nullptr;
+      }
+    return e;
+  }
+
+  const Schedule& s_;
+  SessionOptions o_;
+  int devices_;
+  Clock::time_point origin_;
+  DeviceWorld world_;
+  TransferClock clock_;
+  std::vector<ncclComm_t> comms_;
+  double last_us_ = 0;
+};
+
+class NcclBackend final : public Backend {
+ public:
+  explicit NcclBackend(GpuProbe p) : probe_(std::move(p)) {}
+  BackendInfo info() const override {
+    BackendInfo i{"nccl", "NCCL send/recv per step, one rank per GPU", probe_.devices > 0, probe_.problem};
+    if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
+    return i;
+  }
+  Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
+    if (probe_.devices <= 0)
+      return make_error("backend.unavailable", "backend \"nccl\" is not available: " + probe_.problem,
+                        "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
+    auto session = std::make_unique<NcclSession>(s, o, probe_.devices);
+    if (auto st = session->start(); !st) return st.error();
+    return std::unique_ptr<Session>(std::move(session));
+  }
+
+ private:
+  GpuProbe probe_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_nccl_backend(const GpuProbe& probe) { return std::make_unique<NcclBackend>(probe); }
+
+}  // namespace collscope::gpu
