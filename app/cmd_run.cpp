@@ -132,6 +132,7 @@ int cmd_run(const RunFlags& f) {
     j["wrong"] = numeric.wrong;
     j["steps"] = s.steps.size();
     j["backend"] = f.backend;
+    if (!record.backend_detail.empty()) j["backend_detail"] = record.backend_detail;
     j["ranks"] = s.ranks;
     j["collective"] = joined_calls(s, false);
     j["algorithm"] = joined_calls(s, true);
@@ -152,6 +153,7 @@ int cmd_run(const RunFlags& f) {
   } else {
     std::cout << "collscope run: " << (scenario->title.empty() ? f.file : scenario->title) << "\n";
     std::cout << "  " << s.ranks << " ranks, " << name_of(s.dtype) << ", backend " << f.backend
+              << (record.backend_detail.empty() ? "" : " (" + record.backend_detail + ")")
               << (f.dry_run ? " (dry run: nothing executed)" : mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
               << "\n";
     for (const auto& c : s.calls) {

@@ -165,8 +165,11 @@ TEST_CASE("cli: list --json shows every algorithm and the backends") {
   REQUIRE(o.code == 0);
   auto j = nlohmann::json::parse(o.out);
   std::size_t algos = 0;
-  for (const auto& c : j["collectives"]) algos += c["algorithms"].size();
+  std::size_t native = 0;
+  for (const auto& c : j["collectives"])
+    for (const auto& a : c["algorithms"]) (a.value("native", false) ? native : algos) += 1;
   CHECK(algos == 25);
+  CHECK(native == 8);  // NCCL's own, for every collective but barrier
   CHECK(j["backends"][0]["name"] == "cpu");
   CHECK(j["backends"][0]["available"] == true);
   CHECK(j["lessons"].size() >= 9);
@@ -213,4 +216,31 @@ TEST_CASE("cli: list shows the lessons with their titles") {
   CHECK(o.code == 0);
   CHECK(o.out.find("Blocking send and recv") != std::string::npos);
   CHECK(o.out.find("Deadlock: both ranks receive first") != std::string::npos);
+}
+
+TEST_CASE("cli: algorithm nccl lowers to one native step that only the nccl backend runs") {
+  auto dry = collscope("run --coll allreduce --algo nccl --ranks 4 --count 64 --dry-run --json");
+  REQUIRE(dry.code == 0);
+  const auto j = nlohmann::json::parse(dry.out);
+  CHECK(j["steps"] == 1);
+  CHECK(j["algorithm"] == "nccl");
+  CHECK(j["transfers"] == 0);
+
+  auto cpu = collscope("run --coll allreduce --algo nccl --ranks 4 --count 64", true);
+  CHECK(cpu.code == 2);
+  CHECK(cpu.out.find("error[backend.native_unsupported]") != std::string::npos);
+  CHECK(cpu.out.find("use --backend nccl") != std::string::npos);
+
+  auto barrier = collscope("run --coll barrier --algo nccl --ranks 4", true);
+  CHECK(barrier.code == 2);
+  CHECK(barrier.out.find("error[scenario.unknown_algorithm]") != std::string::npos);
+
+  auto list = collscope("list --json");
+  REQUIRE(list.code == 0);
+  const auto l = nlohmann::json::parse(list.out);
+  bool native = false;
+  for (const auto& c : l["collectives"])
+    if (c["name"] == "allreduce")
+      for (const auto& a : c["algorithms"]) native = native || (a["name"] == "nccl" && a.value("native", false));
+  CHECK(native);
 }

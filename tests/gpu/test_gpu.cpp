@@ -145,6 +145,32 @@ TEST_CASE("gpu: the nccl backend runs every algorithm with one rank per GPU") {
   CHECK(out.error().exit == ExitCode::backend_failure);
 }
 
+TEST_CASE("gpu: NCCL's own collectives and ours run on the same buffers and agree") {
+  const int g = gpus();
+  if (g == 0) {
+    MESSAGE("skipped: no GPU");
+    return;
+  }
+  for (Collective c : kAllCollectives) {
+    if (!has_native(c)) continue;
+    QuickSpec q;
+    q.coll = c;
+    q.ranks = g;
+    q.count = 1 << 18;
+    q.dtype = DType::int32;  // exact in every order
+    q.algorithm = "nccl";
+    CAPTURE(name_of(c));
+    auto native = run(q, "nccl");
+    q.algorithm = "ring";
+    if (!find_algorithm(c, "ring")) q.algorithm = algorithm_names(c).front();
+    auto ours = run(q, "nccl");
+    CHECK(native.out.verified());
+    CHECK(ours.out.verified());
+    CHECK(native.out.result == ours.out.result);
+    CHECK(native.out.record.backend_detail.rfind("NCCL 2.", 0) == 0);
+  }
+}
+
 TEST_CASE("gpu: lessons with point-to-point programs and compute spans run on the cuda backend") {
   if (gpus() == 0) {
     MESSAGE("skipped: no GPU");

@@ -70,6 +70,14 @@ struct AlgorithmInfo {
 };
 
 const std::vector<AlgorithmInfo>& all_algorithms();
+
+// "nccl": NCCL's own implementation of a collective (every one but barrier), lowered
+// to one native step that only the nccl backend runs. Not in all_algorithms(), never
+// picked by auto.
+inline constexpr std::string_view kNativeAlgorithm = "nccl";
+bool has_native(Collective c);
+// Does the schedule contain native steps?
+bool uses_native(const Schedule& s);
 std::vector<std::string> algorithm_names(Collective c);
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name);
 

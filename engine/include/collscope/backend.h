@@ -64,6 +64,9 @@ class Session {
   virtual std::vector<TransferTiming> take_events() = 0;
   // Microseconds on the session's clock (the origin of TransferTiming).
   virtual double now_us() const = 0;
+  // What else a report should say about the backend that ran ("NCCL 2.28.9,
+  // NCCL_ALGO=Ring"); empty when nothing.
+  virtual std::string detail() const { return {}; }
 };
 
 class Backend {

@@ -65,6 +65,7 @@ struct Snapshot {
 
 struct RunRecord {
   std::string backend;
+  std::string backend_detail;  // Session::detail(): library versions, settings passed through
   RunMode mode = RunMode::fast;
   std::vector<std::string> device_labels;  // per rank
   double time_us = 0;                      // wall time of the execution

@@ -50,6 +50,10 @@ struct Step {
   std::string caption;  // plain words for teaching
   std::int32_t call = 0;  // index into Schedule::calls
   std::vector<Transfer> transfers;
+  // The whole call in one piece by a library's own implementation (algorithm "nccl"):
+  // no transfers the engine can see; only the nccl backend runs it, and only the
+  // numeric check can judge it.
+  bool native = false;
 };
 
 struct BufferDecl {

@@ -61,6 +61,14 @@ std::vector<std::string> algorithm_names(Collective c) {
   return names;
 }
 
+bool has_native(Collective c) { return c != Collective::barrier; }
+
+bool uses_native(const Schedule& s) {
+  for (const auto& st : s.steps)
+    if (st.native) return true;
+  return false;
+}
+
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name) {
   for (const auto& a : all_algorithms())
     if (a.coll == c && a.name == name) return &a;
@@ -183,10 +191,29 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
     name = pick_algorithm(args);
     picked = true;
   }
+  if (name == kNativeAlgorithm && has_native(args.coll)) {
+    // One native step: the library's own collective, on the call's buffers.
+    Call call;
+    call.args = args;
+    call.algorithm = name;
+    call.caption = std::move(caption);
+    call.program_index = program_index;
+    call.first_step = static_cast<std::int32_t>(schedule.steps.size());
+    call.num_steps = 1;
+    schedule.calls.push_back(call);
+    Step st;
+    st.phase = "nccl";
+    st.caption = "NCCL's own " + std::string(name_of(args.coll)) + " on every rank, in one call";
+    st.call = static_cast<std::int32_t>(schedule.calls.size()) - 1;
+    st.native = true;
+    schedule.steps.push_back(std::move(st));
+    return ok_status();
+  }
   const AlgorithmInfo* info = find_algorithm(args.coll, name);
   if (!info) {
     std::string valid;
     for (const auto& n : algorithm_names(args.coll)) valid += (valid.empty() ? "" : ", ") + n;
+    if (has_native(args.coll)) valid += ", nccl (--backend nccl)";
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + name + "\" for " + std::string(name_of(args.coll)),
                       "valid algorithms: auto, " + valid);

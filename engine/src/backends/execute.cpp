@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "collscope/algorithms.h"
 #include "collscope/run.h"
 #include "collscope/verify.h"
 
@@ -41,6 +42,10 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   }
   out.symbolic = verify_symbolic(s);
 
+  if (uses_native(s) && o.backend != "nccl")
+    return make_error("backend.native_unsupported",
+                      "algorithm \"nccl\" runs NCCL's own collective, which the " + o.backend + " backend cannot run",
+                      "use --backend nccl, or another algorithm (see `collscope list`)");
   auto backend = find_backend(o.backend);
   if (!backend) return backend.error();
   SessionOptions so;
@@ -61,6 +66,7 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
 
   RunRecord& rec = out.record;
   rec.backend = o.backend;
+  rec.backend_detail = session.detail();
   rec.mode = o.mode;
   for (std::int32_t r = 0; r < s.ranks; ++r) rec.device_labels.push_back(session.device_label(r));
   const auto steps = static_cast<std::int32_t>(s.steps.size());

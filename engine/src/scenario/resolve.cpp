@@ -252,7 +252,9 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
   }
 
   // "custom": the program's own body is the algorithm (program/match.cpp).
-  if (op.algorithm != "auto" && op.algorithm != "custom" && !op.algorithm.empty() && !find_algorithm(c, op.algorithm)) {
+  const bool native = op.algorithm == kNativeAlgorithm && has_native(c);
+  if (op.algorithm != "auto" && op.algorithm != "custom" && !native && !op.algorithm.empty() &&
+      !find_algorithm(c, op.algorithm)) {
     const auto names = algorithm_names(c);
     std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;
     if (auto m = closest(op.algorithm, names)) msg += " (did you mean \"" + *m + "\"?)";

@@ -31,6 +31,10 @@ class DeviceWorld {
     return static_cast<std::uint8_t*>(buf_[static_cast<std::size_t>(l.rank)][static_cast<std::size_t>(l.buf)]) +
            l.offset * esize_;
   }
+  // Start of a whole buffer (nullptr when the rank holds none of it).
+  void* buffer(std::int32_t rank, std::int32_t buf) const {
+    return buf < 0 ? nullptr : buf_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(buf)];
+  }
   void* staging(std::int32_t rank) const { return staging_[static_cast<std::size_t>(rank)]; }
   cudaStream_t stream(std::int32_t rank) const { return stream_[static_cast<std::size_t>(rank)]; }
   cudaStream_t compute_stream(std::int32_t rank) const { return compute_[static_cast<std::size_t>(rank)]; }

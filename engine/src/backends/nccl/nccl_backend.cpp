@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -112,6 +113,17 @@ class NcclSession final : public Session {
   }
 
   double last_run_us() const override { return last_us_; }
+
+  // The NCCL version and the tuning variables passed through from the environment.
+  std::string detail() const override {
+    int v = 0;
+    ncclGetVersion(&v);
+    std::string d = "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+                    std::to_string(v % 100);
+    for (const char* name : {"NCCL_ALGO", "NCCL_PROTO"})
+      if (const char* value = std::getenv(name)) d += std::string(", ") + name + "=" + value;
+    return d;
+  }
   std::vector<TransferTiming> take_events() override {
     if (!world_.synchronize().ok()) return {};
     return clock_.take();
@@ -119,8 +131,69 @@ class NcclSession final : public Session {
   double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
 
  private:
+  // NCCL's own collective for a native step, on every rank of the call at once.
+  Status enqueue_native(std::int32_t k) {
+    const Step& st = s_.steps[static_cast<std::size_t>(k)];
+    const Call& call = s_.calls[static_cast<std::size_t>(st.call)];
+    const CollArgs& a = call.args;
+    if (!a.world_rank.empty() || a.ranks != s_.ranks)
+      return make_error("backend.native_unsupported", "algorithm \"nccl\" runs on every rank, not on a group",
+                        "use one of our algorithms for collectives on groups", {}, ExitCode::bad_input);
+    const ncclDataType_t type = nccl_type(s_.dtype);
+    const ncclRedOp_t op = nccl_op(a.op);
+    const auto count = static_cast<std::size_t>(a.count);
+    COLLSCOPE_NCCL(ncclGroupStart());
+    for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      const ncclComm_t comm = comms_[static_cast<std::size_t>(r)];
+      cudaStream_t stream = world_.stream(r);
+      const auto b_in = world_.buffer(r, a.in_buf), b_out = world_.buffer(r, a.out_buf);
+      const void* in = b_in ? static_cast<const std::uint8_t*>(b_in) + a.in_offset(r) * world_.esize() : nullptr;
+      void* out = b_out ? static_cast<std::uint8_t*>(b_out) + a.out_offset(r) * world_.esize() : nullptr;
+      switch (a.coll) {
+        case Collective::allreduce: COLLSCOPE_NCCL(ncclAllReduce(in, out, count, type, op, comm, stream)); break;
+        case Collective::broadcast: COLLSCOPE_NCCL(ncclBroadcast(in, out, count, type, a.root, comm, stream)); break;
+        case Collective::reduce: COLLSCOPE_NCCL(ncclReduce(in, out, count, type, op, a.root, comm, stream)); break;
+        case Collective::allgather: COLLSCOPE_NCCL(ncclAllGather(in, out, count, type, comm, stream)); break;
+        case Collective::reduce_scatter:
+          COLLSCOPE_NCCL(ncclReduceScatter(in, out, count, type, op, comm, stream));
+          break;
+        case Collective::alltoall: COLLSCOPE_NCCL(ncclAlltoAll(in, out, count, type, comm, stream)); break;
+        case Collective::gather: COLLSCOPE_NCCL(ncclGather(in, out, count, type, a.root, comm, stream)); break;
+        case Collective::scatter: COLLSCOPE_NCCL(ncclScatter(in, out, count, type, a.root, comm, stream)); break;
+        case Collective::barrier: break;
+      }
+    }
+    COLLSCOPE_NCCL(ncclGroupEnd());
+    return ok_status();
+  }
+
+  static ncclDataType_t nccl_type(DType t) {
+    switch (t) {
+      case DType::int8: return ncclInt8;
+      case DType::uint8: return ncclUint8;
+      case DType::int32: return ncclInt32;
+      case DType::int64: return ncclInt64;
+      case DType::float16: return ncclFloat16;
+      case DType::bfloat16: return ncclBfloat16;
+      case DType::float32: return ncclFloat32;
+      case DType::float64: return ncclFloat64;
+    }
+    return ncclUint8;
+  }
+  static ncclRedOp_t nccl_op(ReduceOp op) {
+    switch (op) {
+      case ReduceOp::sum: return ncclSum;
+      case ReduceOp::prod: return ncclProd;
+      case ReduceOp::min: return ncclMin;
+      case ReduceOp::max: return ncclMax;
+      case ReduceOp::avg: return ncclAvg;
+    }
+    return ncclSum;
+  }
+
   Status enqueue(std::int32_t k) {
     const Step& st = s_.steps[static_cast<std::size_t>(k)];
+    if (st.native) return enqueue_native(k);
     const auto R = static_cast<std::size_t>(s_.ranks);
     const std::size_t e = world_.esize();
     for (const Fault& f : o_.faults)
