@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "cuda_backend.h"
 #include "kernels.h"
+#include "nvtx.h"
 #include "world.h"
 
 namespace collscope::gpu {
@@ -141,6 +142,10 @@ class CudaSession final : public Session {
         if (f.kind == Fault::Kind::delay && f.rank == rank && f.step == k)
           COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, stream));
     const Step& step = s_.steps[static_cast<std::size_t>(k)];
+    std::uint64_t bytes = 0;
+    for (const Transfer& t : step.transfers)
+      if (cpu::lane_of(s_, t) == lane && t.action != Action::compute) bytes += t.count * world_.esize();
+    const NvtxRange range("step " + std::to_string(k) + (lane >= s_.ranks ? " compute" : ""), rank, bytes);
     for (std::size_t i = 0; i < step.transfers.size(); ++i) {
       const Transfer& t = step.transfers[i];
       if (cpu::lane_of(s_, t) != lane || is_signal(t)) continue;

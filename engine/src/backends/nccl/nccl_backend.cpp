@@ -24,6 +24,7 @@
 #include "../cuda/clock.h"
 #include "../cuda/cuda_backend.h"
 #include "../cuda/kernels.h"
+#include "../cuda/nvtx.h"
 #include "../cuda/world.h"
 
 namespace collscope::gpu {
@@ -193,6 +194,8 @@ class NcclSession final : public Session {
 
   Status enqueue(std::int32_t k) {
     const Step& st = s_.steps[static_cast<std::size_t>(k)];
+    const NvtxRange range("step " + std::to_string(k) + (st.native ? " (NCCL's own)" : ""), -1,
+                          step_bytes(s_, st));
     if (st.native) return enqueue_native(k);
     const auto R = static_cast<std::size_t>(s_.ranks);
     const std::size_t e = world_.esize();
