@@ -78,6 +78,12 @@ struct Target {
   std::int32_t fixed_call = -1;
 };
 
+// The transfers of a written step, for every rank its lines select; `vars` are the
+// enclosing repeats' variables.
+Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
+                                                const std::vector<std::pair<std::string, std::int64_t>>& vars,
+                                                const std::string& pointer);
+
 // Puts the expanded program into steps (appended to t.schedule).
 Status match(const Expansion& x, Target& t);
 

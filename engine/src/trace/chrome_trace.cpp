@@ -32,12 +32,16 @@
 #include "collscope/collective.h"
 #include "collscope/trace.h"
 #include "trace/atomic_file.h"
+#include "trace/event_text.h"
 
 namespace collscope {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using Ns = std::int64_t;  // times are kept in integer nanoseconds so that touching slices touch exactly
+using trace::append_int;
+using trace::append_uint;
+using trace::Ns;
+using trace::ObjectText;
 
 constexpr int kFormatVersion = 1;
 
@@ -145,98 +149,6 @@ std::string_view action_name(Action a) {
 // User text (phases, captions, names) as a JSON string literal. nlohmann escapes it
 // and replaces bytes that are not UTF-8, so a stray byte never aborts the export.
 std::string quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, res.ptr);
-}
-void append_uint(std::string& out, std::uint64_t v) {
-  char buf[24];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, res.ptr);
-}
-
-// Microseconds with at most three decimals, written from integer nanoseconds: exact,
-// and much faster than formatting doubles.
-void append_us(std::string& out, Ns ns) {
-  if (ns < 0) {
-    out += '-';
-    ns = -ns;
-  }
-  append_int(out, ns / 1000);
-  const int frac = static_cast<int>(ns % 1000);
-  if (frac == 0) return;
-  const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                          static_cast<char>('0' + frac % 10)};
-  std::size_t len = 4;
-  while (digits[len - 1] == '0') --len;
-  out.append(digits, len);
-}
-
-// Appends one JSON object to a string key by key, without building a tree: a trace
-// of 100k transfers has half a million events. Keys are literals of this file; `str`
-// values must need no escaping (text composed here from literals and numbers); user
-// text goes through quoted() and `raw`.
-class ObjectText {
- public:
-  explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
-  ObjectText& raw(std::string_view key, std::string_view json_text) {
-    put_key(key);
-    out_ += json_text;
-    return *this;
-  }
-  ObjectText& str(std::string_view key, std::string_view plain) {
-    put_key(key);
-    out_ += '"';
-    out_ += plain;
-    out_ += '"';
-    return *this;
-  }
-  ObjectText& num(std::string_view key, std::int64_t v) {
-    put_key(key);
-    append_int(out_, v);
-    return *this;
-  }
-  ObjectText& unum(std::string_view key, std::uint64_t v) {
-    put_key(key);
-    append_uint(out_, v);
-    return *this;
-  }
-  // Puts the key and hands out the string for a value written in place.
-  std::string& value(std::string_view key) {
-    put_key(key);
-    return out_;
-  }
-  ObjectText& time(std::string_view key, Ns ns) {
-    put_key(key);
-    append_us(out_, ns);
-    return *this;
-  }
-  ObjectText& open(std::string_view key) {
-    put_key(key);
-    out_ += '{';
-    first_ = true;
-    return *this;
-  }
-  ObjectText& close() {
-    out_ += '}';
-    first_ = false;
-    return *this;
-  }
-  void end() { out_ += '}'; }
-
- private:
-  void put_key(std::string_view key) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    out_ += '"';
-    out_ += key;
-    out_ += "\":";
-  }
-  std::string& out_;
-  bool first_ = true;
-};
 
 class TraceBuilder {
  public:

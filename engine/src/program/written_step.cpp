@@ -1,0 +1,141 @@
+// Written steps ({"op": "step", "transfers": [...]}): every transfer line is
+// evaluated for each rank its "ranks" selects, with rank, size and the enclosing
+// repeats' variables bound, into the Schedule's transfers.
+#include <algorithm>
+
+#include "program/expr.h"
+#include "program/program.h"
+
+namespace collscope::program {
+
+namespace {
+
+class WrittenStep {
+ public:
+  WrittenStep(const Scenario& sc, const Schedule& s) : sc_(sc), s_(s) {}
+
+  Result<std::vector<Transfer>> run(const ProgramOp& op, const std::vector<std::pair<std::string, std::int64_t>>& vars,
+                                    const std::string& pointer) const {
+    std::vector<Transfer> out;
+    Env env = {{"rank", 0}, {"size", s_.ranks}};
+    env.insert(env.end(), vars.begin(), vars.end());
+    for (std::size_t ti = 0; ti < op.transfers.size(); ++ti) {
+      const TransferSpec& ts = op.transfers[ti];
+      const std::string tp = pointer + "/transfers/" + std::to_string(ti);
+      for (std::int32_t r = 0; r < s_.ranks; ++r) {
+        env[0].second = r;
+        auto chosen = selected(ts, env, tp);
+        if (!chosen) return chosen.error();
+        if (!*chosen) continue;
+        auto from = place(ts, ts.from, env, "from", tp);
+        if (!from) return from.error();
+        auto to = place(ts, ts.to, env, "to", tp);
+        if (!to) return to.error();
+        Transfer t;
+        t.src = from->first;
+        t.dst = to->first;
+        t.action = ts.action;
+        std::uint64_t n = std::min(from->second, to->second);
+        if (!ts.count.empty()) {
+          auto c = eval(ts.count, env, ts, "count", tp);
+          if (!c) return c.error();
+          if (*c < 0 || static_cast<std::uint64_t>(*c) > n)
+            return make_error("scenario.buffer_too_small",
+                              "transfer of " + std::to_string(*c) + " elements (rank " + std::to_string(r) +
+                                  ") does not fit: the slices hold " + std::to_string(n),
+                              "lower the count or the offsets", ts_where(ts, "count", tp));
+          n = static_cast<std::uint64_t>(*c);
+        }
+        t.count = n;
+        out.push_back(t);
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Scenario& sc_;
+  const Schedule& s_;
+
+  Location ts_where(const TransferSpec& ts, const std::string& key, const std::string& p) const {
+    Location l = ts.where;
+    if (auto it = ts.field_where.find(key); it != ts.field_where.end()) l = it->second;
+    if (l.file.empty() && l.line == 0) l.file = sc_.file;
+    if (l.pointer.empty()) l.pointer = p;
+    return l;
+  }
+
+  Result<std::int64_t> eval(const std::string& text, const Env& env, const TransferSpec& ts, const std::string& key,
+                            const std::string& p) const {
+    auto e = Expression::parse(text);
+    if (!e) return e.error();
+    auto v = e->eval(env);
+    if (!v) {
+      Error err = v.error();
+      err.message += " (rank " + std::to_string(env[0].second) + ")";
+      err.where = ts_where(ts, key, p);
+      return err;
+    }
+    return *v;
+  }
+
+  Result<bool> selected(const TransferSpec& ts, const Env& env, const std::string& p) const {
+    const auto r = static_cast<std::int32_t>(env[0].second);
+    if (!ts.ranks.list.empty()) return std::find(ts.ranks.list.begin(), ts.ranks.list.end(), r) != ts.ranks.list.end();
+    if (ts.ranks.text.empty()) return r == 0;  // without "ranks", a transfer is written once
+    if (ts.ranks.text == "all") return true;
+    if (const auto dots = ts.ranks.text.find(".."); dots != std::string::npos &&
+                                                  ts.ranks.text.find_first_not_of(" 0123456789") == dots)
+      return r >= std::stol(ts.ranks.text.substr(0, dots)) && r <= std::stol(ts.ranks.text.substr(dots + 2));
+    auto v = eval(ts.ranks.text, env, ts, "ranks", p);
+    if (!v) return v.error();
+    return *v != 0;
+  }
+
+  // A transfer end: (where it starts, how many elements from there to the slice's end).
+  Result<std::pair<Loc, std::uint64_t>> place(const TransferSpec& ts, const SliceSpec& sl, const Env& env,
+                                              const std::string& key, const std::string& p) const {
+    auto rank = eval(sl.rank, env, ts, key, p);
+    if (!rank) return rank.error();
+    if (*rank < 0 || *rank >= s_.ranks)
+      return make_error("program.bad_value",
+                        "transfer " + key + " rank " + std::to_string(*rank) + " is outside 0.." +
+                            std::to_string(s_.ranks - 1) + " (for rank " + std::to_string(env[0].second) + ")",
+                        "check the rank expression", ts_where(ts, key, p));
+    const std::int32_t b = s_.find_buffer(sl.buffer);
+    if (b < 0)
+      return make_error("scenario.unknown_buffer", "transfer " + key + " names unknown buffer \"" + sl.buffer + "\"",
+                        "declare it under \"buffers\"", ts_where(ts, key, p));
+    const std::uint64_t have = s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(*rank)];
+    std::int64_t off = 0;
+    if (!sl.offset.empty()) {
+      auto o = eval(sl.offset, env, ts, key, p);
+      if (!o) return o.error();
+      off = *o;
+    }
+    std::int64_t n = static_cast<std::int64_t>(have) - off;
+    if (!sl.count.empty()) {
+      auto c = eval(sl.count, env, ts, key, p);
+      if (!c) return c.error();
+      n = *c;
+    }
+    if (off < 0 || n < 0 || static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n) > have)
+      return make_error("scenario.buffer_too_small",
+                        "transfer " + key + " " + sl.buffer + "[" + std::to_string(off) + ".." +
+                            std::to_string(off + n) + ") on rank " + std::to_string(*rank) + " is outside its " +
+                            std::to_string(have) + " elements",
+                        "check the offset and count", ts_where(ts, key, p));
+    return std::pair{Loc{static_cast<std::int32_t>(*rank), b, static_cast<std::uint64_t>(off)},
+                     static_cast<std::uint64_t>(n)};
+  }
+};
+
+}  // namespace
+
+Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
+                                                const std::vector<std::pair<std::string, std::int64_t>>& vars,
+                                                const std::string& pointer) {
+  return WrittenStep(sc, s).run(op, vars, pointer);
+}
+
+}  // namespace collscope::program
