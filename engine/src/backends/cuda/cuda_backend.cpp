@@ -19,6 +19,7 @@
 #include "../cpu/deps.h"
 #include "../cpu/kernels.h"
 #include "check.h"
+#include "gpu_backend.h"
 #include "clock.h"
 #include "cuda_backend.h"
 #include "kernels.h"
@@ -209,29 +210,11 @@ class CudaSession final : public Session {
   double last_us_ = 0;
 };
 
-class CudaBackend final : public Backend {
- public:
-  explicit CudaBackend(GpuProbe p) : probe_(std::move(p)) {}
-  BackendInfo info() const override {
-    BackendInfo i{"cuda", "our CUDA kernels, rank r on GPU r mod G", probe_.devices > 0, probe_.problem};
-    if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
-    return i;
-  }
-  Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
-    if (probe_.devices <= 0)
-      return make_error("backend.unavailable", "backend \"cuda\" is not available: " + probe_.problem,
-                        "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
-    auto session = std::make_unique<CudaSession>(s, o, probe_.devices);
-    if (auto st = session->start(); !st) return st.error();
-    return std::unique_ptr<Session>(std::move(session));
-  }
-
- private:
-  GpuProbe probe_;
-};
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(const GpuProbe& probe) { return std::make_unique<CudaBackend>(probe); }
+std::unique_ptr<Backend> make_cuda_backend(const GpuProbe& probe) {
+  return std::make_unique<GpuBackend<CudaSession>>(probe, "cuda", "our CUDA kernels, rank r on GPU r mod G");
+}
 
 }  // namespace collscope::gpu

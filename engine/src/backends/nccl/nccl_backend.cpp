@@ -21,6 +21,7 @@
 
 #include "../cpu/kernels.h"
 #include "../cuda/check.h"
+#include "../cuda/gpu_backend.h"
 #include "../cuda/clock.h"
 #include "../cuda/cuda_backend.h"
 #include "../cuda/kernels.h"
@@ -302,29 +303,11 @@ class NcclSession final : public Session {
   double last_us_ = 0;
 };
 
-class NcclBackend final : public Backend {
- public:
-  explicit NcclBackend(GpuProbe p) : probe_(std::move(p)) {}
-  BackendInfo info() const override {
-    BackendInfo i{"nccl", "NCCL send/recv per step, one rank per GPU", probe_.devices > 0, probe_.problem};
-    if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
-    return i;
-  }
-  Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
-    if (probe_.devices <= 0)
-      return make_error("backend.unavailable", "backend \"nccl\" is not available: " + probe_.problem,
-                        "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
-    auto session = std::make_unique<NcclSession>(s, o, probe_.devices);
-    if (auto st = session->start(); !st) return st.error();
-    return std::unique_ptr<Session>(std::move(session));
-  }
-
- private:
-  GpuProbe probe_;
-};
 
 }  // namespace
 
-std::unique_ptr<Backend> make_nccl_backend(const GpuProbe& probe) { return std::make_unique<NcclBackend>(probe); }
+std::unique_ptr<Backend> make_nccl_backend(const GpuProbe& probe) {
+  return std::make_unique<GpuBackend<NcclSession>>(probe, "nccl", "NCCL send/recv per step, one rank per GPU");
+}
 
 }  // namespace collscope::gpu
