@@ -318,3 +318,14 @@ TEST_CASE("gui views: settings persist in the config folder; a corrupt file is i
   CHECK(app::load_settings((dir / "missing").string()).zoom == doctest::Approx(1.0f));
   fs::remove_all(dir);
 }
+
+TEST_CASE("gui views: a program step's caption names its point-to-point ops in program order") {
+  auto sc = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/14-isend-irecv.json");
+  REQUIRE(sc.ok());
+  auto run = run_lesson(*sc, "cpu", 256ull << 20);
+  REQUIRE(run.ok());
+  auto c = build_caption(**run, 0);
+  CHECK(c.call == "call 1 of 1: point-to-point (isend, compute, irecv)");  // rank by rank
+  // The isend (op 0) is told before the compute span (op 2) that shares its step.
+  CHECK(c.caption.find("starts sending") < c.caption.find("works on something else"));
+}

@@ -21,11 +21,20 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   const std::int32_t k = std::clamp(applied, 0, n - 1);
   const Step& st = s.steps[static_cast<std::size_t>(k)];
   const Call& call = s.calls[static_cast<std::size_t>(st.call)];
-  c.call = "call " + std::to_string(st.call + 1) + " of " + std::to_string(s.calls.size()) + ": " +
-           std::string(name_of(call.args.coll)) + ", " + call.algorithm + (call.auto_picked ? " (auto)" : "") + ", " +
-           std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
-  if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
-  if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
+  c.call = "call " + std::to_string(st.call + 1) + " of " + std::to_string(s.calls.size()) + ": ";
+  if (call.kind == CallKind::program) {
+    // Point-to-point messages, local ops and compute spans: the ops this step serves.
+    std::string ops;
+    for (const auto& op : s.ops)
+      for (const auto& [step, transfer] : op.transfers)
+        if (step == k && ops.find(op.op) == std::string::npos) ops += (ops.empty() ? "" : ", ") + op.op;
+    c.call += "point-to-point" + (ops.empty() ? std::string() : " (" + ops + ")");
+  } else {
+    c.call += std::string(name_of(call.args.coll)) + ", " + call.algorithm + (call.auto_picked ? " (auto)" : "") +
+              ", " + std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
+    if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
+    if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
+  }
   if (!call.caption.empty()) c.call += " - " + call.caption;
   if (applied >= n) {
     c.position = "done: all " + std::to_string(n) + " steps ran";

@@ -410,10 +410,11 @@ class Matcher {
       rec.transfers.emplace_back(k, cur_owner_[i]);
       rec.last_step = std::max(rec.last_step, k);
     }
-    std::vector<std::int32_t> seen;
-    for (std::int32_t r : cur_records_) {
-      if (std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
-      seen.push_back(r);
+    // In program order: records are numbered rank by rank, each rank's in its order.
+    std::vector<std::int32_t> seen = cur_records_;
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (std::int32_t r : seen) {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
       if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
       const ProgramOp* op = op_of(r);
