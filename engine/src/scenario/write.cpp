@@ -241,6 +241,18 @@ std::string to_json(const Scenario& s) {
   ojson program = ojson::array();
   for (const auto& op : s.program) program.push_back(call_json(op));
   j["program"] = std::move(program);
+  if (!s.faults.empty()) {
+    ojson faults = ojson::array();
+    for (const auto& f : s.faults) {
+      ojson e = ojson::object();
+      e["rank"] = f.rank;
+      e["step"] = f.step;
+      e["kind"] = name_of(f.kind);
+      if (f.kind == Fault::Kind::delay) e["ms"] = f.ms;
+      faults.push_back(std::move(e));
+    }
+    j["faults"] = std::move(faults);
+  }
 
   std::string out;
   write(out, j, 0, 0);
