@@ -143,6 +143,7 @@ ojson call_json(const ProgramOp& op) {
   if (op.coll && is_reducing(*op.coll)) j["reduce_op"] = std::string(name_of(op.reduce_op));
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;
   if (!op.group.empty()) j["group"] = op.group;
+  if (!op.ranks.list.empty() || !op.ranks.text.empty()) j["ranks"] = ranks_json(op.ranks);
   if (!op.body.empty()) j["body"] = body_json(op.body);
   if (!op.caption.empty()) j["caption"] = op.caption;
   return j;
