@@ -448,7 +448,7 @@ class CpuSession final : public Session {
 
   // Faults: a delayed rank sleeps before its part of the step; a hung rank blocks there
   // and a crashed one stops there, both until the run is aborted; a corrupting rank's
-  // outgoing data arrives with its lowest bit flipped.
+  // outgoing data arrives with one bit flipped.
   bool inject_before(std::int32_t lane, std::int32_t rank, std::int32_t step) {
     for (const Fault& f : opts_.faults) {
       if (f.rank != rank || f.step != step) continue;
@@ -467,7 +467,10 @@ class CpuSession final : public Session {
     const auto& t = s_.steps[static_cast<std::size_t>(step)].transfers[static_cast<std::size_t>(op.transfer)];
     for (const Fault& f : opts_.faults)
       if (f.kind == Fault::Kind::corrupt && f.step == step && t.src.rank == f.rank && t.dst.rank != f.rank && t.count)
-        op.dst[0] ^= 1;
+        // The first element's second-highest bit: the top exponent bit of a floating
+        // type (0 becomes 2, 1 becomes infinity, 3 nearly 0), a high bit of an integer,
+        // so that no later addition or rounding hides the damage.
+        op.dst[esize_ - 1] ^= 0x40;
   }
 
   ReduceOp op_of_step(std::int32_t step) const {
