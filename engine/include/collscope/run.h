@@ -84,7 +84,7 @@ struct RunOptions {
   double timeout_s = 5.0;
   std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
   // Where the flight record is written: after every run when set; when a run is aborted,
-  // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-N.json. The
+  // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-TIME.json. The
   // error then names the file.
   std::string flight_record_path;
   bool dump_on_failure = true;

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -49,11 +48,13 @@ Status check_faults(const Schedule& s, const std::vector<Fault>& faults) {
 }
 
 std::string default_dump_path() {
-  static std::atomic<int> n{0};
   const char* dir = std::getenv("TMPDIR");
   std::string d = dir && *dir ? dir : "/tmp";
   if (d.back() != '/') d += '/';
-  return d + "collscope-flight-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".json";
+  // The process and the time tell runs apart without any shared counter.
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  return d + "collscope-flight-" + std::to_string(getpid()) + "-" + std::to_string(ns) + ".json";
 }
 
 // A run that failed on the backend: its flight record is written, and the error says where.

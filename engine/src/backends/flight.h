@@ -62,7 +62,7 @@ class Recorder {
     FlightState state = FlightState::scheduled;
     double t[3] = {-1, -1, -1};
   };
-  struct Lane {
+  struct alignas(64) Lane {  // one cache line apart: each lane's thread writes its own
     std::vector<std::int32_t> ops;    // indices into planned_[rank], by first step
     std::size_t next = 0;             // the next op to reach
     std::int32_t last_step = -1;      // to notice a new iteration
