@@ -103,7 +103,8 @@ InitFn scenario_init(const Scenario& s) {
 Result<Fault> parse_fault(const std::string& text) {
   auto bad = [&](const std::string& why) {
     return make_error("cli.bad_fault", "cannot read --fault \"" + text + "\": " + why,
-                      "write RANK:STEP:KIND[:MS], e.g. --fault 1:2:corrupt or --fault 0:3:delay:50");
+                      "write RANK:STEP:KIND[:MS] with KIND delay, corrupt, crash or hang, e.g. --fault 1:2:hang or "
+                      "--fault 0:3:delay:50");
   };
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -122,15 +123,14 @@ Result<Fault> parse_fault(const std::string& text) {
   Fault f;
   if (!number(parts[0], f.rank)) return bad("RANK must be a non-negative integer");
   if (!number(parts[1], f.step)) return bad("STEP must be a non-negative integer");
-  if (parts[2] == "delay") {
-    f.kind = Fault::Kind::delay;
+  const auto kind = parse_fault_kind(parts[2]);
+  if (!kind) return bad("unknown kind \"" + parts[2] + "\" (kinds: delay, corrupt, crash, hang)");
+  f.kind = *kind;
+  if (f.kind == Fault::Kind::delay) {
     if (parts.size() != 4 || !number(parts[3], f.ms)) return bad("delay needs MS, a whole number of milliseconds");
     if (f.ms > 60000) return bad("a delay longer than 60000 ms is not useful");
-  } else if (parts[2] == "corrupt") {
-    f.kind = Fault::Kind::corrupt;
-    if (parts.size() != 3) return bad("corrupt takes no MS");
-  } else {
-    return bad("unknown kind \"" + parts[2] + "\" (this version supports delay and corrupt)");
+  } else if (parts.size() != 3) {
+    return bad(std::string(name_of(f.kind)) + " takes no MS");
   }
   return f;
 }

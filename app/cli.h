@@ -31,9 +31,11 @@ struct RunFlags {
   bool explain = false;
   std::string trace;
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
+  double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
+  std::string flight_record;        // write the flight record here (always; and on failure)
 };
 
-// Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt).
+// Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).
 Result<Fault> parse_fault(const std::string& text);
 
 // Builds a QuickSpec from flags; unknown names are bad input with a list of valid ones.
@@ -47,6 +49,8 @@ std::string human_bytes(double bytes);
 int cmd_run(const RunFlags& f);
 int cmd_list(bool json);
 int cmd_validate(const std::vector<std::string>& files);
+// `collscope analyze FILE`: what a flight record shows; 0 no problem, 1 a problem, 2 unreadable.
+int cmd_analyze(const std::string& file, bool json);
 
 struct BenchFlags {
   std::string coll = "allreduce", algo = "auto", dtype = "float32", op = "sum", backend = "cpu";

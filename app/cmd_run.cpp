@@ -106,6 +106,25 @@ int cmd_run(const RunFlags& f) {
     o.backend = f.backend;
     o.mode = mode;
     o.snapshot_budget = 0;  // the command line shows no snapshots
+    if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
+      return report_error(make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
+                                     "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
+    o.timeout_s = f.timeout_s;
+    o.flight_record_path = f.flight_record;
+    // Next to the trace, when there is one, a failed run's flight record is easy to find.
+    if (o.flight_record_path.empty() && !f.trace.empty()) o.flight_record_path = f.trace + ".flight.json";
+    // The scenario's own faults, each checked against the schedule where it was written.
+    for (std::size_t i = 0; i < scenario->faults.size(); ++i) {
+      const Fault& fault = scenario->faults[i];
+      if (fault.step >= static_cast<std::int32_t>(s.steps.size())) {
+        Location where = i < scenario->fault_where.size() ? scenario->fault_where[i] : Location{};
+        return report_error(make_error("scenario.out_of_range",
+                                       "fault step " + std::to_string(fault.step) + " is beyond the last step (" +
+                                           std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) + ")",
+                                       "`collscope run --explain` lists the steps", where));
+      }
+      o.faults.push_back(fault);
+    }
     for (const auto& text : f.faults) {
       auto fault = parse_fault(text);
       if (!fault) return report_error(fault.error());
@@ -113,6 +132,12 @@ int cmd_run(const RunFlags& f) {
         return report_error(make_error("cli.bad_fault", "--fault names rank " + std::to_string(fault->rank) +
                                                             " but the world has " + std::to_string(s.ranks) + " ranks",
                                        "use a rank in 0.." + std::to_string(s.ranks - 1)));
+      if (fault->step >= static_cast<std::int32_t>(s.steps.size()))
+        return report_error(make_error("cli.bad_fault", "--fault names step " + std::to_string(fault->step) +
+                                                            " but the schedule has " + std::to_string(s.steps.size()) +
+                                                            " steps",
+                                       "use a step in 0.." + std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) +
+                                           " (`collscope run --explain` lists them)"));
       o.faults.push_back(*fault);
     }
     auto out = execute(s, scenario_init(*scenario), o);
@@ -149,6 +174,7 @@ int cmd_run(const RunFlags& f) {
     j["calls"] = calls_json(s);
     if (!s.ops.empty()) j["program"] = program_json(s, executed ? &record : nullptr);
     if (!f.trace.empty()) j["trace"] = f.trace;
+    if (!f.flight_record.empty()) j["flight_record"] = f.flight_record;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "collscope run: " << (scenario->title.empty() ? f.file : scenario->title) << "\n";
@@ -178,6 +204,7 @@ int cmd_run(const RunFlags& f) {
       std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked
                 << (numeric.wrong ? " - " + numeric.message() : std::string()) << "\n";
     if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
+    if (!f.flight_record.empty() && executed) std::cout << "  flight record written to " << f.flight_record << "\n";
     std::cout << (verified ? "  verified\n" : "  NOT VERIFIED\n");
   }
   return verified ? 0 : 1;

@@ -30,7 +30,18 @@ int main(int argc, char** argv) {
   run->add_flag("--dry-run", rf.dry_run, "lower and verify symbolically, do not execute");
   run->add_flag("--explain", rf.explain, "print every step's phase and caption");
   run->add_option("--fault", rf.faults,
-                  "inject a fault RANK:STEP:KIND[:MS], KIND = delay (stall MS ms) or corrupt (flip a bit it sends)");
+                  "inject a fault RANK:STEP:KIND[:MS], KIND = delay (stall MS ms), corrupt (flip a bit it sends), "
+                  "crash (the rank dies) or hang (it never arrives); repeatable");
+  run->add_option("--timeout", rf.timeout_s,
+                  "abort the run when no rank finishes a step for this many seconds (default 5; fractions allowed)");
+  run->add_option("--flight-record", rf.flight_record,
+                  "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
+
+  std::string analyze_file;
+  bool analyze_json = false;
+  auto* analyze = app.add_subcommand("analyze", "explain a flight record: which rank did not join which op");
+  analyze->add_option("file", analyze_file, "flight record JSON (written by an aborted run or --flight-record)")->required();
+  analyze->add_flag("--json", analyze_json, "print one JSON object");
 
   bool list_json = false;
   auto* list = app.add_subcommand("list", "collectives, algorithms, dtypes, ops, backends and lessons");
@@ -86,6 +97,7 @@ int main(int argc, char** argv) {
   if (*run) return app::cmd_run(rf);
   if (*list) return app::cmd_list(list_json);
   if (*validate) return app::cmd_validate(files);
+  if (*analyze) return app::cmd_analyze(analyze_file, analyze_json);
   if (*bench) return app::cmd_bench(bf);
   if (*gui) return app::cmd_gui(gf);
   // No arguments: the window on the default lesson when it can open, else how to start.

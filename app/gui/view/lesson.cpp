@@ -11,7 +11,7 @@
 namespace collscope::view {
 
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
-                                               std::uint64_t snapshot_budget) {
+                                               std::uint64_t snapshot_budget, double timeout_s) {
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
   auto lowered = lower_scenario(run->scenario);
@@ -25,6 +25,8 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   o.backend = backend;
   o.mode = RunMode::observable;
   o.snapshot_budget = snapshot_budget;
+  o.faults = scenario.faults;
+  o.timeout_s = timeout_s;
   const Scenario& sc = run->scenario;  // the init function reads the scenario's buffers
   auto out = execute(run->schedule, [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
     if (b < 0 || static_cast<std::size_t>(b) >= sc.buffers.size()) return 0.0;
@@ -55,6 +57,10 @@ Result<HostMemory> MemoryTimeline::at(std::int32_t applied) const {
   if (!backend) return backend.error();
   SessionOptions so;
   so.record_events = false;
+  // The same bytes as the run: a corrupting fault corrupts the replay too (delays
+  // change no byte; a run with a crash or hang has no snapshots to replay from).
+  for (const Fault& f : run_->scenario.faults)
+    if (f.kind == Fault::Kind::corrupt) so.faults.push_back(f);
   auto session = (*backend)->open(s, so);
   if (!session) return session.error();
   for (std::size_t b = 0; b < s.buffers.size(); ++b)

@@ -24,9 +24,11 @@ struct LessonRun {
 
 // Lowers, verifies and executes a scenario in observable mode (a barrier and a
 // snapshot after every step, within `snapshot_budget` bytes). Blocking: call it from
-// a worker thread. Errors are bad input (exit 2) or backend failures (exit 3).
+// a worker thread. The scenario's faults are injected; a run whose ranks crash or hang
+// fails within `timeout_s` seconds (backend.timeout, backend.rank_failed) instead of
+// blocking. Errors are bad input (exit 2) or backend failures (exit 3).
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
-                                               std::uint64_t snapshot_budget = 256ull << 20);
+                                               std::uint64_t snapshot_budget = 256ull << 20, double timeout_s = 5.0);
 
 // The bytes of every buffer after `applied` steps (0 = the inputs). A kept snapshot
 // is returned as is; for the others the nearest earlier snapshot is loaded into a

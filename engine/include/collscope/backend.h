@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "collscope/flight_record.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 
@@ -19,22 +22,35 @@ struct BackendInfo {
   std::string reason;       // why not available ("not built", "no CUDA driver", ...)
 };
 
-// A fault injected on purpose, for teaching what failures look like.
+// A fault injected on purpose, for teaching what failures look like. Every backend
+// reads the same list; what a kind means does not depend on the backend.
 struct Fault {
   enum class Kind : std::uint8_t {
-    delay,    // the rank stalls `ms` milliseconds before the step
+    delay,    // the rank stalls `ms` milliseconds before the step (a straggler)
     corrupt,  // the rank flips a bit in what it sends in the step
+    crash,    // the rank dies at the step: it does nothing more
+    hang,     // the rank never arrives at the step: it blocks until the run is aborted
   };
   std::int32_t rank = 0;
   std::int32_t step = 0;
   Kind kind = Kind::delay;
-  std::int32_t ms = 0;
+  std::int32_t ms = 0;  // delay only
 };
+
+// "delay", "corrupt", "crash", "hang"; parse_fault_kind is the inverse.
+const char* name_of(Fault::Kind k);
+std::optional<Fault::Kind> parse_fault_kind(std::string_view name);
+// "1:2:delay:50", the command line's spelling.
+std::string fault_text(const Fault& f);
 
 struct SessionOptions {
   std::vector<Fault> faults;
   bool record_events = true;  // time every transfer (off for benchmarks)
   int cores = 0;              // CPU cores to plan the wait strategy for; 0 = detect
+  // A run in which no rank finishes a step for this long is aborted (backend.timeout,
+  // exit 3): a hung or dead rank never makes a run wait forever. 0 = wait forever.
+  double timeout_s = 5.0;
+  std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
 };
 
 // One timed transfer, measured by the rank that executed it (the receiver).
@@ -53,9 +69,13 @@ class Session {
   virtual Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) = 0;
   virtual Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) = 0;
   // Observable mode: runs one step on every rank and returns when all are done.
-  virtual Status run_step(std::int32_t step) = 0;
   // Fast mode: runs the whole schedule `iterations` times as a dataflow graph,
   // without global barriers.
+  // Both fail (exit 3) instead of waiting forever when a rank crashes
+  // (backend.rank_failed) or nothing moves for timeout_s (backend.timeout): the run is
+  // aborted, every rank's thread or stream is back under the session's control, and
+  // every later call fails with the same error.
+  virtual Status run_step(std::int32_t step) = 0;
   virtual Status run_all(std::int32_t iterations) = 0;
   // Wall time of the last run_all as the ranks saw it: from the moment the last rank
   // started to the moment the last rank finished (launch overhead excluded).
@@ -67,6 +87,10 @@ class Session {
   // What else a report should say about the backend that ran ("NCCL 2.28.9,
   // NCCL_ALGO=Ring"); empty when nothing.
   virtual std::string detail() const { return {}; }
+  // The last ops of every rank and where each rank stands (flight_record.h). After a
+  // failed run_step/run_all it says what every rank was doing when the run was aborted.
+  // A backend that keeps none returns an empty record (no ranks).
+  virtual FlightRecord flight_record() const { return {}; }
 };
 
 class Backend {

@@ -72,6 +72,7 @@ struct RunRecord {
   std::vector<TransferTiming> transfers;
   std::vector<StepTiming> steps;           // observable mode only
   std::vector<Snapshot> snapshots;         // observable mode only, bounded
+  FlightRecord flight;                     // every rank's last ops (empty when the backend keeps none)
 };
 
 struct RunOptions {
@@ -80,6 +81,14 @@ struct RunOptions {
   RunMode mode = RunMode::fast;
   bool record_events = true;
   std::uint64_t snapshot_budget = 256ull << 20;  // bytes of snapshots kept (beyond: every k-th step)
+  // A run in which no rank finishes a step for this long is aborted (exit 3); 0 = never.
+  double timeout_s = 5.0;
+  std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
+  // Where the flight record is written: after every run when set; when a run is aborted,
+  // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-TIME.json. The
+  // error then names the file.
+  std::string flight_record_path;
+  bool dump_on_failure = true;
 };
 
 struct RunOutcome {
@@ -90,8 +99,10 @@ struct RunOutcome {
   bool verified() const { return symbolic.ok() && numeric.wrong == 0; }
 };
 
-// Verifies symbolically, executes, reads back and checks numerically. Errors only for
-// backend failures (exit 3); a wrong result is reported in the outcome.
+// Verifies symbolically, executes, reads back and checks numerically. Errors for
+// backend failures (exit 3: backend.timeout, backend.rank_failed, ...) and for faults
+// that name a rank or step the schedule does not have (run.bad_fault, exit 2); a wrong
+// result is reported in the outcome.
 Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptions& o);
 
 }  // namespace collscope

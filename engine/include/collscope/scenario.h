@@ -45,7 +45,8 @@
 //   scenario.out_of_range, scenario.unknown_dtype, scenario.unknown_reduce_op,
 //   scenario.unknown_op, scenario.unknown_buffer, scenario.unknown_algorithm,
 //   scenario.unknown_init, scenario.buffer_too_small, scenario.in_place_unsupported,
-//   scenario.bad_call, scenario.conflicting_keys ("count" and "counts"), scenario.bad_name
+//   scenario.bad_call, scenario.conflicting_keys ("count" and "counts"), scenario.unknown_fault
+//   (a fault "kind" other than delay, corrupt, crash, hang), scenario.bad_name
 //   (buffer names must be non-empty and not start with '~', kept for scratch buffers).
 #pragma once
 
@@ -55,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/backend.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 #include "collscope/types.h"
@@ -162,6 +164,10 @@ struct Scenario {
   std::vector<BufferSpec> buffers;
   std::vector<GroupSpec> groups;
   std::vector<ProgramOp> program;
+  // Faults injected on purpose ("faults": [{"rank": 1, "step": 2, "kind": "delay", "ms": 50}]),
+  // for lessons about stragglers, crashes, hangs and corrupted data.
+  std::vector<Fault> faults;
+  std::vector<Location> fault_where;  // of each fault entry (for errors found once the schedule exists)
   std::string file;  // where it was read from ("" for scenarios built from flags)
 };
 

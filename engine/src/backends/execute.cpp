@@ -1,7 +1,10 @@
 // One run end to end: verify symbolically, allocate on the backend, load inputs,
 // execute (observable or fast), read back, compare with the numeric reference.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "collscope/algorithms.h"
 #include "collscope/run.h"
@@ -25,6 +28,52 @@ Status read_all(const Schedule& s, Session& session, HostMemory& mem, bool with_
   return ok_status();
 }
 
+// A fault must name a rank and a step of this schedule: one that never fires would
+// make a lesson silently pass.
+Status check_faults(const Schedule& s, const std::vector<Fault>& faults) {
+  const auto steps = static_cast<std::int32_t>(s.steps.size());
+  for (const Fault& f : faults) {
+    if (f.rank < 0 || f.rank >= s.ranks)
+      return make_error("run.bad_fault",
+                        "fault " + fault_text(f) + " names rank " + std::to_string(f.rank) + ", but the world has " +
+                            std::to_string(s.ranks) + " ranks",
+                        "use a rank in 0.." + std::to_string(s.ranks - 1));
+    if (f.step < 0 || f.step >= steps)
+      return make_error("run.bad_fault",
+                        "fault " + fault_text(f) + " names step " + std::to_string(f.step) + ", but the schedule has " +
+                            std::to_string(steps) + " steps",
+                        steps ? "use a step in 0.." + std::to_string(steps - 1) + " (`collscope run --explain` lists them)"
+                              : "this schedule has no step to inject a fault into");
+  }
+  return ok_status();
+}
+
+std::string default_dump_path() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string d = dir && *dir ? dir : "/tmp";
+  if (d.back() != '/') d += '/';
+  // The process and the time tell runs apart without any shared counter.
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  return d + "collscope-flight-" + std::to_string(getpid()) + "-" + std::to_string(ns) + ".json";
+}
+
+// A run that failed on the backend: its flight record is written, and the error says where.
+Error with_flight_record(Error e, const Session& session, const RunOptions& o) {
+  if (!o.dump_on_failure && o.flight_record_path.empty()) return e;
+  FlightRecord rec = session.flight_record();
+  if (rec.ranks.empty()) return e;
+  rec.reason = e.format();
+  const std::string path = o.flight_record_path.empty() ? default_dump_path() : o.flight_record_path;
+  if (auto st = write_flight_record(path, rec); !st) {
+    e.hint += (e.hint.empty() ? "" : "; ") + std::string("the flight record could not be written: ") + st.error().message;
+    return e;
+  }
+  e.message += "; flight record: " + path;
+  e.hint += (e.hint.empty() ? "" : "; ") + std::string("`collscope analyze ") + path + "` explains it";
+  return e;
+}
+
 std::uint64_t total_bytes(const Schedule& s) {
   std::uint64_t n = 0;
   for (const auto& b : s.buffers)
@@ -46,11 +95,14 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
     return make_error("backend.native_unsupported",
                       "algorithm \"nccl\" runs NCCL's own collective, which the " + o.backend + " backend cannot run",
                       "use --backend nccl, or another algorithm (see `collscope list`)");
+  if (auto st = check_faults(s, o.faults); !st) return st.error();
   auto backend = find_backend(o.backend);
   if (!backend) return backend.error();
   SessionOptions so;
   so.record_events = o.record_events;
   so.faults = o.faults;
+  so.timeout_s = o.timeout_s;
+  so.flight_capacity = o.flight_capacity;
   auto session_r = (*backend)->open(s, so);
   if (!session_r) return session_r.error();
   Session& session = **session_r;
@@ -85,7 +137,7 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
     const double t0 = session.now_us();
     for (std::int32_t k = 0; k < steps; ++k) {
       const double a = session.now_us();
-      if (auto st = session.run_step(k); !st) return st.error();
+      if (auto st = session.run_step(k); !st) return with_flight_record(st.error(), session, o);
       rec.steps.push_back({k, a, session.now_us()});
       if (o.snapshot_budget >= per && ((k + 1) % every == 0 || k + 1 == steps)) {
         Snapshot snap;
@@ -96,10 +148,13 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
     }
     rec.time_us = session.now_us() - t0;
   } else {
-    if (auto st = session.run_all(1); !st) return st.error();
+    if (auto st = session.run_all(1); !st) return with_flight_record(st.error(), session, o);
     rec.time_us = session.last_run_us();
   }
   rec.transfers = session.take_events();
+  rec.flight = session.flight_record();
+  if (!o.flight_record_path.empty() && !rec.flight.ranks.empty())
+    if (auto st = write_flight_record(o.flight_record_path, rec.flight); !st) return st.error();
 
   if (auto st = read_all(s, session, out.result, false); !st) return st.error();
   out.numeric = compare_numeric(s, out.result, compute_reference(s, inputs));

@@ -1,9 +1,12 @@
 // Expanding a program for every rank: see program.h.
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <unordered_map>
 
 #include "program/expr.h"
 #include "program/program.h"
+#include "scenario/resolve.h"
 
 namespace collscope::program {
 
@@ -32,6 +35,7 @@ class Expander {
       Env env = {{"rank", r}, {"size", s_.ranks}};
       if (auto st = walk(ops, pointer, env, -1); !st) return st.error();
     }
+    if (auto st = align(); !st) return st.error();
     return std::move(x_);
   }
 
@@ -175,6 +179,11 @@ class Expander {
     Instance in;
     in.op = &op;
     in.pointer = p;
+    if (op.coll && (!op.ranks.list.empty() || !op.ranks.text.empty())) {
+      auto chosen = selected(op.ranks, env, op, p);
+      if (!chosen) return chosen.error();
+      if (!*chosen) return ok_status();
+    }
     if (op.coll || op.op == "step") return sync_op(op, p, env, std::move(in));
 
     auto chosen = selected(op.ranks, env, op, p);
@@ -246,6 +255,7 @@ class Expander {
   Status sync_op(const ProgramOp& op, const std::string& p, Env& env, Instance in) {
     std::vector<std::int32_t> members;
     std::string key = p;
+    std::string comm = op.group;
     for (std::size_t i = 2; i < env.size(); ++i) key += "#" + std::to_string(env[i].second);
     const GroupSpec* group = nullptr;
     for (const auto& g : s_.groups)
@@ -262,6 +272,7 @@ class Expander {
       for (std::int32_t r = 0; r < s_.ranks; ++r)
         if ((*colors)[static_cast<std::size_t>(r)] == mine) members.push_back(r);
       key += "@" + std::to_string(mine);
+      comm += "@" + std::to_string(mine);
     }
     auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
     if (fresh) {
@@ -271,6 +282,7 @@ class Expander {
       sy.where_text = where_text(p, env);
       sy.members = members;
       sy.env.assign(env.begin() + 2, env.end());
+      sy.comm = comm;
       x_.syncs.push_back(std::move(sy));
     }
     in.kind = Kind::sync;
@@ -285,6 +297,127 @@ class Expander {
       text += " \"" + op.phase + "\"";
     }
     return add(std::move(in), env, std::move(text));
+  }
+
+  // --- desync check -------------------------------------------------------------------
+
+  // What the members of a communicator must agree on for its n-th collective.
+  struct Signature {
+    std::string text;  // "allreduce x count 8 float32 sum"
+    bool joinable = false;  // a collective (a written step is never joined with another)
+  };
+
+  Result<Signature> signature(std::int32_t sync) {
+    const Sync& sy = x_.syncs[static_cast<std::size_t>(sync)];
+    const ProgramOp& op = *sy.op;
+    if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + op_label(sy.pointer) + ")", false};
+    scenario::CallResolver resolver(s_);
+    auto a = resolver.resolve(op, program_index(sy.pointer), op.group.empty() ? std::vector<std::int32_t>{} : sy.members);
+    if (!a) return a.error();
+    std::string t = op.op;
+    if (!op.buffer.empty()) t += " " + op.buffer;
+    if (!op.send.empty()) t += " " + op.send + " -> " + op.recv;
+    if (*op.coll != Collective::barrier) t += " count " + std::to_string(a->count);
+    t += " " + std::string(name_of(s_.dtype));
+    if (has_root(*op.coll)) t += " root " + std::to_string(a->root);
+    if (is_reducing(*op.coll)) t += " " + std::string(name_of(a->op));
+    if (op.algorithm != "auto") t += " (" + op.algorithm + ")";
+    return Signature{t, op.algorithm != "custom"};
+  }
+
+  static std::int32_t program_index(const std::string& pointer) {
+    const std::size_t a = pointer.find('/', 1);
+    return a == std::string::npos ? 0 : static_cast<std::int32_t>(std::strtol(pointer.c_str() + a + 1, nullptr, 10));
+  }
+
+  // The n-th collective of every member of a communicator must be the same call. Where
+  // members reached different program entries that agree, they are joined into one; where
+  // they disagree (or a member has no n-th call), the program is out of sync.
+  Status align() {
+    std::map<std::string, std::vector<std::vector<std::size_t>>> calls;  // comm -> rank -> instance indices
+    for (std::size_t r = 0; r < x_.ranks.size(); ++r)
+      for (std::size_t i = 0; i < x_.ranks[r].size(); ++i) {
+        const Instance& in = x_.ranks[r][i];
+        if (in.kind != Kind::sync) continue;
+        auto& per_rank = calls[x_.syncs[static_cast<std::size_t>(in.sync)].comm];
+        per_rank.resize(x_.ranks.size());
+        per_rank[r].push_back(i);
+      }
+    for (auto& [comm, per_rank] : calls) {
+      // The members: those of any of its syncs (every sync of a communicator has the same).
+      std::vector<std::int32_t> members;
+      for (std::size_t r = 0; r < per_rank.size() && members.empty(); ++r)
+        if (!per_rank[r].empty()) members = x_.syncs[static_cast<std::size_t>(x_.ranks[r][per_rank[r][0]].sync)].members;
+      std::size_t longest = 0;
+      for (const std::int32_t m : members) longest = std::max(longest, per_rank[static_cast<std::size_t>(m)].size());
+      for (std::size_t n = 0; n < longest; ++n) {
+        std::vector<std::int32_t> sync_of(members.size(), -1);
+        bool same = true;
+        for (std::size_t k = 0; k < members.size(); ++k) {
+          const auto& mine = per_rank[static_cast<std::size_t>(members[k])];
+          if (n < mine.size()) sync_of[k] = x_.ranks[static_cast<std::size_t>(members[k])][mine[n]].sync;
+          same = same && sync_of[k] == sync_of[0] && sync_of[k] >= 0;
+        }
+        if (same) continue;
+        std::vector<std::string> texts(members.size());
+        bool agree = true;
+        std::string first;
+        for (std::size_t k = 0; k < members.size(); ++k) {
+          if (sync_of[k] < 0) {
+            agree = false;
+            texts[k] = "nothing (its program ends first)";
+            continue;
+          }
+          auto sig = signature(sync_of[k]);
+          if (!sig) return sig.error();
+          if (k == 0) first = sig->text;
+          agree = agree && sig->joinable && sig->text == first;
+          texts[k] = sig->text + " (" + x_.syncs[static_cast<std::size_t>(sync_of[k])].where_text + ")";
+        }
+        if (agree) {
+          // One call written as several entries: every member enters the first one.
+          for (std::size_t k = 0; k < members.size(); ++k)
+            x_.ranks[static_cast<std::size_t>(members[k])][per_rank[static_cast<std::size_t>(members[k])][n]].sync = sync_of[0];
+          continue;
+        }
+        return desync_error(comm, members, sync_of, texts, n);
+      }
+    }
+    return ok_status();
+  }
+
+  Error desync_error(const std::string& comm, const std::vector<std::int32_t>& members,
+                     const std::vector<std::int32_t>& sync_of, const std::vector<std::string>& texts, std::size_t n) const {
+    // Ranks that make the same call are listed together.
+    std::vector<std::pair<std::string, std::vector<std::int32_t>>> groups;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == texts[k]; });
+      if (it == groups.end()) groups.push_back({texts[k], {members[k]}});
+      else it->second.push_back(members[k]);
+    }
+    std::string msg = comm.empty() ? "ranks" : "the ranks of group " + comm.substr(0, comm.find('@'));
+    msg += " disagree on their collective call with seq " + std::to_string(n) + ":";
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const auto& ranks = groups[g].second;
+      std::string who = ranks.size() == 1 ? "rank " : "ranks ";
+      for (std::size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
+      msg += std::string(g ? "; " : " ") + who + (ranks.size() == 1 ? " calls " : " call ") + groups[g].first;
+    }
+    // Point at the call of the first rank that differs from the first member.
+    std::int32_t at = sync_of[0];
+    for (std::size_t k = 1; k < members.size(); ++k)
+      if (texts[k] != texts[0] && sync_of[k] >= 0) {
+        at = sync_of[k];
+        break;
+      }
+    if (at < 0)
+      for (const std::int32_t y : sync_of)
+        if (y >= 0) at = y;
+    const Sync& sy = x_.syncs[static_cast<std::size_t>(at)];
+    return make_error("program.desync", msg,
+                      "every member must make the same collective calls in the same order, with the same op, buffers, "
+                      "count, dtype and root (check the \"ranks\" of the calls and repeats whose count depends on rank)",
+                      loc(*sy.op, "", sy.pointer));
   }
 
   Result<std::vector<std::int64_t>> split_colors(const GroupSpec& g, const ProgramOp& op, const std::string& p) {

@@ -13,6 +13,12 @@
 //                        written steps) start when every member has arrived and lower
 //                        with the algorithms library. Whatever cannot complete is a
 //                        deadlock, reported with its wait-for cycle.
+// Between the two, every communicator's members must enter the same collectives in the
+// same order with the same op, buffers, count, dtype and root (NCCL's rule, which
+// torch's TORCH_DISTRIBUTED_DEBUG=DETAIL checks at run time): the n-th collective of
+// every member is compared, calls written as different entries that agree are joined
+// (`if rank == 0: allreduce(x) else: allreduce(x)`), and calls that disagree are a
+// program.desync error listing every rank's call, instead of a deadlock report.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +64,7 @@ struct Sync {
   std::string pointer, where_text;
   std::vector<std::int32_t> members;   // world ranks, in group order
   std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
+  std::string comm;  // the communicator: "" = every rank, else the group (and its part of a split)
 };
 
 struct Expansion {

@@ -33,7 +33,9 @@ using scenario::suggest;
 using scenario::kDTypeAliases;
 
 const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",
-                                          "dtype",   "buffers", "groups",      "program"};
+                                          "dtype",   "buffers", "groups",      "program", "faults"};
+const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
+const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
 const std::vector<std::string> kInitObjectKeys = {"random", "values"};
 const std::vector<std::string> kRandomKeys = {"seed", "min", "max"};
@@ -127,6 +129,7 @@ class Reader : public scenario::ReaderBase {
       fail("scenario.missing_key", "scenario is missing \"program\"",
            "add \"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]", at(doc));
     s.program = programs.read_program(*program, s);
+    if (const Member* m = doc.find("faults")) read_faults(*m, s);
     // What only lowering can tell (buffer sizes, roots, matching messages) is checked
     // here too, so that a file that parses also lowers.
     if (scenario::is_collectives_only(s)) {
@@ -143,6 +146,56 @@ class Reader : public scenario::ReaderBase {
   std::int32_t ranks_ = 1;
   DType dtype_ = DType::float32;
 
+
+  // --- faults ---------------------------------------------------------------------
+
+  void read_faults(const Member& faults, Scenario& s) {
+    const std::string example = "\"faults\": [{\"rank\": 1, \"step\": 2, \"kind\": \"delay\", \"ms\": 50}]";
+    if (!faults.value.is_array()) wrong_type("faults", "an array of faults", faults.value, at(faults), example);
+    for (const Value& v : faults.value.items) {
+      if (!v.is_object()) wrong_type("a fault", "an object", v, at(v), "{\"rank\": 1, \"step\": 2, \"kind\": \"hang\"}");
+      check_keys(v, kFaultKeys, "in a fault");
+      Fault f;
+      const Member* rank = v.find("rank");
+      if (!rank) fail("scenario.missing_key", "fault is missing \"rank\"", "add \"rank\": 1 (the rank that fails)", at(v));
+      const auto r = integer(rank->value, at(*rank), "rank", "\"rank\": 1");
+      if (r.negative || r.uvalue >= static_cast<std::uint64_t>(s.ranks))
+        fail("scenario.out_of_range", "fault rank " + literal(rank->value) + " is out of range 0.." + std::to_string(s.ranks - 1),
+             "name a rank of the world, 0 to " + std::to_string(s.ranks - 1), at(*rank));
+      f.rank = static_cast<std::int32_t>(r.uvalue);
+      const Member* step = v.find("step");
+      if (!step) fail("scenario.missing_key", "fault is missing \"step\"", "add \"step\": 2 (`collscope run --explain` lists the steps)", at(v));
+      const auto k = integer(step->value, at(*step), "step", "\"step\": 2");
+      if (k.negative || k.uvalue > 100'000'000)
+        fail("scenario.out_of_range", "fault step " + literal(step->value) + " is out of range",
+             "give a step of the schedule, 0 or more (`collscope run --explain` lists them)", at(*step));
+      f.step = static_cast<std::int32_t>(k.uvalue);
+      const Member* kind = v.find("kind");
+      if (!kind) fail("scenario.missing_key", "fault is missing \"kind\"", "add \"kind\": one of " + join(kFaultKinds), at(v));
+      const std::string name = text_of(*kind, "\"kind\": \"hang\"");
+      auto parsed = parse_fault_kind(name);
+      if (!parsed) {
+        std::string msg = "unknown fault kind " + quote(name);
+        if (auto c = closest(name, kFaultKinds)) msg += " (did you mean \"" + *c + "\"?)";
+        fail("scenario.unknown_fault", msg, "valid kinds: " + join(kFaultKinds), at(*kind));
+      }
+      f.kind = *parsed;
+      const Member* ms = v.find("ms");
+      if (f.kind == Fault::Kind::delay) {
+        if (!ms) fail("scenario.missing_key", "a delay fault is missing \"ms\"", "add \"ms\": 50 (milliseconds the rank stalls)", at(v));
+        const auto d = integer(ms->value, at(*ms), "ms", "\"ms\": 50");
+        if (d.negative || d.uvalue > 60000)
+          fail("scenario.out_of_range", "delay " + literal(ms->value) + " ms is out of range 0..60000",
+               "stall a rank for at most a minute", at(*ms));
+        f.ms = static_cast<std::int32_t>(d.uvalue);
+      } else if (ms) {
+        fail("scenario.unknown_key", "\"ms\" only applies to a delay fault, not " + quote(name),
+             "remove \"ms\"", at(*ms));
+      }
+      s.faults.push_back(f);
+      s.fault_where.push_back(at(v));
+    }
+  }
 
   // --- buffers --------------------------------------------------------------------
 

@@ -143,6 +143,7 @@ ojson call_json(const ProgramOp& op) {
   if (op.coll && is_reducing(*op.coll)) j["reduce_op"] = std::string(name_of(op.reduce_op));
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;
   if (!op.group.empty()) j["group"] = op.group;
+  if (!op.ranks.list.empty() || !op.ranks.text.empty()) j["ranks"] = ranks_json(op.ranks);
   if (!op.body.empty()) j["body"] = body_json(op.body);
   if (!op.caption.empty()) j["caption"] = op.caption;
   return j;
@@ -241,6 +242,18 @@ std::string to_json(const Scenario& s) {
   ojson program = ojson::array();
   for (const auto& op : s.program) program.push_back(call_json(op));
   j["program"] = std::move(program);
+  if (!s.faults.empty()) {
+    ojson faults = ojson::array();
+    for (const auto& f : s.faults) {
+      ojson e = ojson::object();
+      e["rank"] = f.rank;
+      e["step"] = f.step;
+      e["kind"] = name_of(f.kind);
+      if (f.kind == Fault::Kind::delay) e["ms"] = f.ms;
+      faults.push_back(std::move(e));
+    }
+    j["faults"] = std::move(faults);
+  }
 
   std::string out;
   write(out, j, 0, 0);

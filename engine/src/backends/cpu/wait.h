@@ -17,6 +17,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <ctime>
+
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -37,6 +39,12 @@ struct alignas(64) Counter {
 
 inline void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+// Sleeps until woken or `timeout_us` microseconds have passed (or the value changed).
+inline void futex_wait_for(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::int64_t timeout_us) {
+  if (timeout_us <= 0) return;
+  timespec ts{static_cast<time_t>(timeout_us / 1000000), static_cast<long>(timeout_us % 1000000) * 1000};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
 }
 inline void futex_wake_all(std::atomic<std::uint32_t>* addr) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
@@ -64,6 +72,16 @@ inline void wait_at_least(Counter& c, std::uint32_t target, std::uint32_t spins,
 inline void publish(Counter& c, std::uint32_t v) {
   c.value.store(v, std::memory_order_seq_cst);
   if (c.waiters.load(std::memory_order_seq_cst) != 0) futex_wake_all(&c.value);
+}
+
+// Aborting a run: every counter a rank may be waiting on is set to its largest value
+// and its sleepers are woken. Changing the value (not only waking) matters: a rank
+// that read the old value just before the abort and is about to sleep on it finds the
+// value changed and does not sleep at all. Whoever returns from a wait checks the
+// session's abort flag before trusting what it waited for.
+inline void poison(Counter& c) {
+  c.value.store(UINT32_MAX, std::memory_order_seq_cst);
+  futex_wake_all(&c.value);
 }
 
 }  // namespace collscope::cpu

@@ -193,7 +193,7 @@ class CudaSession final : public Session {
     }
     for (const Fault& f : o_.faults)
       if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.dst.rank != t.src.rank && t.count)
-        COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), stream));
+        COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), world_.esize(), stream));
     return ok_status();
   }
 

@@ -69,7 +69,7 @@ __global__ void busy(std::uint64_t ns) {
   } while (now - start < ns);
 }
 
-__global__ void flip(unsigned char* p) { p[0] ^= 1u; }
+__global__ void flip(unsigned char* p) { p[0] ^= 0x40u; }
 
 template <class T, OpKind K>
 cudaError_t reduce_as(void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
@@ -162,8 +162,8 @@ cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-cudaError_t launch_flip(void* dst, cudaStream_t stream) {
-  flip<<<1, 1, 0, stream>>>(static_cast<unsigned char*>(dst));
+cudaError_t launch_flip(void* dst, std::size_t esize, cudaStream_t stream) {
+  flip<<<1, 1, 0, stream>>>(static_cast<unsigned char*>(dst) + esize - 1);
   return cudaGetLastError();
 }
 

@@ -21,7 +21,8 @@ cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::u
 cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream);
 // Keeps the stream busy for `us` microseconds (compute spans, delay faults).
 cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream);
-// Flips the lowest bit of the first byte (corrupt faults).
-cudaError_t launch_flip(void* dst, cudaStream_t stream);
+// Flips the second-highest bit of the first element of `esize` bytes (corrupt faults,
+// as on the cpu backend: no later addition or rounding hides it).
+cudaError_t launch_flip(void* dst, std::size_t esize, cudaStream_t stream);
 
 }  // namespace collscope::gpu

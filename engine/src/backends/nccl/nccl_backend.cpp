@@ -251,7 +251,7 @@ class NcclSession final : public Session {
       }
       for (const Fault& f : o_.faults)
         if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != r && t.count)
-          COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), stream));
+          COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), world_.esize(), stream));
       if (o_.record_events)
         if (auto s = clock_.stop(stream); !s) return s;
     }

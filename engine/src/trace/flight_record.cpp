@@ -1,0 +1,366 @@
+// Flight records as JSON, and what they show (collscope/flight_record.h).
+#include "collscope/flight_record.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "scenario/json.h"
+#include "trace/atomic_file.h"
+
+namespace collscope {
+
+const char* name_of(FlightState s) {
+  switch (s) {
+    case FlightState::scheduled: return "scheduled";
+    case FlightState::started: return "started";
+    case FlightState::completed: return "completed";
+  }
+  return "scheduled";
+}
+
+// --- writing ------------------------------------------------------------------------
+
+std::string flight_record_json(const FlightRecord& r) {
+  using ojson = nlohmann::ordered_json;
+  ojson j;
+  j["flight_record"] = r.version;
+  j["backend"] = r.backend;
+  j["mode"] = r.mode;
+  j["reason"] = r.reason;
+  j["world"] = r.world;
+  j["steps"] = r.steps;
+  j["timeout_s"] = r.timeout_s;
+  j["capacity"] = r.capacity;
+  ojson ranks = ojson::array();
+  for (const auto& fr : r.ranks) {
+    ojson jr;
+    jr["rank"] = fr.rank;
+    jr["state"] = fr.state;
+    jr["step"] = fr.step;
+    jr["waiting_for"] = fr.waiting_for;
+    jr["dropped"] = fr.dropped;
+    ojson ops = ojson::array();
+    for (const auto& op : fr.ops) {
+      ojson jo;
+      jo["seq"] = op.seq;
+      jo["call"] = op.call;
+      jo["collective"] = op.collective;
+      jo["op"] = op.op;
+      jo["text"] = op.text;
+      jo["pointer"] = op.pointer;
+      jo["buffer"] = op.buffer;
+      jo["count"] = op.count;
+      jo["dtype"] = std::string(name_of(op.dtype));
+      jo["root"] = op.root;
+      jo["reduce_op"] = op.reduce_op;
+      if (!op.members.empty()) jo["members"] = op.members;
+      jo["first_step"] = op.first_step;
+      jo["last_step"] = op.last_step;
+      jo["state"] = name_of(op.state);
+      jo["scheduled_us"] = op.scheduled_us;
+      jo["started_us"] = op.started_us;
+      jo["completed_us"] = op.completed_us;
+      ops.push_back(std::move(jo));
+    }
+    jr["ops"] = std::move(ops);
+    ranks.push_back(std::move(jr));
+  }
+  j["ranks"] = std::move(ranks);
+  return j.dump(1) + "\n";
+}
+
+Status write_flight_record(const std::string& path, const FlightRecord& r) {
+  return write_file_atomically(path, flight_record_json(r), "run.flight_record_io");
+}
+
+// --- reading ------------------------------------------------------------------------
+
+namespace {
+
+struct Bad {
+  Error error;
+};
+
+class RecordReader {
+ public:
+  explicit RecordReader(const std::string& file) : file_(file) {}
+
+  FlightRecord read(const json::Value& doc) {
+    FlightRecord r;
+    if (!doc.is_object()) fail(doc, "a flight record is a JSON object, got " + json::describe(doc));
+    const json::Value& version = need(doc, "flight_record");
+    r.version = static_cast<int>(integer(version, "flight_record"));
+    if (r.version != 1) fail(version, "unsupported flight record version " + json::literal(version));
+    r.backend = text(doc, "backend");
+    r.mode = text(doc, "mode");
+    r.reason = text(doc, "reason");
+    r.world = static_cast<std::int32_t>(integer(need(doc, "world"), "world"));
+    if (r.world < 1) fail(need(doc, "world"), "world must be 1 or more");
+    if (const auto* m = doc.find("steps")) r.steps = static_cast<std::int32_t>(integer(m->value, "steps"));
+    if (const auto* m = doc.find("timeout_s")) r.timeout_s = number(m->value, "timeout_s");
+    if (const auto* m = doc.find("capacity")) r.capacity = static_cast<std::int32_t>(integer(m->value, "capacity"));
+    const json::Value& ranks = need(doc, "ranks");
+    if (!ranks.is_array()) fail(ranks, "ranks must be an array, got " + json::describe(ranks));
+    for (const auto& jr : ranks.items) r.ranks.push_back(read_rank(jr, r.world));
+    return r;
+  }
+
+ private:
+  const std::string& file_;
+
+  [[noreturn]] void fail(const json::Value& v, const std::string& msg) const {
+    throw Bad{make_error("analyze.bad_record", msg, "give a file written by `collscope run --flight-record` or by an aborted run",
+                         Location{file_, v.line, v.col, v.pointer})};
+  }
+  const json::Value& need(const json::Value& obj, const char* key) const {
+    const auto* m = obj.find(key);
+    if (!m) fail(obj, std::string("missing \"") + key + "\"");
+    return m->value;
+  }
+  std::int64_t integer(const json::Value& v, const std::string& what) const {
+    if (!v.is_number()) fail(v, what + " must be an integer, got " + json::describe(v));
+    const auto i = json::to_integer(v);
+    if (i.status != json::IntegerValue::Status::ok) fail(v, what + " must be an integer, got " + json::literal(v));
+    return i.value;
+  }
+  double number(const json::Value& v, const std::string& what) const {
+    if (!v.is_number()) fail(v, what + " must be a number, got " + json::describe(v));
+    return v.number;
+  }
+  std::string text(const json::Value& obj, const char* key) const {
+    const auto* m = obj.find(key);
+    if (!m) return {};
+    if (!m->value.is_string()) fail(m->value, std::string(key) + " must be a string, got " + json::describe(m->value));
+    return m->value.text;
+  }
+
+  FlightRank read_rank(const json::Value& v, std::int32_t world) const {
+    if (!v.is_object()) fail(v, "a rank entry must be an object, got " + json::describe(v));
+    FlightRank fr;
+    const json::Value& rank = need(v, "rank");
+    fr.rank = static_cast<std::int32_t>(integer(rank, "rank"));
+    if (fr.rank < 0 || fr.rank >= world) fail(rank, "rank " + json::literal(rank) + " is outside the world of " + std::to_string(world));
+    fr.state = text(v, "state");
+    if (const auto* m = v.find("step")) fr.step = static_cast<std::int32_t>(integer(m->value, "step"));
+    if (const auto* m = v.find("waiting_for")) fr.waiting_for = static_cast<std::int32_t>(integer(m->value, "waiting_for"));
+    if (const auto* m = v.find("dropped")) fr.dropped = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer(m->value, "dropped")));
+    const json::Value& ops = need(v, "ops");
+    if (!ops.is_array()) fail(ops, "ops must be an array, got " + json::describe(ops));
+    for (const auto& jo : ops.items) fr.ops.push_back(read_op(jo));
+    return fr;
+  }
+
+  FlightOp read_op(const json::Value& v) const {
+    if (!v.is_object()) fail(v, "an op must be an object, got " + json::describe(v));
+    FlightOp op;
+    op.seq = integer(need(v, "seq"), "seq");
+    if (const auto* m = v.find("call")) op.call = static_cast<std::int32_t>(integer(m->value, "call"));
+    if (const auto* m = v.find("collective")) {
+      if (!m->value.is_boolean()) fail(m->value, "collective must be true or false");
+      op.collective = m->value.boolean;
+    }
+    op.op = text(v, "op");
+    if (op.op.empty()) fail(v, "an op needs \"op\"");
+    op.text = text(v, "text");
+    op.pointer = text(v, "pointer");
+    op.buffer = text(v, "buffer");
+    if (const auto* m = v.find("count")) op.count = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer(m->value, "count")));
+    if (const auto* m = v.find("dtype")) {
+      auto t = parse_dtype(text(v, "dtype"));
+      if (!t) fail(m->value, "unknown dtype " + json::quote(m->value.text));
+      op.dtype = *t;
+    }
+    if (const auto* m = v.find("root")) op.root = static_cast<std::int32_t>(integer(m->value, "root"));
+    op.reduce_op = text(v, "reduce_op");
+    if (const auto* m = v.find("members")) {
+      if (!m->value.is_array()) fail(m->value, "members must be an array of ranks");
+      for (const auto& x : m->value.items) op.members.push_back(static_cast<std::int32_t>(integer(x, "a member")));
+    }
+    if (const auto* m = v.find("first_step")) op.first_step = static_cast<std::int32_t>(integer(m->value, "first_step"));
+    if (const auto* m = v.find("last_step")) op.last_step = static_cast<std::int32_t>(integer(m->value, "last_step"));
+    const std::string state = text(v, "state");
+    bool known = false;
+    for (const auto s : {FlightState::scheduled, FlightState::started, FlightState::completed})
+      if (state == name_of(s)) op.state = s, known = true;
+    if (!known) fail(need(v, "state"), "state must be scheduled, started or completed, got " + json::quote(state));
+    if (const auto* m = v.find("scheduled_us")) op.scheduled_us = number(m->value, "scheduled_us");
+    if (const auto* m = v.find("started_us")) op.started_us = number(m->value, "started_us");
+    if (const auto* m = v.find("completed_us")) op.completed_us = number(m->value, "completed_us");
+    return op;
+  }
+};
+
+}  // namespace
+
+Result<FlightRecord> parse_flight_record(const std::string& text, const std::string& file) {
+  auto doc = json::parse(text, file);
+  if (!doc) {
+    Error e = doc.error();
+    e.id = "analyze.parse";
+    e.hint = "a flight record is the JSON file `collscope run` writes; check that it is whole";
+    return e;
+  }
+  try {
+    return RecordReader(file).read(*doc);
+  } catch (Bad& b) {
+    return std::move(b.error);
+  }
+}
+
+Result<FlightRecord> load_flight_record(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return make_error("analyze.io", "cannot read \"" + path + "\"", "check the path of the flight record",
+                      Location{path, 0, 0, ""});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    return make_error("analyze.io", "cannot read \"" + path + "\"", "check that it is a file", Location{path, 0, 0, ""});
+  return parse_flight_record(ss.str(), path);
+}
+
+// --- analysis ---------------------------------------------------------------------------
+
+namespace {
+
+std::string ranks_list(const std::vector<std::int32_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i) out += i + 1 == ranks.size() ? " and " : ", ";
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+// What every member of a collective must agree on (NCCL's desync check compares these).
+std::string signature(const FlightOp& op) {
+  std::string s = op.op + " count " + std::to_string(op.count) + " " + std::string(name_of(op.dtype));
+  if (op.root >= 0) s += " root " + std::to_string(op.root);
+  if (!op.reduce_op.empty()) s += " " + op.reduce_op;
+  return s;
+}
+
+std::string op_name(const FlightOp& op) {
+  return "op " + std::to_string(op.seq) + " (" + op.op + (op.call >= 0 ? ", call " + std::to_string(op.call) : "") + ")";
+}
+
+}  // namespace
+
+std::vector<FlightFinding> analyze_flight_record(const FlightRecord& r) {
+  std::vector<FlightFinding> out;
+  std::map<std::int32_t, const FlightRank*> rank_of;
+  for (const auto& fr : r.ranks) rank_of[fr.rank] = &fr;
+  std::vector<std::int32_t> mentioned;
+  auto mention = [&](std::int32_t rank) {
+    if (std::find(mentioned.begin(), mentioned.end(), rank) == mentioned.end()) mentioned.push_back(rank);
+  };
+  auto state_note = [&](std::int32_t rank) -> std::string {
+    auto it = rank_of.find(rank);
+    if (it == rank_of.end()) return "";
+    const FlightRank& fr = *it->second;
+    if (fr.state == "hung" || fr.state == "crashed") {
+      mention(rank);
+      return "rank " + std::to_string(rank) + " " + fr.state + " at step " + std::to_string(fr.step);
+    }
+    return "";
+  };
+
+  // Collectives, grouped by their call (the same on every rank).
+  std::map<std::int32_t, std::vector<std::pair<std::int32_t, const FlightOp*>>> by_call;
+  for (const auto& fr : r.ranks)
+    for (const auto& op : fr.ops)
+      if (op.collective && op.call >= 0) by_call[op.call].emplace_back(fr.rank, &op);
+
+  for (const auto& [call, entries] : by_call) {
+    const FlightOp& first = *entries.front().second;
+    // 1. Ranks that called different collectives as the same op.
+    std::map<std::string, std::vector<std::int32_t>> sigs;
+    for (const auto& [rank, op] : entries) sigs[signature(*op)].push_back(rank);
+    if (sigs.size() > 1) {
+      std::string msg = "ranks disagree on " + op_name(first) + ":";
+      bool first_sig = true;
+      for (auto& [sig, ranks] : sigs) {
+        std::sort(ranks.begin(), ranks.end());
+        msg += std::string(first_sig ? " " : "; ") + ranks_list(ranks) + ": " + sig;
+        first_sig = false;
+      }
+      out.push_back({"analyze.desync", msg});
+      continue;
+    }
+    // 2. Members that never joined it.
+    std::vector<std::int32_t> members = first.members;
+    if (members.empty())
+      for (std::int32_t q = 0; q < r.world; ++q) members.push_back(q);
+    std::vector<std::int32_t> missing;
+    std::string why;
+    bool anyone_in = false;
+    for (const auto& [rank, op] : entries) anyone_in = anyone_in || op->state != FlightState::scheduled;
+    for (const std::int32_t m : members) {
+      const FlightOp* mine = nullptr;
+      for (const auto& [rank, op] : entries)
+        if (rank == m) mine = op;
+      if (mine) {
+        if (mine->state == FlightState::scheduled && anyone_in) {
+          missing.push_back(m);
+          why = "it reached the op but never started it";
+        }
+        continue;
+      }
+      auto it = rank_of.find(m);
+      if (it == rank_of.end()) continue;  // no record of that rank at all
+      bool passed = false;                // a later call: this one left its ring
+      const FlightOp* last = nullptr;
+      for (const auto& op : it->second->ops) {
+        if (op.call > call) passed = true;
+        if (op.call < call) last = &op;
+      }
+      if (passed) continue;
+      missing.push_back(m);
+      why = last ? "its last op is " + op_name(*last) + ", " + name_of(last->state) : "it recorded no op";
+    }
+    if (!missing.empty()) {
+      std::string msg = "not all ranks joined " + op_name(first) + ": missing " + ranks_list(missing);
+      if (missing.size() == 1) msg += " (" + why + ")";
+      for (const std::int32_t m : missing)
+        if (auto note = state_note(m); !note.empty()) msg += "; " + note;
+      for (auto m : missing) mention(m);
+      out.push_back({"analyze.missing_rank", msg});
+      continue;
+    }
+    // 3. Joined by every member but not completed.
+    std::vector<std::int32_t> open;
+    for (const auto& [rank, op] : entries)
+      if (op->state != FlightState::completed) open.push_back(rank);
+    if (!open.empty()) {
+      std::sort(open.begin(), open.end());
+      std::string msg = op_name(first) + " started on every member but did not complete on " + ranks_list(open);
+      for (const std::int32_t m : open)
+        if (auto note = state_note(m); !note.empty()) msg += "; " + note;
+      out.push_back({"analyze.incomplete", msg});
+    }
+  }
+
+  // Point-to-point, local and compute ops that did not complete.
+  for (const auto& fr : r.ranks)
+    for (const auto& op : fr.ops) {
+      if (op.collective || op.state == FlightState::completed) continue;
+      std::string msg = "rank " + std::to_string(fr.rank) + " did not complete op " + std::to_string(op.seq) + " (" +
+                        (op.text.empty() ? op.op : op.text) + ")" + (op.state == FlightState::scheduled ? ": it never started" : "");
+      if (auto note = state_note(fr.rank); !note.empty()) msg += "; " + note;
+      out.push_back({"analyze.incomplete", msg});
+    }
+
+  // Ranks whose state says they failed, when no op above named them.
+  for (const auto& fr : r.ranks)
+    if ((fr.state == "hung" || fr.state == "crashed") &&
+        std::find(mentioned.begin(), mentioned.end(), fr.rank) == mentioned.end())
+      out.push_back({"analyze.rank_failed", "rank " + std::to_string(fr.rank) + " " + fr.state + " at step " + std::to_string(fr.step)});
+
+  if (!r.reason.empty() && out.empty()) out.push_back({"analyze.aborted", "the run was aborted: " + r.reason});
+  return out;
+}
+
+}  // namespace collscope
