@@ -14,9 +14,9 @@ namespace {
 // five seconds: a thousand ops on each of 1024 ranks.
 constexpr std::uint64_t kMaxInstances = 1'000'000;
 // A bound on the walk itself: repeats whose bodies run on no rank (or are empty) add
-// no instances, yet nested ones would still loop for hours. Walking is cheap (about
-// 0.1 s per million), so this bound is larger.
-constexpr std::uint64_t kMaxVisits = 16'000'000;
+// no instances, yet nested ones would still loop for hours. Walking is cheaper than
+// building, so this bound is larger: a program of 4000 ops, each on a few of 1024 ranks.
+constexpr std::uint64_t kMaxVisits = 4 * kMaxInstances;
 
 std::string slice_text(const Schedule& sched, const Region& r) {
   return sched.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
