@@ -7,7 +7,11 @@
 //   - lowering both must give the same result: the same error id, or the same steps.
 // Lowering and the symbolic check are skipped for scenarios that are legitimately
 // large (many ranks or elements): they are correct but slow, and the fuzzer would
-// report them as timeouts. Parsing (which also expands programs) is never skipped.
+// report them as timeouts. Parsing also unrolls and matches programs (up to a million
+// ops, a few seconds without sanitizers, minutes with them), so programs that repeat
+// more than kFuzzMaxTimes times, or run point-to-point ops on more than kFuzzMaxRanks
+// ranks, are only read as JSON. Everything else, whatever the bytes, is parsed.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +20,8 @@
 #include "collscope/scenario.h"
 #include "collscope/schedule.h"
 #include "collscope/verify.h"
+#include "program/expr.h"
+#include "scenario/json.h"
 
 namespace {
 
@@ -25,6 +31,38 @@ using namespace collscope;
 constexpr std::int32_t kFuzzMaxRanks = 64;
 constexpr std::uint64_t kFuzzMaxElements = 1u << 16;  // over all buffers and ranks
 constexpr std::uint64_t kFuzzMaxTransfers = 200'000;
+constexpr std::int64_t kFuzzMaxTimes = 256;
+
+// What the document asks for, read from its JSON before the scenario reader runs.
+struct Size {
+  std::int64_t ranks = 0, times = 0;
+  bool program = false;  // point-to-point, local or structural ops, groups or custom bodies
+};
+
+std::int64_t integer_of(const json::Value& v) {
+  if (v.is_number()) {
+    const auto i = json::to_integer(v);
+    return i.status == json::IntegerValue::Status::ok && !i.negative ? i.value : INT64_MAX;
+  }
+  if (v.is_string()) {
+    auto e = program::Expression::parse(v.text);
+    if (!e || !e->is_constant()) return 0;  // depends on rank or size: bounded by ranks
+    auto x = e->eval({});
+    return x ? *x : 0;
+  }
+  return 0;
+}
+
+void measure(const json::Value& v, Size& size) {
+  for (const auto& m : v.members) {
+    if (m.key == "ranks" && v.pointer.empty()) size.ranks = integer_of(m.value);
+    if (m.key == "times") size.times = std::max(size.times, integer_of(m.value));
+    if (m.key == "body" || m.key == "group" || m.key == "groups") size.program = true;
+    if (m.key == "op" && m.value.is_string() && !parse_collective(m.value.text)) size.program = true;
+    measure(m.value, size);
+  }
+  for (const auto& item : v.items) measure(item, size);
+}
 
 [[noreturn]] void fail(const char* what, const std::string& detail) {
   std::fprintf(stderr, "collscope fuzz: %s\n%s\n", what, detail.c_str());
@@ -72,6 +110,11 @@ void check_same_steps(const Schedule& a, const Schedule& b, const std::string& t
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  if (auto doc = json::parse(text, "fuzz.json")) {
+    Size asked;
+    measure(*doc, asked);
+    if (asked.times > kFuzzMaxTimes || (asked.program && asked.ranks > kFuzzMaxRanks)) return 0;
+  }
   auto s = parse_scenario(text, "fuzz.json");
   if (!s) {
     check_error(s.error());
