@@ -85,13 +85,15 @@ class Expander {
     return t;
   }
 
-  // Expressions are parsed once per text and evaluated for every rank and iteration.
-  mutable std::unordered_map<std::string, Result<Expression>> parsed_;
+  // Expressions are parsed once and evaluated for every rank and iteration. The key
+  // is the text's address (every text is a field of the scenario, which outlives the
+  // expansion): hashing the text itself cost more than evaluating it.
+  mutable std::unordered_map<const std::string*, Result<Expression>> parsed_;
 
   Result<std::int64_t> value(const std::string& text, const Env& env, const ProgramOp& op, const std::string& key,
                              const std::string& pointer) const {
-    auto it = parsed_.find(text);
-    if (it == parsed_.end()) it = parsed_.emplace(text, Expression::parse(text)).first;
+    auto it = parsed_.find(&text);
+    if (it == parsed_.end()) it = parsed_.emplace(&text, Expression::parse(text)).first;
     const Result<Expression>& e = it->second;
     if (!e) {
       Error err = e.error();
@@ -117,9 +119,11 @@ class Expander {
     return *v != 0;
   }
 
-  // A slice of this rank's buffer `name`: offset and count default to 0 and "the rest".
+  // A slice of this rank's buffer `name`: offset and count default to 0 and "the rest"
+  // (or `count_if_empty` when it is 0 or more).
   Result<Region> region(const std::string& name, const std::string& off, const std::string& cnt, const Env& env,
-                        const ProgramOp& op, const std::string& key, const std::string& pointer) const {
+                        const ProgramOp& op, const std::string& key, const std::string& pointer,
+                        std::int64_t count_if_empty = -1) const {
     Region r;
     // Files are checked when read; scenarios built in code are checked here.
     const auto it = buffer_.find(name);
@@ -134,7 +138,7 @@ class Expander {
       if (!v) return v.error();
       o = *v;
     }
-    std::int64_t c = static_cast<std::int64_t>(have) - o;
+    std::int64_t c = count_if_empty >= 0 ? count_if_empty : static_cast<std::int64_t>(have) - o;
     if (!cnt.empty()) {
       auto v = value(cnt, env, op, key, pointer);
       if (!v) return v.error();
@@ -276,8 +280,8 @@ class Expander {
     auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
     if (!src) return src.error();
     // The destination takes the source's count unless it gives its own.
-    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count.empty() ? std::to_string(src->count) : op.dst.count,
-                      env, op, "dst", p);
+    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "dst", p,
+                      static_cast<std::int64_t>(src->count));
     if (!dst) return dst.error();
     if (dst->count != src->count)
       return make_error("program.size_mismatch",

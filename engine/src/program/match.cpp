@@ -583,13 +583,14 @@ class Matcher {
     return l;
   }
 
-  // Parsed once per text, then evaluated for every rank and iteration.
-  mutable std::unordered_map<std::string, Result<Expression>> parsed_;
+  // Parsed once, then evaluated for every rank and iteration. The key is the text's
+  // address (every text is a field of the scenario, which outlives the matcher).
+  mutable std::unordered_map<const std::string*, Result<Expression>> parsed_;
 
   Result<std::int64_t> eval(const std::string& text, const Env& env, const TransferSpec& ts, const std::string& key,
                             const std::string& p) const {
-    auto it = parsed_.find(text);
-    if (it == parsed_.end()) it = parsed_.emplace(text, Expression::parse(text)).first;
+    auto it = parsed_.find(&text);
+    if (it == parsed_.end()) it = parsed_.emplace(&text, Expression::parse(text)).first;
     const Result<Expression>& e = it->second;
     if (!e) return e.error();
     auto v = e->eval(env);
