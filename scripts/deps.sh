@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages collscope needs that this machine lacks.
 # As root it runs apt-get; otherwise it prints the exact command to run.
+#   scripts/deps.sh           what building, testing and the window need
+#   scripts/deps.sh --fuzz    also clang and its runtimes, for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
           nlohmann-json3-dev libcli11-dev doctest-dev
           libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
           xvfb xauth)
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -175,5 +175,11 @@ TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   CHECK(s.steps.size() == 2 * 1023);
   CHECK(s.total_transfers() == 2ull * 1023 * 1024);  // n transfers per step, nothing quadratic
-  CHECK(ms < 3000);  // typically ~0.2 s; a loose bound so a loaded machine does not fail it
+  // Typically ~0.2 s; a loose bound so a loaded machine does not fail it, and a looser
+  // one under sanitizers (scripts/sanitizers.sh), which slow allocation-heavy code ~10x.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  CHECK(ms < 30000);
+#else
+  CHECK(ms < 3000);
+#endif
 }

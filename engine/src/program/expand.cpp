@@ -12,8 +12,14 @@ namespace collscope::program {
 
 namespace {
 
-// A bound on the unrolled program, so that "times": 1000000000 fails at once.
-constexpr std::uint64_t kMaxInstances = 4'000'000;
+// A bound on the unrolled program, so that "times": 1000000000 fails at once. An
+// instance with its record takes about 700 bytes, and matching a million of them about
+// five seconds: a thousand ops on each of 1024 ranks.
+constexpr std::uint64_t kMaxInstances = 1'000'000;
+// A bound on the walk itself: repeats whose bodies run on no rank (or are empty) add
+// no instances, yet nested ones would still loop for hours. Walking is cheaper than
+// building, so this bound is larger: a program of 4000 ops, each on a few of 1024 ranks.
+constexpr std::uint64_t kMaxVisits = 4 * kMaxInstances;
 
 std::string slice_text(const Schedule& sched, const Region& r) {
   return sched.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
@@ -29,6 +35,21 @@ class Expander {
   }
 
   Result<Expansion> run(const std::vector<ProgramOp>& ops, const std::string& pointer) {
+    // First count what the program unrolls to, building nothing, so that a program over
+    // the limits fails before it allocates millions of instances. Other errors are left
+    // to the real walk, which reports the first one in program order.
+    count_only_ = true;
+    for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      rank_ = r;
+      Env env = {{"rank", r}, {"size", s_.ranks}};
+      if (auto st = walk(ops, pointer, env, -1); !st) {
+        if (over_limit_) return st.error();
+        break;
+      }
+    }
+    count_only_ = false;
+    total_ = visits_ = 0;
+
     x_.ranks.resize(static_cast<std::size_t>(s_.ranks));
     for (std::int32_t r = 0; r < s_.ranks; ++r) {
       rank_ = r;
@@ -45,6 +66,9 @@ class Expander {
   Expansion x_;
   std::int32_t rank_ = 0;
   std::uint64_t total_ = 0;
+  std::uint64_t visits_ = 0;
+  bool count_only_ = false;  // the first walk: counts instances, builds nothing
+  bool over_limit_ = false;  // the error being returned is one of the limits
   std::unordered_map<std::string, std::int32_t> buffer_;
   std::unordered_map<std::string, std::int32_t> sync_of_;       // sync key -> index
   std::unordered_map<std::string, std::vector<std::int64_t>> colors_;  // split group -> color per rank
@@ -65,9 +89,16 @@ class Expander {
     return t;
   }
 
+  // Expressions are parsed once and evaluated for every rank and iteration. The key
+  // is the text's address (every text is a field of the scenario, which outlives the
+  // expansion): hashing the text itself cost more than evaluating it.
+  mutable std::unordered_map<const std::string*, Result<Expression>> parsed_;
+
   Result<std::int64_t> value(const std::string& text, const Env& env, const ProgramOp& op, const std::string& key,
                              const std::string& pointer) const {
-    auto e = Expression::parse(text);
+    auto it = parsed_.find(&text);
+    if (it == parsed_.end()) it = parsed_.emplace(&text, Expression::parse(text)).first;
+    const Result<Expression>& e = it->second;
     if (!e) {
       Error err = e.error();
       err.where = loc(op, key, pointer);
@@ -86,21 +117,17 @@ class Expander {
   Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
     if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), rank_) != sel.list.end();
     if (sel.text.empty() || sel.text == "all") return true;
-    if (const auto dots = sel.text.find(".."); dots != std::string::npos) {
-      const auto first = sel.text.find_first_not_of(" 0123456789");
-      if (first == dots) {
-        const long a = std::stol(sel.text.substr(0, dots)), b = std::stol(sel.text.substr(dots + 2));
-        return rank_ >= a && rank_ <= b;
-      }
-    }
+    if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return rank_ >= a && rank_ <= b;
     auto v = value(sel.text, env, op, "ranks", pointer);
     if (!v) return v.error();
     return *v != 0;
   }
 
-  // A slice of this rank's buffer `name`: offset and count default to 0 and "the rest".
+  // A slice of this rank's buffer `name`: offset and count default to 0 and "the rest"
+  // (or `count_if_empty` when it is 0 or more).
   Result<Region> region(const std::string& name, const std::string& off, const std::string& cnt, const Env& env,
-                        const ProgramOp& op, const std::string& key, const std::string& pointer) const {
+                        const ProgramOp& op, const std::string& key, const std::string& pointer,
+                        std::int64_t count_if_empty = -1) const {
     Region r;
     // Files are checked when read; scenarios built in code are checked here.
     const auto it = buffer_.find(name);
@@ -115,7 +142,7 @@ class Expander {
       if (!v) return v.error();
       o = *v;
     }
-    std::int64_t c = static_cast<std::int64_t>(have) - o;
+    std::int64_t c = count_if_empty >= 0 ? count_if_empty : static_cast<std::int64_t>(have) - o;
     if (!cnt.empty()) {
       auto v = value(cnt, env, op, key, pointer);
       if (!v) return v.error();
@@ -132,11 +159,17 @@ class Expander {
     return r;
   }
 
+  // One more instance of `op` on this rank, against kMaxInstances.
+  Status count(const ProgramOp& op, const std::string& p) {
+    if (++total_ <= kMaxInstances) return ok_status();
+    over_limit_ = true;
+    return make_error("scenario.out_of_range",
+                      "the program unrolls to more than " + std::to_string(kMaxInstances) + " ops",
+                      "use fewer repeats or ranks", loc(op, "", p));
+  }
+
   Status add(Instance in, const Env& env, std::string text) {
-    if (++total_ > kMaxInstances)
-      return make_error("scenario.out_of_range",
-                        "the program unrolls to more than " + std::to_string(kMaxInstances) + " ops",
-                        "use fewer repeats or ranks", loc(*in.op, "", in.pointer));
+    if (auto st = count(*in.op, in.pointer); !st) return st;
     OpRecord rec;
     rec.rank = rank_;
     rec.op = in.op->op;
@@ -154,13 +187,31 @@ class Expander {
   Status walk(const std::vector<ProgramOp>& ops, const std::string& prefix, Env& env, std::int32_t) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const ProgramOp& op = ops[i];
-      const std::string p = prefix + "/" + std::to_string(i);
-      if (auto st = one(op, p, env); !st) return st;
+      if (auto st = one(op, pointer_of(op, prefix, i), env); !st) return st;
     }
     return ok_status();
   }
 
+  // An op's JSON Pointer, made once: the walk reaches the same op millions of times in
+  // a long repeat. (An op sits at one place in the program; nodes of an unordered_map
+  // keep their address.)
+  std::unordered_map<const ProgramOp*, std::string> pointers_;
+  const std::string& pointer_of(const ProgramOp& op, const std::string& prefix, std::size_t i) {
+    auto it = pointers_.find(&op);
+    if (it == pointers_.end()) it = pointers_.emplace(&op, prefix + "/" + std::to_string(i)).first;
+    return it->second;
+  }
+
+  Status visit(const ProgramOp& op, const std::string& p) {
+    if (++visits_ <= kMaxVisits) return ok_status();
+    over_limit_ = true;
+    return make_error("scenario.out_of_range",
+                        "the program takes more than " + std::to_string(kMaxVisits) + " ops and iterations to unroll",
+                        "use fewer repeats or ranks", loc(op, "", p));
+  }
+
   Status one(const ProgramOp& op, const std::string& p, Env& env) {
+    if (auto st = visit(op, p); !st) return st;
     if (op.op == "repeat") {
       auto n = value(op.times, env, op, "times", p);
       if (!n) return n.error();
@@ -168,14 +219,17 @@ class Expander {
         return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on rank " +
                                                        std::to_string(rank_) + " is out of range",
                           "repeat 0 to " + std::to_string(kMaxInstances) + " times", loc(op, "times", p));
+      const std::string body = p + "/body";
       for (std::int64_t i = 0; i < *n; ++i) {
+        if (auto st = visit(op, p); !st) return st;
         env.emplace_back(op.var, i);
-        auto st = walk(op.body, p + "/body", env, 0);
+        auto st = walk(op.body, body, env, 0);
         env.pop_back();
         if (!st) return st;
       }
       return ok_status();
     }
+    if (count_only_) return count_one(op, p, env);
     Instance in;
     in.op = &op;
     in.pointer = p;
@@ -235,8 +289,8 @@ class Expander {
     auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
     if (!src) return src.error();
     // The destination takes the source's count unless it gives its own.
-    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count.empty() ? std::to_string(src->count) : op.dst.count,
-                      env, op, "dst", p);
+    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "dst", p,
+                      static_cast<std::int64_t>(src->count));
     if (!dst) return dst.error();
     if (dst->count != src->count)
       return make_error("program.size_mismatch",
@@ -249,6 +303,19 @@ class Expander {
                        slice_text(names_, in.region);
     if (in.kind == Kind::accumulate) text += " (" + std::string(name_of(op.reduce_op)) + ")";
     return add(std::move(in), env, std::move(text));
+  }
+
+  // The counting walk: whether this rank runs `op` (not a repeat), and nothing else.
+  Status count_one(const ProgramOp& op, const std::string& p, const Env& env) {
+    if (op.coll || op.op == "step") {
+      for (const auto& g : s_.groups)
+        if (g.name == op.group && g.split.empty() && std::find(g.ranks.begin(), g.ranks.end(), rank_) == g.ranks.end())
+          return ok_status();  // not in the group
+      return count(op, p);
+    }
+    auto chosen = selected(op.ranks, env, op, p);
+    if (!chosen) return chosen.error();
+    return *chosen ? count(op, p) : ok_status();
   }
 
   // Collectives and written steps: every member enters the same Sync.

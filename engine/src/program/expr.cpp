@@ -11,10 +11,15 @@ class ExprParser {
   explicit ExprParser(Expression& e) : e_(e), t_(e.text_) {}
 
   Status run() {
+    if (t_.size() > Expression::kMaxChars) {
+      pos_ = Expression::kMaxChars;
+      return fail("is longer than " + std::to_string(Expression::kMaxChars) + " characters");
+    }
     skip();
     if (pos_ >= t_.size()) return fail("is empty");
     auto r = parse_or();
     if (!r) return r.error();
+    if (too_deep_) return fail("has too many operators in a row");
     skip();
     if (pos_ < t_.size()) return fail("has unexpected \"" + t_.substr(pos_, 1) + "\"");
     e_.root_ = *r;
@@ -26,10 +31,12 @@ class ExprParser {
   const std::string& t_;
   std::size_t pos_ = 0;
   int depth_ = 0;
+  bool too_deep_ = false;
+  static constexpr int kMaxNesting = 64;
 
   Error fail(const std::string& what) const {
     return make_error("scenario.bad_expression",
-                      "expression \"" + t_ + "\" " + what + " (at character " + std::to_string(pos_ + 1) + ")",
+                      "expression \"" + (t_.size() > 60 ? t_.substr(0, 60) + "..." : t_) + "\" " + what + " (at character " + std::to_string(pos_ + 1) + ")",
                       "write integers, rank, size and repeat variables with + - * / % ( ) == != < <= > >= and or not, "
                       "e.g. \"(rank + 1) % size\"");
   }
@@ -48,10 +55,15 @@ class ExprParser {
     pos_ += s.size();
     return true;
   }
+  // Every node knows the height of its subtree. Evaluation recurses that deep, so the
+  // height is bounded: "1+1+1+...+1" nests to the left without nesting the parser.
   std::int32_t node(Kind k, std::int32_t a = -1, std::int32_t b = -1) {
     Expression::Node n{k};
     n.a = a;
     n.b = b;
+    for (std::int32_t child : {a, b})
+      if (child >= 0) n.height = std::max(n.height, e_.nodes_[static_cast<std::size_t>(child)].height + 1);
+    if (n.height > Expression::kMaxHeight) too_deep_ = true;
     e_.nodes_.push_back(std::move(n));
     return static_cast<std::int32_t>(e_.nodes_.size()) - 1;
   }
@@ -89,6 +101,12 @@ class ExprParser {
     const bool bang = pos_ < t_.size() && t_[pos_] == '!' && !(pos_ + 1 < t_.size() && t_[pos_ + 1] == '=');
     if (bang) ++pos_;
     if (bang || eat("not")) {
+      // "not not not ..." recurses like parentheses do, and counts against the same limit.
+      if (++depth_ > kMaxNesting) return fail("is nested too deeply");
+      struct Leave {
+        int& d;
+        ~Leave() { --d; }
+      } leave{depth_};
       auto r = parse_not();
       if (!r) return r;
       return node(Kind::lnot, *r);
@@ -113,7 +131,7 @@ class ExprParser {
     return binary(&ExprParser::parse_unary, {{"*", Kind::mul}, {"//", Kind::div}, {"/", Kind::div}, {"%", Kind::mod}});
   }
   R parse_unary() {
-    if (++depth_ > 64) return fail("is nested too deeply");
+    if (++depth_ > kMaxNesting) return fail("is nested too deeply");
     struct Leave {
       int& d;
       ~Leave() { --d; }
@@ -161,6 +179,29 @@ class ExprParser {
     return fail("has unexpected \"" + std::string(1, c) + "\"");
   }
 };
+
+// "FIRST..LAST" with 1 to 9 digits each and optional blanks around them.
+bool parse_rank_range(const std::string& s, long& first, long& last) {
+  std::size_t i = 0;
+  auto blanks = [&] {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  };
+  auto digits = [&](long& out) {
+    const std::size_t start = i;
+    out = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 9) out = out * 10 + (s[i++] - '0');
+    return i > start && !(i < s.size() && s[i] >= '0' && s[i] <= '9');
+  };
+  blanks();
+  if (!digits(first)) return false;
+  blanks();
+  if (s.compare(i, 2, "..") != 0) return false;
+  i += 2;
+  blanks();
+  if (!digits(last)) return false;
+  blanks();
+  return i == s.size();
+}
 
 Result<Expression> Expression::parse(const std::string& text) {
   Expression e;

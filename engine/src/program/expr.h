@@ -32,6 +32,10 @@ using Env = std::vector<std::pair<std::string, std::int64_t>>;
 
 class Expression {
  public:
+  // Limits, so that parsing and evaluating stay quick and shallow whatever the text.
+  static constexpr std::size_t kMaxChars = 1000;
+  static constexpr std::int32_t kMaxHeight = 256;
+
   Expression() = default;
   // Errors: id "scenario.bad_expression"; the message names the column in the text.
   static Result<Expression> parse(const std::string& text);
@@ -53,6 +57,7 @@ class Expression {
     std::int64_t value = 0;  // number
     std::string name;        // name
     std::int32_t a = -1, b = -1;
+    std::int32_t height = 0;  // of the subtree below this node
   };
   friend class ExprParser;
   std::string text_;
@@ -60,5 +65,9 @@ class Expression {
   std::int32_t root_ = -1;
   Result<std::int64_t> eval_node(std::int32_t n, const Env& env) const;
 };
+
+// A rank range "FIRST..LAST" (1 to 9 digits each, blanks allowed around them), as
+// "ranks" selectors write it. False for anything else (an expression, perhaps).
+bool parse_rank_range(const std::string& text, long& first, long& last);
 
 }  // namespace collscope::program

@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "collscope/algorithms.h"
 #include "collscope/verify.h"
@@ -81,9 +84,14 @@ class Matcher {
         progress = true;
       }
       if (!cur_.transfers.empty()) flush();
-      for (std::size_t y = 0; y < x_.syncs.size(); ++y) {
-        if (done_[y] || arrived_[y] != static_cast<std::int32_t>(x_.syncs[y].members.size())) continue;
-        if (auto st = emit_sync(static_cast<std::int32_t>(y)); !st) return st;
+      if (auto st = check_size(Location{}); !st) return st;
+      // Syncs every member has reached, in index order (a set, not a scan of every
+      // sync: a program may hold millions of them).
+      const std::set<std::int32_t> complete = std::move(complete_);
+      complete_.clear();
+      for (const std::int32_t y : complete) {
+        if (auto st = emit_sync(y); !st) return st;
+        if (auto st = check_size(sy_where(x_.syncs[static_cast<std::size_t>(y)])); !st) return st;
         progress = true;
       }
       bool finished = true;
@@ -103,6 +111,10 @@ class Matcher {
   std::map<std::pair<std::int32_t, std::int32_t>, std::deque<std::int32_t>> open_sends_, open_recvs_;
   std::vector<std::int32_t> ready_;  // matched messages that have not moved
   std::vector<std::int32_t> arrived_;
+  std::set<std::int32_t> complete_;  // syncs every member reached, not emitted yet
+  std::vector<const ProgramOp*> op_of_record_;  // record -> its op, see op_of
+  std::size_t counted_steps_ = 0;   // steps whose transfers are in transfers_
+  std::uint64_t transfers_ = 0;
   std::vector<char> done_;
   std::vector<std::vector<std::int32_t>> arrivals_;  // per sync: the members' records
   std::vector<char> busy_;
@@ -238,7 +250,9 @@ class Matcher {
           if (!st.arrived) {
             if (auto s = check_sync_race(r, in); !s) return s.error();
             st.arrived = true;
-            arrived_[static_cast<std::size_t>(in.sync)]++;
+            if (++arrived_[static_cast<std::size_t>(in.sync)] ==
+                static_cast<std::int32_t>(x_.syncs[static_cast<std::size_t>(in.sync)].members.size()))
+              complete_.insert(in.sync);
             arrivals_[static_cast<std::size_t>(in.sync)].push_back(in.record);
             did = true;
           }
@@ -410,16 +424,18 @@ class Matcher {
       rec.transfers.emplace_back(k, cur_owner_[i]);
       rec.last_step = std::max(rec.last_step, k);
     }
-    // In program order: records are numbered rank by rank, each rank's in its order.
+    // In program order (records are numbered rank by rank, each rank's in its order);
+    // a set for the texts, not scans: one step may hold a transfer from every op.
     std::vector<std::int32_t> seen = cur_records_;
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    std::unordered_set<std::string> said;
     for (std::int32_t r : seen) {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
       if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
       const ProgramOp* op = op_of(r);
       std::string text = op && !op->caption.empty() ? op->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
-      if (std::find(parts.begin(), parts.end(), text) == parts.end()) parts.push_back(text);
+      if (said.insert(text).second) parts.push_back(std::move(text));
     }
     std::string caption;
     for (std::size_t i = 0; i < parts.size() && i < 4; ++i) caption += (i ? "; " : "") + parts[i];
@@ -431,10 +447,18 @@ class Matcher {
     cur_owner_.clear();
   }
 
-  const ProgramOp* op_of(std::int32_t record) const {
-    const OpRecord& rec = s_.ops[static_cast<std::size_t>(record)];
-    for (const Instance& in : x_.ranks[static_cast<std::size_t>(rec.rank)])
-      if (in.record == record) return in.op;
+  const ProgramOp* op_of(std::int32_t record) {
+    if (op_of_record_.empty()) {
+      // Built once: the op of every record this expansion made.
+      op_of_record_.assign(s_.ops.size(), nullptr);
+      for (const auto& list : x_.ranks)
+        for (const Instance& in : list)
+          if (in.record >= 0 && static_cast<std::size_t>(in.record) < op_of_record_.size())
+            op_of_record_[static_cast<std::size_t>(in.record)] = in.op;
+    }
+    if (record >= 0 && static_cast<std::size_t>(record) < op_of_record_.size() &&
+        op_of_record_[static_cast<std::size_t>(record)])
+      return op_of_record_[static_cast<std::size_t>(record)];
     return nullptr;
   }
 
@@ -480,6 +504,16 @@ class Matcher {
     return ok_status();
   }
 
+  // The schedule's size against kMaxTransfers, counting only the steps added since
+  // the last check. `where`: the op that added them (else the program).
+  Status check_size(Location where) {
+    for (; counted_steps_ < s_.steps.size(); ++counted_steps_) transfers_ += s_.steps[counted_steps_].transfers.size();
+    if (transfers_ <= scenario::kMaxTransfers) return ok_status();
+    if (where.file.empty() && where.line == 0) where.file = t_.scenario.file;
+    if (where.pointer.empty()) where.pointer = "/program";
+    return scenario::too_many_transfers_error(where);
+  }
+
   Location sy_where(const Sync& sy, const std::string& key = "") const {
     Location l = sy.op->where;
     if (!key.empty())
@@ -502,7 +536,8 @@ class Matcher {
     Step st;
     st.phase = op.phase.empty() ? "step" : op.phase;
     st.caption = op.caption;
-    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer);
+    const std::uint64_t room = scenario::kMaxTransfers > transfers_ ? scenario::kMaxTransfers - transfers_ : 0;
+    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room);
     if (!transfers) return transfers.error();
     st.transfers = std::move(*transfers);
     st.call = program_call(st.transfers.empty() ? std::nullopt : std::optional<ReduceOp>(sy.op->reduce_op));

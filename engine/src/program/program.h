@@ -86,10 +86,10 @@ struct Target {
 };
 
 // The transfers of a written step, for every rank its lines select; `vars` are the
-// enclosing repeats' variables.
+// enclosing repeats' variables; more than `room` transfers is an error.
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer);
+                                                const std::string& pointer, std::uint64_t room);
 
 // Puts the expanded program into steps (appended to t.schedule).
 Status match(const Expansion& x, Target& t);

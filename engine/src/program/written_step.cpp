@@ -2,9 +2,11 @@
 // evaluated for each rank its "ranks" selects, with rank, size and the enclosing
 // repeats' variables bound, into the Schedule's transfers.
 #include <algorithm>
+#include <unordered_map>
 
 #include "program/expr.h"
 #include "program/program.h"
+#include "scenario/resolve.h"
 
 namespace collscope::program {
 
@@ -15,7 +17,7 @@ class WrittenStep {
   WrittenStep(const Scenario& sc, const Schedule& s) : sc_(sc), s_(s) {}
 
   Result<std::vector<Transfer>> run(const ProgramOp& op, const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                    const std::string& pointer) const {
+                                    const std::string& pointer, std::uint64_t room) const {
     std::vector<Transfer> out;
     Env env = {{"rank", 0}, {"size", s_.ranks}};
     env.insert(env.end(), vars.begin(), vars.end());
@@ -47,6 +49,7 @@ class WrittenStep {
           n = static_cast<std::uint64_t>(*c);
         }
         t.count = n;
+        if (out.size() >= room) return scenario::too_many_transfers_error(ts_where(ts, "", tp));
         out.push_back(t);
       }
     }
@@ -65,9 +68,15 @@ class WrittenStep {
     return l;
   }
 
+  // Parsed once, then evaluated for every rank. The key is the text's address (every
+  // text is a field of the scenario, which outlives this evaluation).
+  mutable std::unordered_map<const std::string*, Result<Expression>> parsed_;
+
   Result<std::int64_t> eval(const std::string& text, const Env& env, const TransferSpec& ts, const std::string& key,
                             const std::string& p) const {
-    auto e = Expression::parse(text);
+    auto it = parsed_.find(&text);
+    if (it == parsed_.end()) it = parsed_.emplace(&text, Expression::parse(text)).first;
+    const Result<Expression>& e = it->second;
     if (!e) return e.error();
     auto v = e->eval(env);
     if (!v) {
@@ -84,9 +93,7 @@ class WrittenStep {
     if (!ts.ranks.list.empty()) return std::find(ts.ranks.list.begin(), ts.ranks.list.end(), r) != ts.ranks.list.end();
     if (ts.ranks.text.empty()) return r == 0;  // without "ranks", a transfer is written once
     if (ts.ranks.text == "all") return true;
-    if (const auto dots = ts.ranks.text.find(".."); dots != std::string::npos &&
-                                                  ts.ranks.text.find_first_not_of(" 0123456789") == dots)
-      return r >= std::stol(ts.ranks.text.substr(0, dots)) && r <= std::stol(ts.ranks.text.substr(dots + 2));
+    if (long a = 0, b = 0; parse_rank_range(ts.ranks.text, a, b)) return r >= a && r <= b;
     auto v = eval(ts.ranks.text, env, ts, "ranks", p);
     if (!v) return v.error();
     return *v != 0;
@@ -134,8 +141,8 @@ class WrittenStep {
 
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer) {
-  return WrittenStep(sc, s).run(op, vars, pointer);
+                                                const std::string& pointer, std::uint64_t room) {
+  return WrittenStep(sc, s).run(op, vars, pointer, room);
 }
 
 }  // namespace collscope::program

@@ -19,6 +19,7 @@ Result<Schedule> lower_scenario(const Scenario& s) {
   for (const auto& b : s.buffers) schedule.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
 
   scenario::CallResolver resolver(s);
+  std::uint64_t transfers = 0;
   for (std::size_t i = 0; i < s.program.size(); ++i) {
     const ProgramOp& op = s.program[i];
     const auto index = static_cast<std::int32_t>(i);
@@ -36,6 +37,15 @@ Result<Schedule> lower_scenario(const Scenario& s) {
         if (e.where.pointer.empty()) e.where.pointer = "/program/" + std::to_string(i);
       }
       return e;
+    }
+    const auto& call = schedule.calls.back();
+    for (std::int32_t k = call.first_step; k < call.first_step + call.num_steps; ++k)
+      transfers += schedule.steps[static_cast<std::size_t>(k)].transfers.size();
+    if (transfers > scenario::kMaxTransfers) {
+      Location where = op.where;
+      if (where.file.empty() && where.line == 0) where.file = s.file;
+      if (where.pointer.empty()) where.pointer = "/program/" + std::to_string(i);
+      return scenario::too_many_transfers_error(where);
     }
   }
   return schedule;

@@ -6,7 +6,7 @@
 #include "scenario/read_program.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
 #include <set>
 
 #include "collscope/algorithms.h"
@@ -39,10 +39,14 @@ std::vector<std::string> with_requests(std::vector<std::string> keys) {
   return keys;
 }
 
+// [A-Za-z_][A-Za-z0-9_]*, by hand: std::regex recurses once per character and
+// overflows the stack on the long strings a hostile file can hold.
 bool is_name(const std::string& s) {
-  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
-  return std::regex_match(s, re);
+  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (s.empty() || !alpha(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
+
 
 }  // namespace
 
@@ -438,10 +442,8 @@ RankSelector ProgramReader::rank_selector(const Member& m, const Scope& scope) c
   if (!m.value.is_string()) wrong_type("ranks", "an array, \"all\", a range or an expression", m.value, at(m), example);
   sel.text = m.value.text;
   if (sel.text == "all") return sel;
-  static const std::regex range(R"(\s*(\d{1,9})\s*\.\.\s*(\d{1,9})\s*)");
-  std::smatch mt;
-  if (std::regex_match(sel.text, mt, range)) {
-    const long a = std::stol(mt[1]), b = std::stol(mt[2]);
+  long a = 0, b = 0;
+  if (program::parse_rank_range(sel.text, a, b)) {
     if (a > b || b >= ranks_)
       fail("scenario.out_of_range", "rank range " + quote(sel.text) + " is not inside 0.." + std::to_string(ranks_ - 1),
            "write FIRST..LAST with FIRST <= LAST < " + std::to_string(ranks_), at(m));

@@ -84,6 +84,12 @@ Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64
                     "use a smaller count", std::move(where));
 }
 
+Error too_many_transfers_error(Location where) {
+  return make_error("scenario.out_of_range",
+                    "the program lowers to more than " + std::to_string(kMaxTransfers) + " transfers",
+                    "use fewer calls, repeats or ranks", std::move(where));
+}
+
 Error total_bytes_error(std::uint64_t total, Location where) {
   return make_error(
       "scenario.out_of_range",

@@ -23,6 +23,12 @@ inline constexpr std::uint64_t kMaxCountElements = kMaxBufferBytes;
 // values at most); real lessons are a few kilobytes.
 inline constexpr std::uint64_t kMaxScenarioBytes = 4ull << 20;
 
+// Largest schedule a scenario may lower to, in transfers over all steps (a transfer
+// takes about 50 bytes; four ring all-reduces on 1024 ranks take 8 million). Bounds
+// the memory and time of lowering, whatever the program repeats.
+inline constexpr std::uint64_t kMaxTransfers = 8'000'000;
+Error too_many_transfers_error(Location where);
+
 // True when the program is a list of collective calls on every rank (no point-to-point
 // or local ops, groups or custom algorithms): it lowers call by call, without matching.
 bool is_collectives_only(const Scenario& s);

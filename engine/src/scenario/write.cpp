@@ -1,5 +1,6 @@
 // Scenario -> JSON text (format version 1). parse_scenario(to_json(s)) gives back
 // an equal scenario; the tests check that round trip.
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -46,13 +47,14 @@ ojson init_json(const BufferInit& init) {
   return "zeros";
 }
 
-// An expression as written: a number when it is one, else its text.
+// An expression as written: a number when the whole text is one integer literal
+// ("-12"), else its text ("5-3" stays an expression: it is not the number 5).
 ojson expr_json(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("-0123456789") == std::string::npos && text != "-")
-    try {
-      return std::stoll(text);
-    } catch (...) {
-    }
+  std::int64_t v = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  auto [end, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc() && end == last && !text.empty() && std::to_string(v) == text) return v;
   return text;
 }
 

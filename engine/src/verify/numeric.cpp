@@ -161,10 +161,11 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
           stol.empty() ? std::vector<double>{}
                        : std::vector<double>(stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset),
                                              stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset + t.count));
-      if (t.action == Action::copy)
-        std::memcpy(d, from.data(), from.size());
-      else
+      if (t.action == Action::copy) {
+        if (!from.empty()) std::memcpy(d, from.data(), from.size());
+      } else {
         cpu::reduce_bytes(s.dtype, k, d, from.data(), t.count);
+      }
       if (from_tol.empty() && dtol.empty()) continue;
       if (dtol.empty()) dtol.assign(dst.size() / e, 0.0);
       for (std::uint64_t j = 0; j < t.count; ++j) {
@@ -231,7 +232,8 @@ NumericReport compare_numeric(const Schedule& s, const HostMemory& got, const Re
       cpu::with_type(s.dtype, [&]<class T>() {
         const std::uint64_t n = w.size() / sizeof(T);
         rep.checked += n;
-        if (g.size() == w.size() && std::memcmp(g.data(), w.data(), w.size()) == 0) return;
+        // (memcmp on an empty buffer's null data() is undefined, even for 0 bytes.)
+        if (g.size() == w.size() && (w.empty() || std::memcmp(g.data(), w.data(), w.size()) == 0)) return;
         for (std::uint64_t i = 0; i < n; ++i) {
           const double gv = i * sizeof(T) < g.size() ? to_double(load<T>(g, i)) : std::nan("");
           const double wv = to_double(load<T>(w, i));
