@@ -4,6 +4,8 @@
 // written. tests/data/bad/EXPECTED.tsv lists, for each file, the error id, the
 // line:col and the JSON Pointer of the error ("-" where there is none).
 #include <doctest/doctest.h>
+
+#include "shell.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,24 +80,12 @@ Error first_error(const std::string& path) {
   return {};
 }
 
-struct Output {
-  int code = -1;
-  std::string text;
-};
+using test_shell::Output;
 
 // Runs collscope with a hard time limit (timeout(1) exits 124 when it fires).
 Output run_collscope(const std::string& args) {
-  const std::string cmd =
-      "timeout -k 5 " + std::to_string(static_cast<int>(kMaxSeconds * 2)) + " " + COLLSCOPE_BINARY + " " + args + " 2>&1";
-  Output o;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return test_shell::shell("timeout -k 5 " + std::to_string(static_cast<int>(kMaxSeconds * 2)) + " " + COLLSCOPE_BINARY +
+                        " " + args + " 2>&1");
 }
 
 std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
@@ -160,11 +150,11 @@ TEST_CASE("bad inputs: validate and run exit 2 with the error, write no trace, a
       const auto t0 = Clock::now();
       const Output o = run_collscope(args);
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      INFO(command << " " << e.file << ":\n" << o.text);
+      INFO(command << " " << e.file << ":\n" << o.out);
       CHECK(o.code == 2);
       CHECK(seconds < kMaxSeconds);
-      CHECK(o.text.rfind(head, 0) == 0);
-      CHECK(o.text.find("\n  help: ") != std::string::npos);
+      CHECK(o.out.rfind(head, 0) == 0);
+      CHECK(o.out.find("\n  help: ") != std::string::npos);
       // Nothing written: no trace, and no temporary file left next to it.
       CHECK(fs::is_empty(out_dir));
     }

@@ -1,6 +1,8 @@
 // The collscope binary as a user runs it: JSON reports, exit codes 0/1/2/3,
 // traces, lessons, bench.
 #include <doctest/doctest.h>
+
+#include "shell.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -11,23 +13,11 @@
 
 namespace {
 
-struct Output {
-  int code = -1;
-  std::string out;
-};
+using test_shell::Output;
 
 // Runs collscope with arguments; stdout (and stderr when asked) captured.
 Output collscope(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string(COLLSCOPE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Output o;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return test_shell::shell(std::string(COLLSCOPE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }

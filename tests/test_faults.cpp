@@ -2,6 +2,8 @@
 // in both modes; the watchdog's abort (no thread left behind, detected within the
 // timeout); flight records and their analysis; the desync check; faults in scenario files.
 #include <doctest/doctest.h>
+
+#include "shell.h"
 #include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,23 +100,9 @@ Result<RunOutcome> run_with(const Case& c, Fault f, RunMode mode, const std::str
   return execute(c.schedule, init_of(c.scenario), o);
 }
 
-struct Output {
-  int code = -1;
-  std::string out;
-};
+using test_shell::Output;
 
-Output run_cli(const std::string& args) {
-  const std::string cmd = std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1";
-  Output o;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Output run_cli(const std::string& args) { return test_shell::shell(std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1"); }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -2,6 +2,8 @@
 // at step 0 and a middle step, read back and checked; presenter mode; error exits.
 // Skipped, saying so, when the window is not built or xvfb-run is missing.
 #include <doctest/doctest.h>
+
+#include "shell.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,22 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int code = -1;
-  std::string out;
-};
+using test_shell::Output;
 
-Output shell(const std::string& cmd) {
-  Output o;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Output shell(const std::string& cmd) { return test_shell::shell(cmd + " 2>&1"); }
 
 bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
