@@ -27,7 +27,7 @@ using namespace collscope;
 
 namespace {
 
-constexpr double kTimeout = 0.5;  // seconds: short, so that the suite stays fast
+constexpr double kTimeout = 1.0;  // seconds: short enough for a fast suite, long enough for a loaded machine
 
 int thread_count() {
   int n = 0;
@@ -208,7 +208,7 @@ TEST_CASE("faults: an aborted session leaves no thread behind and keeps failing"
   {
     SessionOptions so;
     so.faults = {{3, 1, Fault::Kind::hang, 0}};
-    so.timeout_s = 0.2;
+    so.timeout_s = 1.0;  // generous: on a loaded machine (sanitizers, CI) threads start slowly
     auto session = make_cpu_backend()->open(c.schedule, so);
     REQUIRE(session.ok());
     CHECK(thread_count() == before + c.schedule.ranks);  // one thread per rank
@@ -221,7 +221,7 @@ TEST_CASE("faults: an aborted session leaves no thread behind and keeps failing"
     const auto t0 = std::chrono::steady_clock::now();
     auto again = (*session)->run_step(0);
     CHECK_FALSE(again.ok());
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
     const auto rec = (*session)->flight_record();
     CHECK(rec.reason.find("backend.timeout") != std::string::npos);
     CHECK(rec.ranks[3].state == "hung");
@@ -412,16 +412,16 @@ TEST_CASE("faults: the window's worker reports a hung lesson as an error and sta
   Scenario hung = *sc;
   hung.faults = {{2, 1, Fault::Kind::hang, 0}};
   view::RunRequest req{hung, "cpu"};
-  req.timeout_s = 0.3;
+  req.timeout_s = 1.0;
   const auto t0 = std::chrono::steady_clock::now();
   w.submit(req);
   std::optional<view::RunResult> r;
-  for (int i = 0; i < 400 && !r; ++i) {
+  for (int i = 0; i < 1000 && !r; ++i) {
     r = w.take();
     if (!r) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   REQUIRE(r.has_value());
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1300));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(3000));
   REQUIRE_FALSE(r->run.ok());
   CHECK(r->run.error().id == "backend.timeout");
   CHECK(r->run.error().message.find("rank 2") != std::string::npos);
@@ -443,10 +443,10 @@ TEST_CASE("cli: faults, --timeout, --flight-record and analyze") {
   // hang: exit 3 within the timeout, the error names the rank, the step and the record.
   for (const std::string mode : {"fast", "observable"}) {
     auto o = run_cli("run --coll allreduce --algo ring --ranks 4 --count 64 --mode " + mode +
-                       " --fault 2:3:hang --timeout 0.3 --flight-record " + rec);
+                       " --fault 2:3:hang --timeout 1 --flight-record " + rec);
     CHECK(o.code == 3);
     CHECK(o.out.find("error[backend.timeout] rank 2 did not arrive at step 3 (seq 0: allreduce") != std::string::npos);
-    CHECK(o.out.find("within 0.3 s; ranks 0, 1 and 3 are waiting for it") != std::string::npos);
+    CHECK(o.out.find("within 1 s; ranks 0, 1 and 3 are waiting for it") != std::string::npos);
     CHECK(o.out.find("flight record: " + rec) != std::string::npos);
     auto a = run_cli("analyze " + rec);
     CHECK(a.code == 1);
