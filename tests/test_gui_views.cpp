@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -230,6 +231,60 @@ TEST_CASE("gui views: timeline rows on one clock, with step marks and hit tests"
   CHECK(tl.slices[static_cast<std::size_t>(hit)].rank == sl.rank);
   CHECK(slice_at(tl, 99, mid) == -1);
   CHECK(step_at(tl, 1.0f) == static_cast<std::int32_t>(run->schedule.steps.size()) - 1);
+}
+
+TEST_CASE("gui views: the timeline as pixels paints every transfer, and only transfers") {
+  auto run = quick_run(Collective::allreduce, "ring", 16, 16 * 64);
+  auto tl = build_timeline(run->schedule, run->outcome.record);
+  REQUIRE(tl.slices.size() > 100);
+  for (std::size_t i = 1; i < tl.slices.size(); ++i) {  // sorted by rank, then start
+    const auto &a = tl.slices[i - 1], &b = tl.slices[i];
+    CHECK((a.rank < b.rank || (a.rank == b.rank && a.t0_us <= b.t0_us)));
+  }
+  for (std::int32_t width : {50, 700, 5000}) {
+    const auto px = rasterise_timeline(tl, width, 8);
+    REQUIRE(px.width == width);
+    REQUIRE(px.height == 16 * 8);
+    // Each slice shows in its rank's middle row where it starts (unless a later slice of
+    // its rank was painted over that pixel), never in the gap rows between ranks.
+    for (const auto& sl : tl.slices) {
+      const auto x = std::min(width - 1, static_cast<std::int32_t>(std::floor(sl.x0 * static_cast<float>(width))));
+      CHECK(px.at(x, sl.rank * 8 + 4) != 0);
+      CHECK(px.at(x, sl.rank * 8) == 0);
+      CHECK(px.at(x, sl.rank * 8 + 7) == 0);
+    }
+    // A pixel is painted only where a slice of that rank covers it.
+    for (std::int32_t r = 0; r < 16; ++r)
+      for (std::int32_t x = 0; x < width; x += 7) {
+        if (px.at(x, r * 8 + 4) == 0) continue;
+        bool covered = false;
+        for (const auto& sl : tl.slices)
+          covered |= sl.rank == r && std::floor(sl.x0 * static_cast<float>(width)) <= static_cast<float>(x) &&
+                     static_cast<float>(x) < std::max(std::ceil(sl.x1 * static_cast<float>(width)),
+                                                      std::floor(sl.x0 * static_cast<float>(width)) + 1);
+        CHECK(covered);
+      }
+  }
+  // Two slices, a copy and a reduce, far apart: their pixels, the gap between them empty.
+  TimelineView two;
+  two.ranks = 2;
+  two.slices = {{1, 0, 0, 0, Action::copy, 8, 0, 1, 0.0f, 0.1f}, {1, 1, 0, 0, Action::reduce, 8, 9, 10, 0.9f, 1.0f}};
+  const auto px = rasterise_timeline(two, 100, 4);
+  CHECK(px.at(0, 4 + 1) == 1 + static_cast<int>(Action::copy));
+  CHECK(px.at(9, 4 + 1) == 1 + static_cast<int>(Action::copy));
+  CHECK(px.at(10, 4 + 1) == 0);
+  CHECK(px.at(50, 4 + 1) == 0);
+  CHECK(px.at(99, 4 + 2) == 1 + static_cast<int>(Action::reduce));
+  CHECK(px.at(5, 1) == 0);  // rank 0 ran nothing
+  // A slice shorter than a pixel still gets one.
+  two.slices = {{0, 0, 0, 0, Action::copy, 8, 0, 0, 0.5f, 0.5f}};
+  CHECK(rasterise_timeline(two, 100, 4).at(50, 1) == 1 + static_cast<int>(Action::copy));
+  CHECK(rasterise_timeline(two, 100, 4).at(51, 1) == 0);
+  const auto wide = rasterise_timeline(two, 100, 4, 3);  // at least three pixels
+  CHECK(wide.at(52, 1) == 1 + static_cast<int>(Action::copy));
+  CHECK(wide.at(53, 1) == 0);
+  two.slices[0].x0 = two.slices[0].x1 = 1.0f;  // at the right edge: clipped, not past it
+  CHECK(rasterise_timeline(two, 100, 4, 3).at(99, 1) == 1 + static_cast<int>(Action::copy));
 }
 
 TEST_CASE("gui views: layouts") {

@@ -147,39 +147,77 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   const bool hovered_window = ImGui::IsWindowHovered();
   std::int32_t hover_rank = -1;
   const ImU32 box_bg = presenter ? IM_COL32(18, 18, 22, 255) : IM_COL32(34, 36, 42, 255);
+  // Dense pictures (many ranks, many cells): cells a few pixels wide show their colour and
+  // nothing else, so each rank's rows are one image instead of hundreds of rectangles, and
+  // the boxes are outlines. A software renderer spends its time filling pixels and
+  // setting up triangles; this keeps 64 ranks x 64 cells within a frame.
+  std::size_t max_cells = 1, image_rows = 0;
+  for (const auto& rc : cv->ranks) {
+    image_rows += rc.rows.size();
+    for (const auto& row : rc.rows) max_cells = std::max(max_cells, row.cells.size());
+  }
+  const float cell_w = (g.layout.box.x - 2 * g.pad - g.label_w) / static_cast<float>(max_cells);
+  const bool dense = cell_w < 6 * scale && image_rows > 0;
+  if (dense && cells_version_ != lesson.cells_version()) {
+    const std::size_t W = max_cells;
+    cells_pixels_.assign(W * image_rows, 0);
+    std::size_t y = 0;
+    for (const auto& rc : cv->ranks)
+      for (const auto& row : rc.rows) {
+        for (std::size_t c = 0; c < row.cells.size(); ++c) cells_pixels_[y * W + c] = to_u32(row.cells[c].colour.fill);
+        ++y;
+      }
+    cells_image_.upload(static_cast<int>(W), static_cast<int>(image_rows), cells_pixels_);
+    cells_version_ = lesson.cells_version();
+  }
+  std::size_t image_row = 0;
   for (const auto& rc : cv->ranks) {
     const ImVec2 m = g.box_min(rc.rank);
     const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
     const bool lit = hl.rank == rc.rank;
-    dl->AddRectFilled(m, mx, box_bg, 5 * scale);
-    dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f), 5 * scale, 0,
-                (lit ? 3.0f : 1.5f) * scale);
+    const bool inside = hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y;
+    if (!dense) dl->AddRectFilled(m, mx, box_bg, 5 * scale);
+    dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f),
+                dense ? 0.0f : 5 * scale, 0, std::round((lit ? 3.0f : 1.5f) * scale));
     if (g.title_h >= font * 0.9f) {
       std::string title = "rank " + std::to_string(rc.rank);
-      if (!small && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
+      if (!small && !dense && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
         title += " \xC2\xB7 " + run->outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
       dl->AddText({m.x + g.pad, m.y + 2 * scale}, to_u32(view::rank_colour(rc.rank)), title.c_str());
     }
-    for (std::size_t ri = 0; ri < rc.rows.size(); ++ri) {
+    for (std::size_t ri = 0; ri < rc.rows.size(); ++ri, ++image_row) {
       const auto& row = rc.rows[ri];
       if (g.label_w > 0)
         dl->AddText({m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - font / 2},
                     IM_COL32(200, 200, 205, 255), row.name.c_str());
+      if (row.cells.empty()) continue;
+      if (dense) {
+        ImVec2 a, b, a_last, b_last;
+        g.cell_rect(rc.rank, ri, 0, row.cells.size(), a, b);
+        g.cell_rect(rc.rank, ri, row.cells.size() - 1, row.cells.size(), a_last, b_last);
+        const float H = static_cast<float>(image_rows), W = static_cast<float>(max_cells);
+        dl->AddImage(cells_image_.id(), a, {b_last.x, b.y}, {0, static_cast<float>(image_row) / H},
+                     {static_cast<float>(row.cells.size()) / W, static_cast<float>(image_row + 1) / H});
+      }
       for (std::size_t c = 0; c < row.cells.size(); ++c) {
+        if (dense && !inside) break;  // only the hover test needs the cells one by one
         ImVec2 a, b;
         g.cell_rect(rc.rank, ri, c, row.cells.size(), a, b);
-        draw_cell(dl, row.cells[c], a, b, scale);
-        if (hovered_window && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+        if (!dense) draw_cell(dl, row.cells[c], a, b, scale);
+        if (inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
           cell_tooltip(*run, rc.rank, row, row.cells[c]);
       }
     }
-    if (hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y) hover_rank = rc.rank;
+    if (inside) hover_rank = rc.rank;
   }
 
   // The step's transfers: arrows from the source cell to the destination cell.
   if (pb.applied < lesson.steps()) {
     const auto& arrows = lesson.arrows(pb.applied);
     const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
+    // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
+    // apart at that size, and a third of the vertices. 0 lets ImGui choose.
+    const int segments = arrows.size() > 16 ? 10 : 0;
     for (const auto& a : arrows) {
       const ImVec2 p0 = element_centre(g, *cv, a.src, a.src_buf, a.src_offset);
       const ImVec2 p1 = element_centre(g, *cv, a.dst, a.dst_buf, a.dst_offset);
@@ -188,10 +226,11 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
       const view::Rgba col = a.action == Action::reduce ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
       const bool lit = hl.step == pb.applied &&
                        std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
-      const float thick = (a.action == Action::reduce ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f);
+      // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
+      const float thick = std::round((a.action == Action::reduce ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f));
       const ImVec2 c = iv(view::bend_point({p0.x, p0.y}, {p1.x, p1.y}, bend));
-      if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + 3 * scale);
-      dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick);
+      if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
+      dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
       // Arrowhead along the last part of the curve.
       const float dx = p1.x - c.x, dy = p1.y - c.y, len = std::max(1e-3f, std::hypot(dx, dy));
       const float ux = dx / len, uy = dy / len, hs = 9 * scale;
@@ -200,14 +239,14 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
       const auto tok = view::token_at({p0.x, p0.y}, {p1.x, p1.y}, bend, pb.t);
       const float r = 11 * scale;  // big enough to follow from the back of a room
       if (!tok.landed) {
-        dl->AddCircleFilled(iv(tok.at), r, to_u32(a.token));
-        dl->AddCircle(iv(tok.at), r, to_u32(col), 0, 2.5f * scale);
+        dl->AddCircleFilled(iv(tok.at), r, to_u32(a.token), segments);
+        dl->AddCircle(iv(tok.at), r, to_u32(col), segments, std::round(2.5f * scale));
         if (a.action == Action::reduce) {  // reduce tokens carry a "+": they add into what they land on
-          dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), 2 * scale);
-          dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), 2 * scale);
+          dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
+          dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
         }
       } else {
-        dl->AddCircle(p1, r * 1.6f, to_u32(col, 0.9f), 0, 3 * scale);  // the landing flash
+        dl->AddCircle(p1, r * 1.6f, to_u32(col, 0.9f), segments, std::round(3 * scale));  // the landing flash
       }
     }
   }

@@ -2,6 +2,9 @@
 // by whose data they hold, and the current step's transfers as arrows with tokens.
 #pragma once
 
+#include <vector>
+
+#include "gui/image_texture.h"
 #include "gui/lesson_state.h"
 #include "gui/view/playback.h"
 
@@ -11,6 +14,13 @@ class CanvasPanel {
  public:
   // Draws into the current ImGui window's remaining space.
   void draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale);
+
+ private:
+  // Cells too narrow for text or marks are drawn as one image per rank: one texel per
+  // cell, one texture row per buffer row, rebuilt when the cells change.
+  std::uint64_t cells_version_ = 0;  // of the cells in the image (0: none yet)
+  ImageTexture cells_image_;
+  std::vector<ImU32> cells_pixels_;
 };
 
 }  // namespace collscope::app

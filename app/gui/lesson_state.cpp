@@ -5,6 +5,8 @@ namespace collscope::app {
 void LessonState::set_run(std::shared_ptr<const view::LessonRun> run) {
   run_ = std::move(run);
   cells_.reset();
+  ++cells_version_;
+  ++run_version_;
   arrows_step_ = -1;
   arrows_.clear();
   error_.clear();
@@ -26,6 +28,7 @@ const view::CellsView* LessonState::cells(std::int32_t applied) {
   cells_ = view::build_cells(run_->schedule, *mem,
                              [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); },
                              applied);
+  ++cells_version_;
   return &*cells_;
 }
 

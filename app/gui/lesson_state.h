@@ -35,6 +35,9 @@ class LessonState {
   // Arrows of step `step`, tokens coloured as the data is when the step begins.
   const std::vector<view::Arrow>& arrows(std::int32_t step);
   const view::TimelineView& timeline() const { return timeline_; }
+  // Change whenever what cells() or timeline() returns changes: for caches of drawings.
+  std::uint64_t cells_version() const { return cells_version_; }
+  std::uint64_t run_version() const { return run_version_; }
   const std::string& error() const { return error_; }
 
  private:
@@ -46,6 +49,7 @@ class LessonState {
   std::vector<view::Arrow> arrows_;
   view::TimelineView timeline_;
   std::string error_;
+  std::uint64_t cells_version_ = 0, run_version_ = 0;
 };
 
 }  // namespace collscope::app

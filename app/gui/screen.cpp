@@ -7,6 +7,7 @@
 
 #include "collscope/trace.h"
 #include "gui/png.h"
+#include "gui/style.h"
 
 namespace collscope::app {
 
@@ -72,7 +73,7 @@ void Screen::handle_keys() {
 void Screen::left_panel(float w, float h) {
   ImGui::SetNextWindowPos({0, 0});
   ImGui::SetNextWindowSize({w, h});
-  ImGui::Begin("Lesson", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  ImGui::Begin("Lesson", nullptr, kPanelFlags);
   if (ImGui::CollapsingHeader("Lessons", ImGuiTreeNodeFlags_DefaultOpen))
     if (auto pick = browser_.draw(file_)) (void)open_file(*pick);
   if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -139,7 +140,7 @@ void Screen::frame(float dt) {
   const float caption_h = presenter ? size.y * 0.34f : std::min(size.y * 0.4f, 175.0f * s);
   const float timeline_h = (!presenter && settings_.show_timeline) ? size.y * 0.2f : 0.0f;
   const float canvas_h = size.y - caption_h - timeline_h;
-  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+  const ImGuiWindowFlags fixed = kPanelFlags;
 
   if (!presenter) left_panel(left, size.y);
 

@@ -3,7 +3,8 @@
 namespace collscope::app {
 
 std::array<float, 3> background_colour(bool presenter) {
-  return presenter ? std::array<float, 3>{0.0f, 0.0f, 0.0f} : std::array<float, 3>{0.09f, 0.10f, 0.12f};
+  // The panels draw no background of their own (see kPanelFlags): this is their colour.
+  return presenter ? std::array<float, 3>{0.0f, 0.0f, 0.0f} : std::array<float, 3>{0.06f, 0.06f, 0.07f};
 }
 
 void apply_style(bool presenter, float scale) {
@@ -12,6 +13,8 @@ void apply_style(bool presenter, float scale) {
   style.WindowRounding = 4;
   style.FrameRounding = 3;
   style.WindowBorderSize = presenter ? 0 : 1;
+  const auto bg = background_colour(presenter);
+  style.Colors[ImGuiCol_WindowBg] = ImVec4(bg[0], bg[1], bg[2], 1);
   if (presenter) {
     // Pure black and white, saturated accents: projectors wash out mid-tones.
     auto& c = style.Colors;

@@ -1,6 +1,7 @@
 #include "gui/view/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace collscope::view {
@@ -36,9 +37,35 @@ TimelineView build_timeline(const Schedule& s, const RunRecord& r) {
     sl.x1 = x_of(t.t1_us);
     v.slices.push_back(sl);
   }
+  std::stable_sort(v.slices.begin(), v.slices.end(), [](const TimelineSlice& a, const TimelineSlice& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.t0_us < b.t0_us;
+  });
   for (const auto& st : r.steps) v.marks.push_back({st.step, x_of(st.t0_us)});
   std::sort(v.marks.begin(), v.marks.end(), [](const StepMark& a, const StepMark& b) { return a.x < b.x; });
   return v;
+}
+
+TimelinePixels rasterise_timeline(const TimelineView& v, std::int32_t width, std::int32_t rows_per_rank,
+                                  std::int32_t min_width) {
+  TimelinePixels px;
+  if (width <= 0 || rows_per_rank <= 0 || v.ranks <= 0) return px;
+  px.width = width;
+  px.rows_per_rank = rows_per_rank;
+  px.height = v.ranks * rows_per_rank;
+  px.kind.assign(static_cast<std::size_t>(px.width) * static_cast<std::size_t>(px.height), 0);
+  // The middle rows of each rank (0.15 .. 0.85 of its height, at least one row).
+  const std::int32_t top = rows_per_rank >= 4 ? (rows_per_rank * 15 + 99) / 100 : 0;
+  const std::int32_t bottom = rows_per_rank >= 4 ? rows_per_rank - top : rows_per_rank;
+  const float w = static_cast<float>(width);
+  for (const auto& sl : v.slices) {
+    if (sl.rank < 0 || sl.rank >= v.ranks) continue;
+    const auto a = std::clamp(static_cast<std::int32_t>(std::floor(sl.x0 * w)), 0, width - 1);
+    const auto b = std::min(width, std::max(static_cast<std::int32_t>(std::ceil(sl.x1 * w)), a + std::max(1, min_width)));
+    const auto kind = static_cast<std::uint8_t>(1 + static_cast<int>(sl.action));
+    for (std::int32_t y = sl.rank * rows_per_rank + top; y < sl.rank * rows_per_rank + bottom; ++y)
+      std::fill_n(px.kind.begin() + static_cast<std::ptrdiff_t>(y) * width + a, b - a, kind);
+  }
+  return px;
 }
 
 std::int32_t slice_at(const TimelineView& v, std::int32_t rank, float x, float slop) {

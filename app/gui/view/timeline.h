@@ -33,7 +33,23 @@ struct TimelineView {
   std::vector<StepMark> marks;
 };
 
+// Slices come sorted by rank, then start time.
 TimelineView build_timeline(const Schedule& s, const RunRecord& r);
+
+// The timeline as pixels, for drawing thousands of transfers as one image: `width` columns
+// and `rows_per_rank` rows per rank. A pixel holds 1 + the Action of the slice painted
+// there (the last one, where slices share a pixel), or 0 where nothing ran. A slice is
+// at least `min_width` pixels wide (so a short one stays visible) and fills the middle
+// rows of its rank, leaving a gap between ranks.
+struct TimelinePixels {
+  std::int32_t width = 0, height = 0, rows_per_rank = 0;
+  std::vector<std::uint8_t> kind;  // height rows of width pixels
+  std::uint8_t at(std::int32_t x, std::int32_t y) const {
+    return kind[static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)];
+  }
+};
+TimelinePixels rasterise_timeline(const TimelineView& v, std::int32_t width, std::int32_t rows_per_rank = 8,
+                                  std::int32_t min_width = 1);
 
 // The slice under (rank row, x), with `slop` of tolerance in x; -1 when none.
 std::int32_t slice_at(const TimelineView& v, std::int32_t rank, float x, float slop = 0.003f);
