@@ -72,6 +72,8 @@ struct GuiFlags {
   std::string size = "1600x900";
   bool presenter = false;
   std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
+  std::string slides;          // write one PNG per step into this folder (the Export panel's sequence) and exit
+  std::string export_trace;    // write the run's trace from the window (the Export panel's trace) and exit
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   gui->add_option("--size", gf.size, "window size WxH (default 1600x900)");
   gui->add_flag("--presenter", gf.presenter, "presenter mode: large fonts, high contrast (F11 in the window)");
   gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit");
+  gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
+  gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
 
   try {
     app.parse(argc, argv);

@@ -14,6 +14,7 @@
 #include "gui/view/caption.h"
 #include "gui/view/cells.h"
 #include "gui/view/layout.h"
+#include "gui/view/panels.h"
 #include "gui/view/lesson.h"
 #include "gui/view/playback.h"
 #include "gui/view/run_worker.h"
@@ -353,6 +354,30 @@ TEST_CASE("gui views: the worker runs lessons off the calling thread and reports
   CHECK_FALSE(w.busy());
 }
 
+TEST_CASE("gui views: panel layout follows the dragged fractions, within limits") {
+  for (float h : {480.0f, 900.0f, 2160.0f})
+    for (bool presenter : {false, true})
+      for (bool timeline : {false, true})
+        for (float tf : {0.0f, 0.2f, 0.5f, 0.9f}) {
+          CAPTURE(h);
+          CAPTURE(presenter);
+          CAPTURE(tf);
+          const auto p = panel_layout(1600, h, 1.0f, presenter, timeline, 0, tf);
+          CHECK(p.canvas_h + p.caption_h + p.timeline_h == doctest::Approx(h));
+          CHECK(p.canvas_h >= 0.2f * h - 0.01f);  // the canvas keeps a fifth
+          CHECK(p.timeline_h <= kMaxTimelineFraction * h + 0.01f);
+          if (presenter || !timeline) CHECK(p.timeline_h == 0);
+          if (presenter) CHECK(p.left == 0);
+        }
+  const auto automatic = panel_layout(1600, 900, 1.0f, false, true, 0, 0.2f);
+  CHECK(automatic.left == doctest::Approx(320.0f));  // a fifth of 1600, at least 300 px
+  CHECK(automatic.timeline_h == doctest::Approx(180.0f));
+  CHECK(panel_layout(1600, 900, 1.0f, false, true, 0.25f, 0.2f).left == doctest::Approx(400.0f));
+  CHECK(panel_layout(1600, 900, 1.0f, false, true, 0.01f, 0.2f).left == doctest::Approx(kMinLeftFraction * 1600));
+  CHECK(panel_layout(1600, 900, 1.0f, false, true, 0.99f, 0.2f).left == doctest::Approx(kMaxLeftFraction * 1600));
+  CHECK(panel_layout(1600, 900, 1.0f, false, true, 0, 0.4f).timeline_h == doctest::Approx(360.0f));
+}
+
 TEST_CASE("gui views: settings persist in the config folder; a corrupt file is ignored") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("collscope-settings-" + std::to_string(::getpid()));
@@ -366,6 +391,18 @@ TEST_CASE("gui views: settings persist in the config folder; a corrupt file is i
   CHECK(back.zoom == doctest::Approx(1.5f));
   CHECK(back.presenter);
   CHECK(back.last_file == s.last_file);
+  CHECK(back.left_fraction == doctest::Approx(0.0f));  // automatic until dragged
+  s.left_fraction = 0.3f;
+  s.timeline_fraction = 0.35f;
+  REQUIRE(app::save_settings(dir.string(), s));
+  back = app::load_settings(dir.string());
+  CHECK(back.left_fraction == doctest::Approx(0.3f));
+  CHECK(back.timeline_fraction == doctest::Approx(0.35f));
+  { std::ofstream(dir / "settings.json") << R"({"left_fraction": 5, "timeline_fraction": -1, "zoom": 2})"; }
+  back = app::load_settings(dir.string());  // out of range: clamped, the rest kept
+  CHECK(back.left_fraction == doctest::Approx(view::kMaxLeftFraction));
+  CHECK(back.timeline_fraction == doctest::Approx(view::kMinTimelineFraction));
+  CHECK(back.zoom == doctest::Approx(2.0f));
   { std::ofstream(dir / "settings.json") << "{ not json"; }
   auto corrupt = app::load_settings(dir.string());  // warns on stderr
   CHECK(corrupt.zoom == doctest::Approx(1.0f));

@@ -109,6 +109,67 @@ TEST_CASE("gui window: screenshots of lessons at step 0 and a middle step") {
   CHECK_FALSE(fs::exists(fs::path(COLLSCOPE_SOURCE_DIR) / "imgui.ini"));  // never in the working directory
 }
 
+TEST_CASE("gui window: the Export panel's slides and trace, end to end") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("export");
+  const std::string name = "02-reduce.json";
+  auto run = shell(std::string(COLLSCOPE_BINARY) + " run " + lesson(name) + " --json 2>/dev/null");
+  REQUIRE(run.code == 0);
+  const auto report = nlohmann::json::parse(run.out);
+  const int steps = report["steps"].get<int>();
+  const auto slides = dir / "slides";
+  auto o = gui(lesson(name) + " --size 800x500 --slides " + slides.string(), dir);
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  CHECK(o.out.find("wrote " + std::to_string(steps + 1) + " PNGs") != std::string::npos);
+  // One PNG per position, 0..steps, nothing else in the folder.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(slides)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  REQUIRE(names.size() == static_cast<std::size_t>(steps + 1));
+  std::vector<Image> images;
+  for (int k = 0; k <= steps; ++k) {
+    char expect[32];
+    std::snprintf(expect, sizeof expect, "step-%03d.png", k);
+    CHECK(names[static_cast<std::size_t>(k)] == expect);
+    images.push_back(load(slides / expect));
+    CHECK(images.back().w == 800);
+    CHECK(images.back().h == 500);
+    CHECK(colours(images.back()) > 30);
+  }
+  for (int k = 1; k <= steps; ++k) {
+    CAPTURE(k);
+    CHECK(differing_pixels(images[static_cast<std::size_t>(k - 1)], images[static_cast<std::size_t>(k)]) > 500);
+  }
+
+  const auto trace = dir / "trace.json";
+  auto t = gui(lesson(name) + " --export-trace " + trace.string(), dir);
+  REQUIRE_MESSAGE(t.code == 0, t.out);
+  std::FILE* f = std::fopen(trace.string().c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string text;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  const auto j = nlohmann::json::parse(text);
+  CHECK(j["distributedInfo"]["world_size"] == report["ranks"]);
+  CHECK(j["traceEvents"].size() > 0);
+
+  // A folder that cannot be made: exit 2 with the export error, no PNG anywhere.
+  const auto blocker = dir / "a-file";
+  std::FILE* b = std::fopen(blocker.string().c_str(), "w");
+  REQUIRE(b != nullptr);
+  std::fclose(b);
+  auto bad = gui(lesson(name) + " --slides " + (blocker / "sub").string(), dir);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("error[gui.export]") != std::string::npos);
+  CHECK_FALSE(fs::exists(blocker / "sub"));
+  auto both = gui(lesson(name) + " --slides " + slides.string() + " --export-trace " + trace.string(), dir);
+  CHECK(both.code == 2);
+}
+
 TEST_CASE("gui window: presenter mode renders larger text than the normal mode") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");

@@ -1,5 +1,6 @@
 // `collscope gui`: the window on a lesson; or, headless, one frame to a PNG
-// (--screenshot) or a frame-time measurement (--bench-frames).
+// (--screenshot), every step to PNGs (--slides), the trace (--export-trace) or a
+// frame-time measurement (--bench-frames).
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
@@ -107,6 +108,30 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
     return 0;
   }
 
+  if (!f.slides.empty() || !f.export_trace.empty()) {
+    // What the Export panel's buttons do, without the clicks.
+    ExportRequest r;
+    r.kind = f.slides.empty() ? ExportRequest::Kind::trace : ExportRequest::Kind::sequence;
+    r.path = f.slides.empty() ? f.export_trace : f.slides;
+    if (auto st = screen.request_export(r); !st) return report_error(st.error());
+    std::int32_t frames = 0;
+    while (screen.exporting()) {
+      (*win)->new_frame();
+      screen.frame(0);
+      (*win)->render();
+      screen.after_render();
+      (*win)->present();
+      if (r.kind == ExportRequest::Kind::sequence && ++frames % 20 == 0)
+        std::cerr << "\rslides: " << screen.exported_frames() << " of " << pb.steps + 1 << std::flush;
+    }
+    if (frames >= 20) std::cerr << "\n";
+    if (screen.export_error()) return report_error(*screen.export_error());
+    if (r.kind == ExportRequest::Kind::sequence)
+      std::cout << "wrote " << screen.exported_frames() << " PNGs (steps 0.." << pb.steps << ") to " << f.slides << "\n";
+    else
+      std::cout << "wrote " << f.export_trace << " (open it in ui.perfetto.dev)\n";
+    return 0;
+  }
   if (f.step < 0 || f.step > pb.steps)
     return report_error(make_error("cli.usage", "--step " + std::to_string(f.step) + " is outside the lesson",
                                    "use a step in 0.." + std::to_string(pb.steps)));
@@ -131,7 +156,11 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
 int cmd_gui(const GuiFlags& f) {
   auto size = parse_size(f.size);
   if (!size) return report_error(size.error());
-  if (!f.screenshot.empty() || f.bench_frames > 0) return headless(f, *size);
+  const int modes = !f.screenshot.empty() + (f.bench_frames > 0) + !f.slides.empty() + !f.export_trace.empty();
+  if (modes > 1)
+    return report_error(make_error("cli.usage", "--screenshot, --bench-frames, --slides and --export-trace exclude each other",
+                                   "give one of them"));
+  if (modes == 1) return headless(f, *size);
 
   const std::string dir = config_dir();
   Settings settings = load_settings(dir);

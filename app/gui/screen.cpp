@@ -3,13 +3,46 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "collscope/trace.h"
 #include "gui/png.h"
 #include "gui/style.h"
+#include "gui/view/panels.h"
 
 namespace collscope::app {
+
+namespace {
+
+// A handle on the boundary between two panels, in a window of its own so that it sits
+// above both. Returns how far it was dragged this frame (x for a vertical handle, y for
+// a horizontal one).
+float splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowMinSize, {1, 1});
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 0);
+  ImGui::Begin(id, nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoFocusOnAppearing);
+  ImGui::InvisibleButton("##grip", size);
+  float moved = 0;
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive()) {
+    ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddRectFilled(a, b, ImGui::GetColorU32(ImGui::IsItemActive() ? ImGuiCol_SeparatorActive
+                                                                                              : ImGuiCol_SeparatorHovered));
+  }
+  if (ImGui::IsItemActive()) moved = vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
+  ImGui::End();
+  ImGui::PopStyleVar(3);
+  return moved;
+}
+
+}  // namespace
 
 Screen::Screen(Window& window, Settings& settings) : window_(window), settings_(settings) {
   pb_.speed = settings_.speed;
@@ -81,7 +114,7 @@ void Screen::left_panel(float w, float h) {
     if (auto sc = params_.draw()) open_scenario(std::move(*sc));
     settings_.backend = params_.backend();
   }
-  if (ImGui::CollapsingHeader("Export")) run_export(export_.draw());
+  if (ImGui::CollapsingHeader("Export")) (void)request_export(export_.draw());
   if (ImGui::CollapsingHeader("View")) {
     ImGui::Checkbox("presenter mode (F11)", &settings_.presenter);
     ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
@@ -92,32 +125,39 @@ void Screen::left_panel(float w, float h) {
   ImGui::End();
 }
 
-void Screen::run_export(const ExportRequest& r) {
+Status Screen::request_export(const ExportRequest& r) {
+  if (r.kind == ExportRequest::Kind::none) return ok_status();
+  export_error_.reset();
+  exported_frames_ = 0;
+  auto fail = [&](Error e) -> Status {
+    export_.set_message(e.format());
+    export_error_ = e;
+    return e;
+  };
   const view::LessonRun* run = lesson_.run();
-  if (r.kind == ExportRequest::Kind::none) return;
-  if (!run) {
-    export_.set_message("nothing to export yet");
-    return;
-  }
+  if (!run) return fail(make_error("gui.export", "nothing to export yet", "wait until the lesson has run"));
+  if (r.path.empty()) return fail(make_error("gui.export", "no file or folder name given", "type a name first"));
   switch (r.kind) {
     case ExportRequest::Kind::trace: {
       auto st = write_trace(r.path, run->schedule, run->outcome.record);
-      export_.set_message(st ? "wrote " + r.path + " (open it in ui.perfetto.dev)" : st.error().format());
+      if (!st) return fail(st.error());
+      export_.set_message("wrote " + r.path + " (open it in ui.perfetto.dev)");
       break;
     }
     case ExportRequest::Kind::png: png_request_ = r.path; break;
     case ExportRequest::Kind::sequence: {
       std::error_code ec;
       std::filesystem::create_directories(r.path, ec);
-      if (ec) {
-        export_.set_message("cannot create " + r.path + ": " + ec.message());
-        break;
-      }
+      if (ec || !std::filesystem::is_directory(r.path))
+        return fail(make_error("gui.export", "cannot create the folder " + r.path + (ec ? ": " + ec.message() : ""),
+                               "choose a folder name you can write to"));
       seq_ = {true, r.path, 0, pb_};
+      export_.set_message("writing one PNG per step to " + r.path + " ...");
       break;
     }
     case ExportRequest::Kind::none: break;
   }
+  return ok_status();
 }
 
 void Screen::frame(float dt) {
@@ -135,11 +175,10 @@ void Screen::frame(float dt) {
   const ImVec2 size = ImGui::GetIO().DisplaySize;
   const float s = window_.ui_scale();
   const bool presenter = settings_.presenter;
-  const float left = presenter ? 0.0f : std::min(size.x * 0.4f, std::max(size.x * 0.2f, 300.0f * s));
-  // The caption band: a third of the screen in presenter mode, where it is the point.
-  const float caption_h = presenter ? size.y * 0.34f : std::min(size.y * 0.4f, 175.0f * s);
-  const float timeline_h = (!presenter && settings_.show_timeline) ? size.y * 0.2f : 0.0f;
-  const float canvas_h = size.y - caption_h - timeline_h;
+  const auto panels = view::panel_layout(size.x, size.y, s, presenter, settings_.show_timeline, settings_.left_fraction,
+                                         settings_.timeline_fraction);
+  const float left = panels.left, caption_h = panels.caption_h, timeline_h = panels.timeline_h;
+  const float canvas_h = panels.canvas_h;
   const ImGuiWindowFlags fixed = kPanelFlags;
 
   if (!presenter) left_panel(left, size.y);
@@ -164,6 +203,18 @@ void Screen::frame(float dt) {
     timeline_.draw(lesson_, pb_, hl_, s);
     ImGui::End();
   }
+
+  // The two boundaries the user can drag; where they end up is remembered.
+  const float grip = std::round(6 * s);
+  if (!presenter) {
+    if (const float dx = splitter("##split-left", {left - grip / 2, 0}, {grip, size.y}, true); dx != 0)
+      settings_.left_fraction = std::clamp((left + dx) / size.x, view::kMinLeftFraction, view::kMaxLeftFraction);
+    if (timeline_h > 0)
+      if (const float dy = splitter("##split-timeline", {left, canvas_h + caption_h - grip / 2}, {size.x - left, grip}, false);
+          dy != 0)
+        settings_.timeline_fraction =
+            std::clamp((timeline_h - dy) / size.y, view::kMinTimelineFraction, view::kMaxTimelineFraction);
+  }
 }
 
 void Screen::after_render() {
@@ -171,6 +222,8 @@ void Screen::after_render() {
     int w = 0, h = 0;
     auto px = window_.capture(w, h);
     auto st = write_png(png_request_, w, h, px);
+    if (st) ++exported_frames_;
+    else export_error_ = st.error();
     export_.set_message(st ? "wrote " + png_request_ : st.error().format());
     png_request_.clear();
   }
@@ -182,10 +235,14 @@ void Screen::after_render() {
     const std::string path = (std::filesystem::path(seq_.folder) / name).string();
     if (auto st = write_png(path, w, h, px); !st) {
       export_.set_message(st.error().format());
+      export_error_ = st.error();
       seq_.active = false;
-    } else if (++seq_.k > pb_.steps) {
-      export_.set_message("wrote " + std::to_string(seq_.k) + " PNGs to " + seq_.folder);
-      seq_.active = false;
+    } else {
+      ++exported_frames_;
+      if (++seq_.k > pb_.steps) {
+        export_.set_message("wrote " + std::to_string(seq_.k) + " PNGs to " + seq_.folder);
+        seq_.active = false;
+      }
     }
     if (!seq_.active) pb_ = seq_.saved;
   }

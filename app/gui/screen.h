@@ -35,6 +35,14 @@ class Screen {
   const std::string& run_error() const { return work_.error; }
   std::optional<Error> last_run_error() const { return last_error_; }
 
+  // What the Export panel's buttons do: write the trace now, or capture the next frame,
+  // or one frame per step into a folder over the next frames. A failure that is known at
+  // once is returned; later ones land in export_error().
+  Status request_export(const ExportRequest& r);
+  bool exporting() const { return seq_.active || !png_request_.empty(); }
+  const std::optional<Error>& export_error() const { return export_error_; }
+  std::int32_t exported_frames() const { return exported_frames_; }
+
   void frame(float dt);   // between Window::new_frame and Window::render
   void after_render();    // captures the frame for exports that asked for it
   view::Playback& playback() { return pb_; }
@@ -43,7 +51,6 @@ class Screen {
  private:
   void handle_keys();
   void left_panel(float w, float h);
-  void run_export(const ExportRequest& r);
 
   Window& window_;
   Settings& settings_;
@@ -65,6 +72,8 @@ class Screen {
   TimelinePanel timeline_;
 
   std::string png_request_;
+  std::optional<Error> export_error_;
+  std::int32_t exported_frames_ = 0;  // PNGs written by the last export
   struct Sequence {
     bool active = false;
     std::string folder;

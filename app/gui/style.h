@@ -12,9 +12,11 @@ namespace collscope::app {
 
 void apply_style(bool presenter, float scale);
 // Flags of the panels that tile the window. They leave their background to the clear
-// colour: a full-screen blended quad costs a software renderer as much as everything else.
-inline constexpr ImGuiWindowFlags kPanelFlags =
-    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBackground;
+// colour (a full-screen blended quad costs a software renderer as much as everything
+// else), and stay below the handles between them when clicked.
+inline constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                                ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBackground |
+                                                ImGuiWindowFlags_NoBringToFrontOnFocus;
 std::array<float, 3> background_colour(bool presenter);
 
 inline ImU32 to_u32(view::Rgba c, float alpha = 1.0f) {

@@ -1,5 +1,7 @@
 #include "gui/view/settings.h"
 
+#include "gui/view/panels.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +40,10 @@ Settings load_settings(const std::string& dir) {
     d.window_w = std::clamp(j.value("window_w", d.window_w), 320, 16384);
     d.window_h = std::clamp(j.value("window_h", d.window_h), 240, 16384);
     d.show_timeline = j.value("show_timeline", d.show_timeline);
+    d.left_fraction = j.value("left_fraction", d.left_fraction);
+    if (d.left_fraction != 0) d.left_fraction = std::clamp(d.left_fraction, view::kMinLeftFraction, view::kMaxLeftFraction);
+    d.timeline_fraction =
+        std::clamp(j.value("timeline_fraction", d.timeline_fraction), view::kMinTimelineFraction, view::kMaxTimelineFraction);
     s = d;
   } catch (const std::exception& e) {
     std::cerr << "warning: ignoring the settings in " << path.string() << " (" << e.what()
@@ -53,7 +59,8 @@ bool save_settings(const std::string& dir, const Settings& s) {
   const fs::path path = fs::path(dir) / "settings.json", tmp = fs::path(dir) / "settings.json.tmp";
   nlohmann::json j{{"zoom", s.zoom},         {"presenter", s.presenter}, {"speed", s.speed},
                    {"backend", s.backend},   {"last_file", s.last_file}, {"window_w", s.window_w},
-                   {"window_h", s.window_h}, {"show_timeline", s.show_timeline}};
+                   {"window_h", s.window_h}, {"show_timeline", s.show_timeline},
+                   {"left_fraction", s.left_fraction}, {"timeline_fraction", s.timeline_fraction}};
   {
     std::ofstream out(tmp);
     out << j.dump(2) << "\n";
