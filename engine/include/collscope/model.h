@@ -7,6 +7,19 @@
 // Steps run one after another. On one machine the cores and the memory system are
 // shared, which is why a tree can keep up with a ring there while it cannot on a
 // network of links.
+//
+// `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
+// only the transfers each rank's part of a step depends on (DESIGN §6). Its estimate
+// replaces the per-step alpha by the longest chain of wake-ups through those
+// dependencies:
+//
+//   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for )
+//   auto's time    = the step model without alpha  +  max over ranks of ready(rank, last step)
+//
+// A wake-up costs little while ranks spin on cores of their own and a scheduler round
+// trip once ranks outnumber cores; a rank that many others wait for wakes them a core
+// at a time. That is why one rank adding everything up (flat) beats a tree for tiny
+// messages on an oversubscribed machine: the others wait once instead of log(R) times.
 #pragma once
 
 #include "collscope/schedule.h"
@@ -19,11 +32,16 @@ struct CostModel {
   double gamma_gbps = 6.0;     // reduce bandwidth (read two, write one), GB/s
   double shared_gbps = 30.0;   // bandwidth all ranks share (one memory system); 0 = unlimited
   int cores = 0;               // cores the ranks share; 0 = as many as ranks
+  double wake_us = 0.15;       // fast mode: waking a rank that spins on a core of its own
+  double switch_us = 1.25;     // fast mode: per rank per core, waking one that had to yield
 
   static CostModel cpu_default();
 };
 
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m);
 double predict_us(const Schedule& s, const CostModel& m);
+// The chain of wake-ups above (data time excluded), and auto's estimate.
+double predict_sync_us(const Schedule& s, const CostModel& m);
+double predict_auto_us(const Schedule& s, const CostModel& m);
 
 }  // namespace collscope

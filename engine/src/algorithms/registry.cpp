@@ -151,10 +151,18 @@ std::int32_t StepBuilder::steps_emitted() const {
 // Lowering one call
 
 std::string pick_algorithm(const CollArgs& args) {
-  // Like NCCL's tuner: predict every candidate with the alpha-beta model and keep the
-  // fastest. Candidates are lowered on a throw-away schedule.
-  std::string best;
-  double best_us = 0;
+  // Like NCCL's tuner: predict every candidate (model.h: the data time of its steps plus
+  // the chain of wake-ups of fast mode) and keep the fastest. Candidates are lowered on
+  // a throw-away schedule. Estimates within 2% of the best count as a tie, which the
+  // candidate with the fewest transfers wins (less bookkeeping per run), then the
+  // registry's order.
+  struct Candidate {
+    std::string name;
+    double us;
+    std::uint64_t transfers;
+  };
+  std::vector<Candidate> all;
+  const CostModel model = CostModel::cpu_default();
   for (const auto& a : all_algorithms()) {
     if (a.coll != args.coll) continue;
     Schedule tmp;
@@ -174,13 +182,15 @@ std::string pick_algorithm(const CollArgs& args) {
     StepBuilder b(tmp, local, 0);
     a.emit(b);
     b.finish();
-    double us = predict_us(tmp, CostModel::cpu_default());
-    if (best.empty() || us < best_us * 0.999) {
-      best = std::string(a.name);
-      best_us = us;
-    }
+    all.push_back({std::string(a.name), predict_auto_us(tmp, model), tmp.total_transfers()});
   }
-  return best;
+  if (all.empty()) return "";
+  double fastest = all.front().us;
+  for (const auto& c : all) fastest = std::min(fastest, c.us);
+  const Candidate* best = nullptr;
+  for (const auto& c : all)
+    if (c.us <= fastest * 1.02 && (!best || c.transfers < best->transfers)) best = &c;
+  return best->name;
 }
 
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption,

@@ -1,9 +1,12 @@
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <thread>
 #include <vector>
 
 #include "collscope/model.h"
+
+#include "backends/cpu/deps.h"
 
 namespace collscope {
 
@@ -44,6 +47,45 @@ double predict_us(const Schedule& s, const CostModel& m) {
   double t = 0;
   for (const auto& st : s.steps) t += predict_step_us(s, st, m);
   return t;
+}
+
+double predict_sync_us(const Schedule& s, const CostModel& m) {
+  const auto S = s.steps.size();
+  if (S == 0) return 0;
+  const auto deps = cpu::compute_deps(s);
+  const std::size_t lanes = deps.size();
+  const int cores = m.cores > 0 ? m.cores : s.ranks;
+  // Threads: one per rank, plus a compute thread per rank when there are compute spans.
+  const double threads = static_cast<double>(lanes);
+  const double wake = threads <= cores ? m.wake_us : m.switch_us * threads / cores;
+
+  // How many lanes wait for each (lane, step): a crowd is woken a core at a time.
+  std::vector<std::vector<int>> waiters(lanes, std::vector<int>(S, 0));
+  for (const auto& per_lane : deps)
+    for (const auto& per_step : per_lane)
+      for (const auto& d : per_step)
+        if (d.step >= 0) ++waiters[static_cast<std::size_t>(d.rank)][static_cast<std::size_t>(d.step)];
+
+  std::vector<std::vector<double>> ready(lanes, std::vector<double>(S, 0.0));
+  for (std::size_t k = 0; k < S; ++k)
+    for (std::size_t l = 0; l < lanes; ++l) {
+      double t = k > 0 ? ready[l][k - 1] : 0.0;
+      for (const auto& d : deps[l][k]) {
+        if (d.step < 0) continue;  // the previous iteration: not part of one call
+        const auto q = static_cast<std::size_t>(d.rank), j = static_cast<std::size_t>(d.step);
+        t = std::max(t, ready[q][j] + wake * std::ceil(static_cast<double>(waiters[q][j]) / cores));
+      }
+      ready[l][k] = t;
+    }
+  double t = 0;
+  for (const auto& r : ready) t = std::max(t, r.back());
+  return t;
+}
+
+double predict_auto_us(const Schedule& s, const CostModel& m) {
+  CostModel data = m;
+  data.alpha_us = 0;
+  return predict_us(s, data) + predict_sync_us(s, m);
 }
 
 }  // namespace collscope
