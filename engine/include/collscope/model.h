@@ -20,6 +20,9 @@
 // trip once ranks outnumber cores; a rank that many others wait for wakes them a core
 // at a time. That is why one rank adding everything up (flat) beats a tree for tiny
 // messages on an oversubscribed machine: the others wait once instead of log(R) times.
+// (Where a candidate has more than a quarter of a million transfers, walking its
+// dependencies costs more than running it, and `auto` prices every candidate by the
+// step model instead.)
 #pragma once
 
 #include "collscope/schedule.h"

@@ -150,6 +150,10 @@ std::int32_t StepBuilder::steps_emitted() const {
 // ---------------------------------------------------------------------------
 // Lowering one call
 
+namespace {
+constexpr std::uint64_t kMaxTransfersForSync = 250000;
+}  // namespace
+
 std::string pick_algorithm(const CollArgs& args) {
   // Like NCCL's tuner: predict every candidate (model.h: the data time of its steps plus
   // the chain of wake-ups of fast mode) and keep the fastest. Candidates are lowered on
@@ -162,6 +166,7 @@ std::string pick_algorithm(const CollArgs& args) {
     std::uint64_t transfers;
   };
   std::vector<Candidate> all;
+  std::vector<Schedule> schedules;
   const CostModel model = CostModel::cpu_default();
   for (const auto& a : all_algorithms()) {
     if (a.coll != args.coll) continue;
@@ -182,9 +187,17 @@ std::string pick_algorithm(const CollArgs& args) {
     StepBuilder b(tmp, local, 0);
     a.emit(b);
     b.finish();
-    all.push_back({std::string(a.name), predict_auto_us(tmp, model), tmp.total_transfers()});
+    all.push_back({std::string(a.name), 0.0, tmp.total_transfers()});
+    schedules.push_back(std::move(tmp));
   }
   if (all.empty()) return "";
+  // Walking the dependencies of millions of transfers (a ring over a thousand ranks)
+  // would cost more than running them: beyond kMaxTransfersForSync, every candidate is
+  // priced by the step model (an alpha per step) instead, so all compare alike.
+  std::uint64_t most = 0;
+  for (const auto& c : all) most = std::max(most, c.transfers);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    all[i].us = most <= kMaxTransfersForSync ? predict_auto_us(schedules[i], model) : predict_us(schedules[i], model);
   double fastest = all.front().us;
   for (const auto& c : all) fastest = std::min(fastest, c.us);
   const Candidate* best = nullptr;

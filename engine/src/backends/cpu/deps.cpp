@@ -1,21 +1,57 @@
 #include "deps.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace collscope::cpu {
 
 namespace {
 
-// One access to a (rank, buffer) region, in schedule order.
-struct Access {
-  std::int32_t step;  // step index in the doubled schedule
-  std::uint64_t start, end;
-  std::int32_t lane;  // the lane that read or wrote it
-  bool write;
+// What happened last to a piece of one (rank, buffer): the write that produced it and the
+// reads of it since. Segments of a buffer are disjoint; a write over a range replaces
+// the segments under it by one, so their number stays near the number of chunk
+// boundaries the algorithm uses, and each access costs about log(segments) plus the
+// segments it covers (a flat list of accesses made long runs quadratic).
+struct Reader {
+  std::int32_t lane, step;
 };
+struct Segment {
+  std::uint64_t end = 0;
+  std::int32_t write_lane = -1, write_step = 0;  // no write yet: -1
+  std::vector<Reader> readers;                   // since that write; one entry per lane, its latest step
+};
+using Segments = std::map<std::uint64_t, Segment>;  // by start
 
-bool overlaps(const Access& a, std::uint64_t s, std::uint64_t e) { return a.start < e && s < a.end; }
+// Makes x a boundary: the segment that straddles it is cut in two.
+void cut(Segments& m, std::uint64_t x) {
+  auto it = m.upper_bound(x);
+  if (it == m.begin()) return;
+  --it;
+  if (it->first < x && x < it->second.end) {
+    Segment right = it->second;
+    it->second.end = x;
+    m.emplace(x, std::move(right));
+  }
+}
+
+// The segments covering [a, b), cut at a and b, with never-accessed gaps filled in.
+// Returns the first of them; the range ends before the first segment starting at >= b.
+Segments::iterator cover(Segments& m, std::uint64_t a, std::uint64_t b) {
+  cut(m, a);
+  cut(m, b);
+  std::uint64_t at = a;
+  auto it = m.lower_bound(a);
+  while (at < b) {
+    if (it == m.end() || it->first > at) {  // a gap [at, next start)
+      const std::uint64_t gap_end = it == m.end() ? b : std::min(b, it->first);
+      it = m.emplace_hint(it, at, Segment{gap_end, -1, 0, {}});
+    }
+    at = it->second.end;
+    ++it;
+  }
+  return m.lower_bound(a);
+}
 
 }  // namespace
 
@@ -29,9 +65,9 @@ std::int32_t lane_count(const Schedule& s) {
 std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   const auto S = static_cast<std::int32_t>(s.steps.size());
   const std::size_t nbuf = s.buffers.size();
-  std::vector<std::vector<Access>> log(static_cast<std::size_t>(s.ranks) * nbuf);
-  auto slot = [&](const Loc& l) -> std::vector<Access>& {
-    return log[static_cast<std::size_t>(l.rank) * nbuf + static_cast<std::size_t>(l.buf)];
+  std::vector<Segments> memory(static_cast<std::size_t>(s.ranks) * nbuf);
+  auto slot = [&](const Loc& l) -> Segments& {
+    return memory[static_cast<std::size_t>(l.rank) * nbuf + static_cast<std::size_t>(l.buf)];
   };
   std::vector<std::vector<std::vector<Dep>>> deps(
       static_cast<std::size_t>(lane_count(s)), std::vector<std::vector<Dep>>(static_cast<std::size_t>(S)));
@@ -57,24 +93,21 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
         continue;
       }
       if (t.count == 0) continue;  // a compute span that writes nothing
-      // read-after-write on the source: wait for the lane of the latest write
+      // read-after-write on the source: wait for the writes of what it reads
       if (reads_source(t)) {
-        const auto& acc = slot(t.src);
-        for (auto it = acc.rbegin(); it != acc.rend(); ++it)
-          if (it->write && overlaps(*it, t.src.offset, t.src.offset + t.count)) {
-            require(d, it->lane, it->step);
-            break;
-          }
+        auto& m = slot(t.src);
+        const std::uint64_t a = t.src.offset, b = a + t.count;
+        for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it)
+          if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
       }
-      // write-after-read and write-after-write on the destination: wait for every
-      // other lane's access, back to a write that covered this whole region (earlier
-      // accesses were already awaited by that write).
-      const auto& acc = slot(t.dst);
-      const std::uint64_t a = t.dst.offset, b = t.dst.offset + t.count;
-      for (auto it = acc.rbegin(); it != acc.rend(); ++it) {
-        if (!overlaps(*it, a, b)) continue;
-        require(d, it->lane, it->step);
-        if (it->write && it->start <= a && it->end >= b) break;
+      // write-after-write and write-after-read on the destination: wait for the write of
+      // what it overwrites and every read of it since (earlier accesses were awaited by
+      // that write).
+      auto& m = slot(t.dst);
+      const std::uint64_t a = t.dst.offset, b = a + t.count;
+      for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
+        if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
+        for (const auto& r : it->second.readers) require(d, r.lane, r.step);
       }
     }
     for (const auto& [key, step] : need) {
@@ -86,8 +119,23 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
     for (const auto& t : st.transfers) {
       if (t.count == 0) continue;
       const std::int32_t d = lane_of(s, t);
-      if (reads_source(t)) slot(t.src).push_back({g, t.src.offset, t.src.offset + t.count, d, false});
-      slot(t.dst).push_back({g, t.dst.offset, t.dst.offset + t.count, d, true});
+      if (reads_source(t)) {
+        auto& m = slot(t.src);
+        const std::uint64_t a = t.src.offset, b = a + t.count;
+        for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
+          auto& rs = it->second.readers;
+          auto r = std::find_if(rs.begin(), rs.end(), [&](const Reader& x) { return x.lane == d; });
+          if (r != rs.end()) r->step = g;
+          else rs.push_back({d, g});
+        }
+      }
+      auto& m = slot(t.dst);
+      const std::uint64_t a = t.dst.offset, b = a + t.count;
+      auto first = cover(m, a, b);
+      auto last = first;
+      while (last != m.end() && last->first < b) ++last;
+      m.erase(first, last);
+      m.emplace(a, Segment{b, d, g, {}});
     }
   }
   for (auto& per_lane : deps)
