@@ -23,34 +23,39 @@ struct Segment {
 };
 using Segments = std::map<std::uint64_t, Segment>;  // by start
 
-// Makes x a boundary: the segment that straddles it is cut in two.
-void cut(Segments& m, std::uint64_t x) {
-  auto it = m.upper_bound(x);
-  if (it == m.begin()) return;
-  --it;
-  if (it->first < x && x < it->second.end) {
-    Segment right = it->second;
-    it->second.end = x;
-    m.emplace(x, std::move(right));
-  }
-}
-
 // The segments covering [a, b), cut at a and b, with never-accessed gaps filled in.
 // Returns the first of them; the range ends before the first segment starting at >= b.
+// One tree lookup, then a walk over the covered segments.
 Segments::iterator cover(Segments& m, std::uint64_t a, std::uint64_t b) {
-  cut(m, a);
-  cut(m, b);
+  auto it = m.upper_bound(a);
+  if (it != m.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.end > a) {
+      if (prev->first < a) {  // straddles a: cut it
+        Segment right = prev->second;
+        prev->second.end = a;
+        it = m.emplace_hint(it, a, std::move(right));
+      } else {
+        it = prev;  // starts at a
+      }
+    }
+  }
   std::uint64_t at = a;
-  auto it = m.lower_bound(a);
+  Segments::iterator first = m.end();
   while (at < b) {
     if (it == m.end() || it->first > at) {  // a gap [at, next start)
       const std::uint64_t gap_end = it == m.end() ? b : std::min(b, it->first);
       it = m.emplace_hint(it, at, Segment{gap_end, -1, 0, {}});
+    } else if (it->second.end > b) {  // straddles b: cut it
+      Segment right = it->second;
+      it->second.end = b;
+      m.emplace_hint(std::next(it), b, std::move(right));
     }
+    if (first == m.end()) first = it;
     at = it->second.end;
     ++it;
   }
-  return m.lower_bound(a);
+  return first == m.end() ? m.lower_bound(a) : first;
 }
 
 }  // namespace
@@ -132,6 +137,12 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       auto& m = slot(t.dst);
       const std::uint64_t a = t.dst.offset, b = a + t.count;
       auto first = cover(m, a, b);
+      if (first->second.end == b) {  // exactly one segment: reuse it
+        first->second.write_lane = d;
+        first->second.write_step = g;
+        first->second.readers.clear();
+        continue;
+      }
       auto last = first;
       while (last != m.end() && last->first < b) ++last;
       m.erase(first, last);
