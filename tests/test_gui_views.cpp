@@ -310,6 +310,21 @@ TEST_CASE("gui views: layouts") {
     CHECK(b.centre.x - g.box.x / 2 >= 0);
     CHECK(b.centre.x + g.box.x / 2 <= 1600);
   }
+  // Eight ranks with five buffer rows each on a wide, low canvas: a ring's boxes would
+  // squash the rows; a grid gives them more height. With one row the ring stays.
+  auto eight = quick_run(Collective::allreduce, "ring", 8, 8);
+  const auto flat = layout_ranks(eight->schedule, 0, {1160, 450}, 1, 26, 30);
+  CHECK(flat.kind == LayoutKind::ring);
+  const auto tall = layout_ranks(eight->schedule, 0, {1160, 450}, 5, 26, 30);
+  CHECK(tall.kind == LayoutKind::grid);
+  const auto squashed_ring_h = 450.0f / 4 * 0.78f;  // what the ring would give each box
+  CHECK(tall.box.y > squashed_ring_h * 1.2f);
+  for (std::size_t a = 0; a < tall.boxes.size(); ++a)  // and no two boxes overlap
+    for (std::size_t b = a + 1; b < tall.boxes.size(); ++b) {
+      const bool apart = std::abs(tall.boxes[a].centre.x - tall.boxes[b].centre.x) >= tall.box.x ||
+                         std::abs(tall.boxes[a].centre.y - tall.boxes[b].centre.y) >= tall.box.y;
+      CHECK(apart);
+    }
 }
 
 TEST_CASE("gui views: caption of a step and of the end") {

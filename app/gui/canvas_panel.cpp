@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
 
@@ -131,8 +132,16 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   const bool small = g.layout.box.y < font * 2.2f || g.layout.box.x < font * 5;
   g.title_h = small ? std::min(g.layout.box.y * 0.3f, font) : font + 6 * scale;
   g.pad = std::max(1.0f, 4 * scale * (small ? 0.3f : 1.0f));
-  g.label_w = (g.layout.box.x > font * 9 && !small) ? ImGui::CalcTextSize("recv ").x + g.pad : 0;
   g.row_h = (g.layout.box.y - g.title_h - g.pad) / static_cast<float>(rows);
+  // Buffer names in a column of their own, as wide as the longest (at most 30% of the
+  // box), in a smaller font when the rows are lower than the text.
+  const float label_size = std::min(font, g.row_h * 0.95f);
+  if (g.layout.box.x > font * 9 && !small && label_size >= font * 0.55f && !cv->ranks.empty()) {
+    float widest = 0;
+    for (const auto& row : cv->ranks.front().rows)
+      widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, row.name.c_str()).x);
+    g.label_w = std::min(widest + 2 * g.pad, g.layout.box.x * 0.3f);
+  }
 
   // Tree edges first, underneath everything.
   if (g.layout.kind == view::LayoutKind::tree)
@@ -187,9 +196,12 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     }
     for (std::size_t ri = 0; ri < rc.rows.size(); ++ri, ++image_row) {
       const auto& row = rc.rows[ri];
-      if (g.label_w > 0)
-        dl->AddText({m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - font / 2},
-                    IM_COL32(200, 200, 205, 255), row.name.c_str());
+      if (g.label_w > 0) {
+        const ImVec4 clip{m.x, m.y, m.x + g.label_w, mx.y};
+        dl->AddText(ImGui::GetFont(), label_size,
+                    {m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - label_size / 2},
+                    IM_COL32(200, 200, 205, 255), row.name.c_str(), nullptr, 0, &clip);
+      }
       if (row.cells.empty()) continue;
       if (dense) {
         ImVec2 a, b, a_last, b_last;

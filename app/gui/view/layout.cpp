@@ -103,15 +103,20 @@ Layout layout_ranks(const Schedule& s, std::int32_t call, Vec2 canvas, std::int3
     return l;
   }
 
-  if (n > kMaxRingRanks) {
-    l.kind = LayoutKind::grid;
+  // A grid: many ranks, or many buffer rows that a ring's flat boxes would squash
+  // below a readable height while a grid's taller boxes fit them.
+  auto grid = [&](Layout& g) {
+    g.kind = LayoutKind::grid;
     const auto cols = static_cast<std::int32_t>(std::ceil(std::sqrt(static_cast<float>(n) * canvas.x / std::max(1.0f, canvas.y) / 2.0f)));
     const std::int32_t c = std::clamp(cols, 1, n);
     const std::int32_t rows = (n + c - 1) / c;
-    l.box = box_size(canvas, c, rows, rows_per_box, rs);
+    g.box = box_size(canvas, c, rows, rows_per_box, rs);
     for (std::int32_t r = 0; r < n; ++r)
-      l.boxes[static_cast<std::size_t>(r)].centre = {canvas.x / static_cast<float>(c) * (static_cast<float>(r % c) + 0.5f),
+      g.boxes[static_cast<std::size_t>(r)].centre = {canvas.x / static_cast<float>(c) * (static_cast<float>(r % c) + 0.5f),
                                                      canvas.y / static_cast<float>(rows) * (static_cast<float>(r / c) + 0.5f)};
+  };
+  if (n > kMaxRingRanks) {
+    grid(l);
     return l;
   }
 
@@ -130,6 +135,12 @@ Layout layout_ranks(const Schedule& s, std::int32_t call, Vec2 canvas, std::int3
   for (std::int32_t r = 0; r < n; ++r) {
     const float a = -pi / 2 + 2 * pi * static_cast<float>(r) / static_cast<float>(n);
     l.boxes[static_cast<std::size_t>(r)].centre = {canvas.x / 2 + rx * std::cos(a), canvas.y / 2 + ry * std::sin(a)};
+  }
+  const float wanted = rs.row_px * static_cast<float>(std::max(1, rows_per_box)) + rs.title_px;
+  if (n > 2 && l.box.y < 0.75f * wanted) {
+    Layout g = l;
+    grid(g);
+    if (g.box.y > l.box.y * 1.2f) return g;
   }
   return l;
 }

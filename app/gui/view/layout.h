@@ -1,6 +1,7 @@
 // Where the ranks sit on the canvas: around a ring, as the call's tree when its
 // transfers form one (binomial broadcast, tree all-reduce, ...), or in a grid when
-// there are too many ranks for a readable ring. Pixels, origin at the top left.
+// there are too many ranks for a readable ring, or when a ring's flat boxes would
+// squash many buffer rows that a grid's taller ones fit. Pixels, origin at the top left.
 #pragma once
 
 #include <cstdint>
