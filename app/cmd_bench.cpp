@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "collscope/backend.h"
 #include "collscope/collective.h"
+#include "collscope/device_probe.h"
 
 namespace collscope::app {
 
@@ -165,6 +166,29 @@ int cmd_bench(const BenchFlags& f) {
     else
       std::printf("# memory bandwidth probe (memcpy 64 MiB): 1 thread %.2f GB/s, %u threads %.2f GB/s\n", one, cores,
                   all);
+    if (f.backend != "cpu") {
+      // The GPU's own ceiling: device-to-device memcpy against our copy and reduce kernels.
+      auto dev = probe_device_bandwidth(256ull << 20);
+      if (!dev) {
+        if (!f.json) std::printf("# device memory probe: unavailable (%s)\n", dev.error().message.c_str());
+      } else if (f.json) {
+        std::cout << nlohmann::json{{"device_probe",
+                                     {{"device", dev->device},
+                                      {"bytes", dev->bytes},
+                                      {"memcpy_gbps", dev->memcpy_gbps},
+                                      {"copy_kernel_gbps", dev->copy_kernel_gbps},
+                                      {"reduce_kernel_gbps", dev->reduce_kernel_gbps}}}}
+                         .dump()
+                  << "\n";
+      } else {
+        const double mem = std::max(dev->memcpy_gbps, 1e-9);
+        std::printf("# device memory probe (GPU 0, %s, 256 MiB): cudaMemcpy D2D %.1f GB/s; our copy kernel %.1f GB/s "
+                    "(%.0f%% of memcpy); our reduce kernel %.1f GB/s written, %.1f GB/s of traffic (%.0f%% of memcpy's)\n",
+                    dev->device.c_str(), dev->memcpy_gbps, dev->copy_kernel_gbps, 100 * dev->copy_kernel_gbps / mem,
+                    dev->reduce_kernel_gbps, dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic,
+                    100 * dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic / (mem * DeviceBandwidth::kCopyTraffic));
+      }
+    }
   }
   const bool both = supports_in_place(q0.coll);
   if (!f.json) {

@@ -6,6 +6,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -225,6 +226,56 @@ TEST_CASE("gpu: faults on the cuda backend: a delay still verifies, a corruption
   auto c = run(q, "cuda", RunMode::fast, {corrupt});
   CHECK_FALSE(c.out.verified());
   CHECK(c.out.numeric.wrong > 0);
+}
+
+TEST_CASE("gpu: crash and hang faults on the GPU backends fail the run with exit 3, never hang") {
+  const int g = gpus();
+  if (g == 0) {
+    MESSAGE("skipped: no GPU");
+    return;
+  }
+  for (const char* backend : {"cuda", "nccl"})
+    for (RunMode mode : {RunMode::fast, RunMode::observable})
+      for (Fault::Kind kind : {Fault::Kind::crash, Fault::Kind::hang}) {
+        QuickSpec q;
+        q.algorithm = "ring";
+        q.ranks = std::string(backend) == "nccl" ? g : 4;
+        if (q.ranks < 2) continue;  // nccl with one GPU: nobody to wait for the faulty rank
+        q.count = 1 << 16;
+        q.dtype = DType::int32;
+        CAPTURE(backend);
+        CAPTURE(static_cast<int>(mode));
+        CAPTURE(name_of(kind));
+        auto s = scenario_from_spec(q);
+        REQUIRE(s.ok());
+        auto sched = lower_scenario(*s);
+        REQUIRE(sched.ok());
+        RunOptions o;
+        o.backend = backend;
+        o.mode = mode;
+        o.timeout_s = 1.0;
+        Fault f;
+        f.rank = 1;
+        f.step = 1;
+        f.kind = kind;
+        o.faults = {f};
+        const auto t0 = std::chrono::steady_clock::now();
+        auto out = execute(*sched, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        REQUIRE_FALSE(out.ok());
+        CHECK(out.error().exit == ExitCode::backend_failure);
+        CHECK(out.error().message.find("rank 1") != std::string::npos);
+        CHECK(out.error().message.find("at step 1") != std::string::npos);
+        if (mode == RunMode::fast) CHECK(out.error().message.find("waiting for it") != std::string::npos);
+        if (kind == Fault::Kind::crash) {
+          CHECK(out.error().id == "backend.rank_failed");
+          CHECK(out.error().message.find("crashed") != std::string::npos);
+        } else {
+          CHECK(out.error().id == "backend.timeout");
+          CHECK(took >= 1.0);
+        }
+        CHECK(took < 20.0);  // the whole run, with its set-up, ended instead of hanging
+      }
 }
 
 int main(int argc, char** argv) {

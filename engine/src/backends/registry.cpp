@@ -2,6 +2,7 @@
 #include <string>
 
 #include "collscope/backend.h"
+#include "collscope/device_probe.h"
 #if defined(COLLSCOPE_HAVE_CUDA)
 #include "cuda/cuda_backend.h"
 #endif
@@ -44,6 +45,13 @@ std::vector<std::unique_ptr<Backend>> make_backends() {
 #endif
   return all;
 }
+
+#if !defined(COLLSCOPE_HAVE_CUDA)
+Result<DeviceBandwidth> probe_device_bandwidth(std::uint64_t) {
+  return make_error("backend.unavailable", std::string("no GPU to measure: the GPU backends are ") + kNotBuilt,
+                    "see `collscope list`", {}, ExitCode::backend_failure);
+}
+#endif
 
 Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
   std::string names;

@@ -10,8 +10,12 @@
 // waits for (deps.h: lane q has completed step j) become cudaStreamWaitEvent on an
 // event lane q records after step j, so the host never synchronises until the end.
 // Observable mode enqueues one step for every rank and waits for all of them.
+// Crash and hang faults park the rank's stream (park.h); the wait then watches the
+// streams and aborts the run, never hanging.
 #include <chrono>
+#include <thread>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +28,7 @@
 #include "cuda_backend.h"
 #include "kernels.h"
 #include "nvtx.h"
+#include "park.h"
 #include "world.h"
 
 namespace collscope::gpu {
@@ -37,6 +42,7 @@ class CudaSession final : public Session {
   CudaSession(const Schedule& s, const SessionOptions& o, int devices)
       : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
   ~CudaSession() override {
+    world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
     for (auto& per : done_)
       for (cudaEvent_t e : per)
@@ -81,13 +87,15 @@ class CudaSession final : public Session {
   }
 
   Status run_step(std::int32_t step) override {
+    if (failure_) return *failure_;  // an aborted session runs nothing more
     if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
     for (std::int32_t lane = 0; lane < lanes_; ++lane)
       if (auto st = enqueue(lane, step, false, 0); !st) return st;
-    return world_.synchronize();
+    return finish();
   }
 
   Status run_all(std::int32_t iterations) override {
+    if (failure_) return *failure_;
     const double t0 = now_us();
     if (auto st = clock_.mark(world_, s_.ranks, t0); !st) return st;
     const auto S = static_cast<std::int32_t>(s_.steps.size());
@@ -97,7 +105,7 @@ class CudaSession final : public Session {
       for (std::int32_t k = 0; k < S; ++k)
         for (std::int32_t lane = 0; lane < lanes_; ++lane)
           if (auto st = enqueue(lane, k, true, it); !st) return st;
-    if (auto st = world_.synchronize(); !st) return st;
+    if (auto st = finish(); !st) return st;
     last_us_ = now_us() - t0;
     return ok_status();
   }
@@ -122,6 +130,37 @@ class CudaSession final : public Session {
     }
   };
 
+  // Waits for every stream. Without a parked rank every kernel ends by itself; with
+  // one, the streams are watched and the run is failed after park_patience_s, the
+  // parked stream released and every stream drained before returning.
+  Status finish() {
+    if (!parked_) return world_.synchronize();
+    const auto t0 = Clock::now();
+    for (;;) {
+      bool done = true;
+      std::vector<std::int32_t> waiting;
+      for (std::int32_t lane = 0; lane < lanes_; ++lane) {
+        COLLSCOPE_CUDA(cudaSetDevice(device_of_lane(lane)));
+        const cudaError_t q = cudaStreamQuery(stream_of_lane(lane));
+        if (q == cudaErrorNotReady) {
+          done = false;
+          waiting.push_back(lane % s_.ranks);
+        } else if (q != cudaSuccess) {
+          world_.raise_abort();
+          return cuda_error(q, "cudaStreamQuery", __FILE__, __LINE__);
+        }
+      }
+      if (done) return world_.synchronize();
+      if (std::chrono::duration<double>(Clock::now() - t0).count() >= park_patience_s(*parked_, o_)) {
+        failure_ = park_error(s_, *parked_, waiting, o_);
+        world_.raise_abort();
+        (void)world_.synchronize();
+        return *failure_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   int device_of_lane(std::int32_t lane) const { return world_.device_of(lane % s_.ranks); }
   cudaStream_t stream_of_lane(std::int32_t lane) const {
     return lane < s_.ranks ? world_.stream(lane) : world_.compute_stream(lane - s_.ranks);
@@ -138,10 +177,15 @@ class CudaSession final : public Session {
         cudaEvent_t e = done_[static_cast<std::size_t>(d.rank)][static_cast<std::size_t>((d.step + S) % S)];
         COLLSCOPE_CUDA(cudaStreamWaitEvent(stream, e, 0));
       }
-    if (lane < s_.ranks)
+    if (lane < s_.ranks) {
       for (const Fault& f : o_.faults)
         if (f.kind == Fault::Kind::delay && f.rank == rank && f.step == k)
-          COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, stream));
+          COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, stream, world_.abort_flag()));
+      if (auto p = park_fault(o_, rank, k)) {
+        COLLSCOPE_CUDA(launch_park(world_.abort_flag(), stream));
+        if (!parked_) parked_ = p;
+      }
+    }
     const Step& step = s_.steps[static_cast<std::size_t>(k)];
     std::uint64_t bytes = 0;
     for (const Transfer& t : step.transfers)
@@ -165,7 +209,7 @@ class CudaSession final : public Session {
     const std::uint64_t bytes = t.count * world_.esize();
     switch (t.action) {
       case Action::compute:
-        COLLSCOPE_CUDA(launch_busy(t.duration_us, stream));
+        COLLSCOPE_CUDA(launch_busy(t.duration_us, stream, world_.abort_flag()));
         return ok_status();
       case Action::scale:
         COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream));
@@ -208,6 +252,8 @@ class CudaSession final : public Session {
   std::vector<std::vector<cudaEvent_t>> done_;  // [lane][step], only where awaited
   TransferClock clock_;
   double last_us_ = 0;
+  std::optional<Parked> parked_;  // the first crash or hang fault enqueued
+  std::optional<Error> failure_;  // set when a run was aborted
 };
 
 

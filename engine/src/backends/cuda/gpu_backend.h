@@ -27,14 +27,6 @@ class GpuBackend final : public Backend {
     if (probe_.devices <= 0)
       return make_error("backend.unavailable", "backend \"" + name_ + "\" is not available: " + probe_.problem,
                         "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
-    // A kernel cannot be stopped from the host without resetting the device, so the
-    // GPU backends take the faults that end by themselves (delay, corrupt) only.
-    for (const Fault& f : o.faults)
-      if (f.kind == Fault::Kind::crash || f.kind == Fault::Kind::hang)
-        return make_error("backend.fault_unsupported",
-                          "the " + name_ + " backend cannot inject a " + name_of(f.kind) + " fault",
-                          "inject crash and hang faults on the cpu backend; delay and corrupt work here too", {},
-                          ExitCode::bad_input);
     auto session = std::make_unique<S>(s, o, probe_.devices);
     if (auto st = session->start(); !st) return st.error();
     return std::unique_ptr<Session>(std::move(session));

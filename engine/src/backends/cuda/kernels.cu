@@ -61,12 +61,19 @@ __global__ void scale_elems(T* dst, std::uint64_t n, std::uint32_t divisor) {
     dst[i] = divide<T>(dst[i], divisor);
 }
 
-__global__ void busy(std::uint64_t ns) {
+// Spins for `ns` nanoseconds of the GPU's global timer, or until the run is aborted.
+__global__ void busy(std::uint64_t ns, const volatile int* abort) {
   std::uint64_t start = 0, now = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do {
+    if (abort && *abort) return;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < ns);
+}
+
+// An injected crash or hang: the stream gets no further until the run is aborted.
+__global__ void park(const volatile int* abort) {
+  while (*abort == 0) __nanosleep(100000);
 }
 
 __global__ void flip(unsigned char* p) { p[0] ^= 0x40u; }
@@ -156,9 +163,14 @@ cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divi
   return with_type<Scale>(t, dst, n, divisor, stream);
 }
 
-cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream) {
+cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream, const int* abort) {
   if (us == 0) return cudaSuccess;
-  busy<<<1, 1, 0, stream>>>(us * 1000);
+  busy<<<1, 1, 0, stream>>>(us * 1000, abort);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_park(const int* abort, cudaStream_t stream) {
+  park<<<1, 1, 0, stream>>>(abort);
   return cudaGetLastError();
 }
 

@@ -19,8 +19,12 @@ cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStr
 cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream);
 // dst[i] = dst[i] / divisor.
 cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream);
-// Keeps the stream busy for `us` microseconds (compute spans, delay faults).
-cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream);
+// Keeps the stream busy for `us` microseconds (compute spans, delay faults), or until
+// *abort (host-mapped memory, see DeviceWorld::abort_flag) becomes non-zero.
+cudaError_t launch_busy(std::uint64_t us, cudaStream_t stream, const int* abort = nullptr);
+// Parks the stream until *abort becomes non-zero: an injected crash or hang, the rank
+// never gets past this point on its own.
+cudaError_t launch_park(const int* abort, cudaStream_t stream);
 // Flips the second-highest bit of the first element of `esize` bytes (corrupt faults,
 // as on the cpu backend: no later addition or rounding hides it).
 cudaError_t launch_flip(void* dst, std::size_t esize, cudaStream_t stream);

@@ -6,6 +6,7 @@ namespace collscope::gpu {
 
 DeviceWorld::~DeviceWorld() {
   // Best effort: a failing device cannot make the destructor fail.
+  if (abort_host_) cudaFreeHost(abort_host_);
   for (std::size_t r = 0; r < buf_.size(); ++r) {
     cudaSetDevice(device_of(static_cast<std::int32_t>(r)));
     for (void* p : buf_[r])
@@ -19,6 +20,11 @@ DeviceWorld::~DeviceWorld() {
 Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::uint64_t>& staging) {
   devices_ = devices > 0 ? devices : 1;
   esize_ = size_of(s.dtype);
+  // Portable and mapped: every GPU's kernels can read it, the host writes it.
+  COLLSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&abort_host_), sizeof(int),
+                               cudaHostAllocMapped | cudaHostAllocPortable));
+  *abort_host_ = 0;
+  COLLSCOPE_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&abort_device_), abort_host_, 0));
   const auto R = static_cast<std::size_t>(s.ranks);
   // Peer access between every pair of GPUs that allows it.
   peer_.assign(static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_), 0);

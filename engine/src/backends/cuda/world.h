@@ -51,6 +51,13 @@ class DeviceWorld {
   // Waits for every stream.
   Status synchronize();
 
+  // A flag in pinned host memory that kernels read: raised when a run is aborted, it
+  // releases parked streams and cuts busy kernels short. Created by open().
+  const int* abort_flag() const { return abort_device_; }
+  void raise_abort() const {
+    if (abort_host_) __atomic_store_n(abort_host_, 1, __ATOMIC_SEQ_CST);
+  }
+
  private:
   int devices_ = 1;
   std::size_t esize_ = 1;
@@ -58,6 +65,8 @@ class DeviceWorld {
   std::vector<void*> staging_;
   std::vector<cudaStream_t> stream_, compute_;
   std::vector<char> peer_;  // [device * devices + device]
+  int* abort_host_ = nullptr;
+  int* abort_device_ = nullptr;
 };
 
 }  // namespace collscope::gpu

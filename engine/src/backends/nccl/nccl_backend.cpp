@@ -8,13 +8,16 @@
 // without waiting on the host; observable mode waits after every step.
 //
 // Waiting polls ncclCommGetAsyncError with a timeout: on an error or a timeout every
-// communicator is aborted and the run fails with exit 3, never a hang.
+// communicator is aborted and the run fails with exit 3, never a hang. A crash or hang
+// fault parks the rank's stream before the step (../cuda/park.h): its peers block in
+// NCCL as they would on a dead process, until the wait aborts the communicators.
 #include <nccl.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +29,7 @@
 #include "../cuda/cuda_backend.h"
 #include "../cuda/kernels.h"
 #include "../cuda/nvtx.h"
+#include "../cuda/park.h"
 #include "../cuda/world.h"
 
 namespace collscope::gpu {
@@ -58,6 +62,7 @@ class NcclSession final : public Session {
   NcclSession(const Schedule& s, const SessionOptions& o, int devices)
       : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
   ~NcclSession() override {
+    world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
     for (ncclComm_t c : comms_)
       if (c) ncclCommDestroy(c);
@@ -98,12 +103,14 @@ class NcclSession final : public Session {
   }
 
   Status run_step(std::int32_t step) override {
+    if (failure_) return *failure_;  // an aborted session runs nothing more
     if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
     if (auto st = enqueue(step); !st) return abort_with(st.error());
     return wait();
   }
 
   Status run_all(std::int32_t iterations) override {
+    if (failure_) return *failure_;
     const double t0 = now_us();
     if (auto st = clock_.mark(world_, s_.ranks, t0); !st) return st;
     for (std::int32_t it = 0; it < iterations; ++it)
@@ -197,13 +204,19 @@ class NcclSession final : public Session {
     const Step& st = s_.steps[static_cast<std::size_t>(k)];
     const NvtxRange range("step " + std::to_string(k) + (st.native ? " (NCCL's own)" : ""), -1,
                           step_bytes(s_, st));
+    for (std::int32_t r = 0; r < s_.ranks; ++r)
+      if (auto p = park_fault(o_, r, k)) {
+        COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
+        COLLSCOPE_CUDA(launch_park(world_.abort_flag(), world_.stream(r)));
+        if (!parked_) parked_ = p;
+      }
     if (st.native) return enqueue_native(k);
     const auto R = static_cast<std::size_t>(s_.ranks);
     const std::size_t e = world_.esize();
     for (const Fault& f : o_.faults)
       if (f.kind == Fault::Kind::delay && f.step == k) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(f.rank)));
-        COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank)));
+        COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank), world_.abort_flag()));
       }
     // Where each cross-rank transfer lands in its receiver's staging space.
     std::vector<std::uint64_t> slot(st.transfers.size(), 0), used(R, 0);
@@ -247,7 +260,7 @@ class NcclSession final : public Session {
         case Action::copy: COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), from, t.count * e, stream)); break;
         case Action::reduce: COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream)); break;
         case Action::scale: COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream)); break;
-        case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream)); break;
+        case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream, world_.abort_flag())); break;
       }
       for (const Fault& f : o_.faults)
         if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != r && t.count)
@@ -258,9 +271,11 @@ class NcclSession final : public Session {
     return ok_status();
   }
 
-  // Waits for every stream, watching NCCL for asynchronous errors.
+  // Waits for every stream, watching NCCL for asynchronous errors; a parked rank (an
+  // injected crash or hang) fails the run after park_patience_s.
   Status wait() {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(kTimeoutSeconds);
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration<double>(kTimeoutSeconds);
     for (std::int32_t r = 0; r < s_.ranks; ++r) {
       for (;;) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
@@ -271,6 +286,14 @@ class NcclSession final : public Session {
           ncclResult_t async = ncclSuccess;
           if (ncclCommGetAsyncError(c, &async) == ncclSuccess && async != ncclSuccess)
             return abort_with(nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__));
+        }
+        if (parked_ && std::chrono::duration<double>(Clock::now() - start).count() >= park_patience_s(*parked_, o_)) {
+          std::vector<std::int32_t> waiting;
+          for (std::int32_t other = 0; other < s_.ranks; ++other) {
+            COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(other)));
+            if (cudaStreamQuery(world_.stream(other)) == cudaErrorNotReady) waiting.push_back(other);
+          }
+          return abort_with(park_error(s_, *parked_, waiting, o_));
         }
         if (Clock::now() > deadline)
           return abort_with(make_error("backend.timeout",
@@ -284,12 +307,17 @@ class NcclSession final : public Session {
     return world_.synchronize();
   }
 
+  // Aborts the communicators (NCCL's kernels stop waiting for peers), releases parked
+  // streams, lets every stream drain, and keeps the error: the session runs nothing more.
   Error abort_with(Error e) {
     for (ncclComm_t& c : comms_)
       if (c) {
         ncclCommAbort(c);
         c = nullptr;
       }
+    world_.raise_abort();
+    (void)world_.synchronize();
+    failure_ = e;
     return e;
   }
 
@@ -301,6 +329,8 @@ class NcclSession final : public Session {
   TransferClock clock_;
   std::vector<ncclComm_t> comms_;
   double last_us_ = 0;
+  std::optional<Parked> parked_;  // the first crash or hang fault enqueued
+  std::optional<Error> failure_;  // set when a run was aborted
 };
 
 
