@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "collscope/scenario.h"
 #include "gui/view/arrows.h"
@@ -103,6 +104,50 @@ TEST_CASE("gui views: a ring all-reduce colours cells from inputs to complete") 
     for (const auto& rc : cells_at(k).ranks)
       for (const auto& c : rc.rows[static_cast<std::size_t>(recv)].cells) partial |= c.colour.coverage == Coverage::partial;
   CHECK(partial);
+}
+
+TEST_CASE("gui views: advancing the cells one step gives what building them afresh gives") {
+  for (const auto& [coll, algo, ranks, count] :
+       std::vector<std::tuple<Collective, std::string, std::int32_t, std::uint64_t>>{
+           {Collective::allreduce, "ring", 5, 5 * 40},  // chunks that straddle cells
+           {Collective::allreduce, "rabenseifner", 6, 300},
+           {Collective::allgather, "bruck", 5, 7},
+           {Collective::reduce_scatter, "pairwise", 4, 100}}) {
+    CAPTURE(algo);
+    auto run = quick_run(coll, algo, ranks, count);
+    MemoryTimeline mem(run);
+    ContributionCursor cur(run->schedule);
+    auto contributors = [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); };
+    cur.seek(0);
+    auto m0 = mem.at(0);
+    REQUIRE(m0.ok());
+    auto moving = build_cells(run->schedule, *m0, contributors, 0);
+    const auto n = static_cast<std::int32_t>(run->schedule.steps.size());
+    std::size_t changed = 0;
+    for (std::int32_t k = 0; k < n; ++k) {
+      cur.seek(k + 1);
+      auto m = mem.at(k + 1);
+      REQUIRE(m.ok());
+      const auto before = moving;
+      advance_cells(moving, run->schedule, *m, contributors, k);
+      const auto fresh = build_cells(run->schedule, *m, contributors, k + 1);
+      CHECK(moving.applied == k + 1);
+      REQUIRE(moving.ranks.size() == fresh.ranks.size());
+      for (std::size_t r = 0; r < fresh.ranks.size(); ++r)
+        for (std::size_t w = 0; w < fresh.ranks[r].rows.size(); ++w)
+          for (std::size_t c = 0; c < fresh.ranks[r].rows[w].cells.size(); ++c) {
+            const auto& x = moving.ranks[r].rows[w].cells[c];
+            const auto& y = fresh.ranks[r].rows[w].cells[c];
+            CHECK(x.ranks == y.ranks);
+            CHECK(x.text == y.text);
+            CHECK(x.min == y.min);
+            CHECK(x.max == y.max);
+            CHECK(x.colour.coverage == y.colour.coverage);
+            changed += before.ranks[r].rows[w].cells[c].ranks != y.ranks;
+          }
+    }
+    CHECK(changed > 0);  // the steps did change cells, so the comparison means something
+  }
 }
 
 TEST_CASE("gui views: a million elements aggregate into at most 64 cells per row") {

@@ -25,9 +25,11 @@ const view::CellsView* LessonState::cells(std::int32_t applied) {
   }
   cursor_->seek(applied);
   const auto& cur = *cursor_;
-  cells_ = view::build_cells(run_->schedule, *mem,
-                             [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); },
-                             applied);
+  const auto contributors = [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); };
+  if (cells_ && cells_->applied + 1 == applied)  // playing forward: only what the step wrote
+    view::advance_cells(*cells_, run_->schedule, *mem, contributors, applied - 1);
+  else
+    cells_ = view::build_cells(run_->schedule, *mem, contributors, applied);
   ++cells_version_;
   return &*cells_;
 }

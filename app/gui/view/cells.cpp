@@ -81,6 +81,25 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
   return v;
 }
 
+void advance_cells(CellsView& v, const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
+                   std::int32_t step) {
+  v.applied = step + 1;
+  if (step < 0 || static_cast<std::size_t>(step) >= s.steps.size()) return;
+  for (const Transfer& t : s.steps[static_cast<std::size_t>(step)].transfers) {
+    if (t.count == 0 || t.action == Action::compute) continue;  // signals and spans change no data
+    if (t.dst.rank < 0 || static_cast<std::size_t>(t.dst.rank) >= v.ranks.size()) continue;
+    for (auto& row : v.ranks[static_cast<std::size_t>(t.dst.rank)].rows) {
+      if (row.buf != t.dst.buf || row.cells.empty()) continue;
+      const std::int32_t a = cell_of(row, t.dst.offset);
+      const std::int32_t b = cell_of(row, std::min(row.elements, t.dst.offset + t.count) - 1);
+      for (std::int32_t c = std::max(0, a); c <= b && c >= 0; ++c) {
+        auto& cell = row.cells[static_cast<std::size_t>(c)];
+        cell = make_cell(s, memory, contributors, t.dst.rank, row.buf, cell.first, cell.count, s.ranks);
+      }
+    }
+  }
+}
+
 std::int32_t cell_of(const BufferRow& row, std::uint64_t index) {
   if (index >= row.elements) return -1;
   return static_cast<std::int32_t>(index / row.per_cell);

@@ -52,6 +52,13 @@ std::uint64_t elements_per_cell(std::uint64_t elements, std::uint32_t max_cells 
 CellsView build_cells(const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
                       std::int32_t applied, std::uint32_t max_cells = kMaxCellsPerRow);
 
+// Moves `v` from `step` steps applied to `step + 1`: rebuilds only the cells that the
+// transfers of step `step` write (memory and contributors already show the step done).
+// Playing forward this touches a handful of cells instead of every one; the result is
+// the same as build_cells(..., step + 1).
+void advance_cells(CellsView& v, const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
+                   std::int32_t step);
+
 // The cell of `row` that holds element `index` (-1 when outside).
 std::int32_t cell_of(const BufferRow& row, std::uint64_t index);
 
