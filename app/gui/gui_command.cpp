@@ -3,6 +3,7 @@
 // frame-time measurement (--bench-frames).
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -154,6 +155,12 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
 }  // namespace
 
 int cmd_gui(const GuiFlags& f) {
+  // Every frame the OpenGL driver (a software one above all) allocates and frees
+  // vertex and command buffers of a few hundred KiB. Above glibc's default threshold
+  // each would be a fresh mmap, paid for in page faults every frame; keep them in the
+  // heap instead.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   auto size = parse_size(f.size);
   if (!size) return report_error(size.error());
   const int modes = !f.screenshot.empty() + (f.bench_frames > 0) + !f.slides.empty() + !f.export_trace.empty();
