@@ -24,6 +24,7 @@
 #include "../cpu/kernels.h"
 #include "check.h"
 #include "gpu_backend.h"
+#include "gpu_session.h"
 #include "clock.h"
 #include "cuda_backend.h"
 #include "kernels.h"
@@ -35,12 +36,10 @@ namespace collscope::gpu {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-class CudaSession final : public Session {
+class CudaSession final : public GpuSession {
  public:
   CudaSession(const Schedule& s, const SessionOptions& o, int devices)
-      : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
+      : GpuSession(s, o, devices) {}
   ~CudaSession() override {
     world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
@@ -78,14 +77,6 @@ class CudaSession final : public Session {
     return clock_.open(devices_);
   }
 
-  std::string device_label(std::int32_t rank) const override { return world_.label(rank); }
-  Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) override {
-    return world_.write(rank, buf, data, bytes);
-  }
-  Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) override {
-    return world_.read(rank, buf, data, bytes);
-  }
-
   Status run_step(std::int32_t step) override {
     if (failure_) return *failure_;  // an aborted session runs nothing more
     if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
@@ -109,16 +100,6 @@ class CudaSession final : public Session {
     last_us_ = now_us() - t0;
     return ok_status();
   }
-
-  double last_run_us() const override { return last_us_; }
-
-  std::vector<TransferTiming> take_events() override {
-    if (!world_.synchronize().ok()) return {};
-    return clock_.take();
-  }
-
-
-  double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
 
  private:
   // Decides staging before the world (and its peer table) exists: conservatively
@@ -242,18 +223,9 @@ class CudaSession final : public Session {
   }
 
 
-  const Schedule& s_;
-  SessionOptions o_;
-  int devices_;
-  Clock::time_point origin_;
-  DeviceWorld world_;
   std::int32_t lanes_ = 0;
   std::vector<std::vector<std::vector<cpu::Dep>>> deps_;
   std::vector<std::vector<cudaEvent_t>> done_;  // [lane][step], only where awaited
-  TransferClock clock_;
-  double last_us_ = 0;
-  std::optional<Parked> parked_;  // the first crash or hang fault enqueued
-  std::optional<Error> failure_;  // set when a run was aborted
 };
 
 

@@ -25,6 +25,7 @@
 #include "../cpu/kernels.h"
 #include "../cuda/check.h"
 #include "../cuda/gpu_backend.h"
+#include "../cuda/gpu_session.h"
 #include "../cuda/clock.h"
 #include "../cuda/cuda_backend.h"
 #include "../cuda/kernels.h"
@@ -35,8 +36,6 @@
 namespace collscope::gpu {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
   std::string where = file;
@@ -57,10 +56,10 @@ Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
 // How long a wait may take before the communicators are aborted.
 constexpr double kTimeoutSeconds = 60.0;
 
-class NcclSession final : public Session {
+class NcclSession final : public GpuSession {
  public:
   NcclSession(const Schedule& s, const SessionOptions& o, int devices)
-      : s_(s), o_(o), devices_(devices), origin_(Clock::now()) {}
+      : GpuSession(s, o, devices) {}
   ~NcclSession() override {
     world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
@@ -94,14 +93,6 @@ class NcclSession final : public Session {
     return clock_.open(devices_);
   }
 
-  std::string device_label(std::int32_t rank) const override { return world_.label(rank); }
-  Status write_buffer(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes) override {
-    return world_.write(rank, buf, data, bytes);
-  }
-  Status read_buffer(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) override {
-    return world_.read(rank, buf, data, bytes);
-  }
-
   Status run_step(std::int32_t step) override {
     if (failure_) return *failure_;  // an aborted session runs nothing more
     if (auto st = clock_.mark(world_, s_.ranks, now_us()); !st) return st;
@@ -121,8 +112,6 @@ class NcclSession final : public Session {
     return ok_status();
   }
 
-  double last_run_us() const override { return last_us_; }
-
   // The NCCL version and the tuning variables passed through from the environment.
   std::string detail() const override {
     int v = 0;
@@ -133,12 +122,6 @@ class NcclSession final : public Session {
       if (const char* value = std::getenv(name)) d += std::string(", ") + name + "=" + value;
     return d;
   }
-  std::vector<TransferTiming> take_events() override {
-    if (!world_.synchronize().ok()) return {};
-    return clock_.take();
-  }
-  double now_us() const override { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
-
  private:
   // NCCL's own collective for a native step, on every rank of the call at once.
   Status enqueue_native(std::int32_t k) {
@@ -321,16 +304,7 @@ class NcclSession final : public Session {
     return e;
   }
 
-  const Schedule& s_;
-  SessionOptions o_;
-  int devices_;
-  Clock::time_point origin_;
-  DeviceWorld world_;
-  TransferClock clock_;
   std::vector<ncclComm_t> comms_;
-  double last_us_ = 0;
-  std::optional<Parked> parked_;  // the first crash or hang fault enqueued
-  std::optional<Error> failure_;  // set when a run was aborted
 };
 
 
