@@ -48,15 +48,6 @@ struct RankState {
   std::map<std::string, std::string> completed;  // request name -> the wait that completed it
 };
 
-std::string overlap_text(const Schedule& s, const Region& r) {
-  return s.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
-         std::to_string(r.offset + r.count) + ")";
-}
-
-bool overlaps(const Region& a, const Region& b) {
-  return a.buf == b.buf && a.count && b.count && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
-}
-
 class Matcher {
  public:
   Matcher(const Expansion& x, Target& t) : x_(x), t_(t), s_(t.schedule) {
@@ -698,27 +689,6 @@ class Matcher {
 Status match(const Expansion& x, Target& t) {
   Matcher m(x, t);
   return m.run();
-}
-
-Result<Schedule> lower_program(const Scenario& s) {
-  Schedule sched;
-  sched.ranks = s.ranks;
-  sched.dtype = s.dtype;
-  for (const auto& b : s.buffers) sched.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
-  auto x = expand(s, s.program, "/program", sched.ops);
-  if (!x) return x.error();
-  Target t{s, sched};
-  if (auto st = match(*x, t); !st) return st.error();
-  // An op that completed after the last step (a final wait) ends with it.
-  const auto last = static_cast<std::int32_t>(sched.steps.size()) - 1;
-  for (auto& op : sched.ops) {
-    op.first_step = std::min(op.first_step, last);
-    op.last_step = std::min(op.last_step, last);
-  }
-  // Steps the program wrote itself may break the conflict rule: that is its race.
-  if (auto st = check_bounds(sched); !st) return st.error();
-  if (auto st = check_conflicts(sched); !st) return st.error();
-  return sched;
 }
 
 }  // namespace collscope::program

@@ -41,6 +41,16 @@ struct Region {
   std::uint64_t offset = 0, count = 0;
 };
 
+inline bool overlaps(const Region& a, const Region& b) {
+  return a.buf == b.buf && a.count && b.count && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
+// "x[0..4)"
+inline std::string overlap_text(const Schedule& s, const Region& r) {
+  return s.buffers[static_cast<std::size_t>(r.buf)].name + "[" + std::to_string(r.offset) + ".." +
+         std::to_string(r.offset + r.count) + ")";
+}
+
 // One op of one rank's program with every expression evaluated.
 struct Instance {
   Kind kind = Kind::send;

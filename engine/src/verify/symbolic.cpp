@@ -37,6 +37,7 @@
 
 #include "collscope/collective.h"
 #include "collscope/verify.h"
+#include "verify/radix_sort.h"
 #include "describe.h"
 #include "expect.h"
 
@@ -257,33 +258,6 @@ void write_slice(SegList& m, std::uint64_t off, std::uint64_t count, Piece* piec
   m.segs.insert(m.segs.begin() + static_cast<std::ptrdiff_t>(a), std::make_move_iterator(repl.begin()),
                 std::make_move_iterator(repl.end()));
   m.bounds_changed();
-}
-
-// Sorts [first, last), using `tmp` as scratch space. A radix sort (least significant
-// byte first, one stable counting pass per byte, skipping the bytes that are zero in
-// every value): the pre-split sorts four cuts per transfer, millions in a big call,
-// and this runs several times faster than std::sort on them.
-void radix_sort(std::uint64_t* first, std::uint64_t* last, std::vector<std::uint64_t>& tmp) {
-  const auto n = static_cast<std::size_t>(last - first);
-  if (n < 64) {
-    std::sort(first, last);
-    return;
-  }
-  std::uint64_t any = 0;
-  for (const std::uint64_t* x = first; x != last; ++x) any |= *x;
-  tmp.resize(n);
-  std::uint64_t* from = first;
-  std::uint64_t* to = tmp.data();
-  for (int shift = 0; shift < 64 && (any >> shift) != 0; shift += 8) {
-    if (((any >> shift) & 0xff) == 0) continue;
-    std::size_t place[256] = {};
-    for (std::size_t i = 0; i < n; ++i) ++place[(from[i] >> shift) & 0xff];
-    std::size_t sum = 0;
-    for (std::size_t& p : place) sum += std::exchange(p, sum);
-    for (std::size_t i = 0; i < n; ++i) to[place[(from[i] >> shift) & 0xff]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != first) std::copy(from, from + n, first);
 }
 
 }  // namespace
