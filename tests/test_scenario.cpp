@@ -741,6 +741,23 @@ TEST_CASE("scenario: lowering builds the schedule's buffers and calls") {
   CHECK(bar.args.in_buf == -1);
 }
 
+TEST_CASE("scenario: a custom algorithm with an empty body survives the round trip") {
+  // Found by fuzzing: the writer left out an empty "body", and the reader then asked for one.
+  Scenario a = parse_ok(R"({"version": 1, "ranks": 2, "buffers": {"x": {"count": 4}},
+    "program": [{"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": []}]})");
+  REQUIRE(a.program.size() == 1);
+  CHECK(a.program[0].body.empty());
+  const std::string out = to_json(a);
+  CHECK(out.find("\"body\": []") != std::string::npos);
+  auto b = parse_scenario(out, "x.json");
+  if (!b) FAIL_CHECK(b.error().format());
+  REQUIRE(b.ok());
+  REQUIRE(b->program.size() == 1);
+  CHECK(b->program[0].algorithm == "custom");
+  CHECK(b->program[0].body.empty());
+  CHECK(to_json(*b) == out);
+}
+
 TEST_CASE("scenario: to_json round trip") {
   const std::string text = R"({
   "version": 1,
