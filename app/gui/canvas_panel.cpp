@@ -180,6 +180,11 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     cells_version_ = lesson.cells_version();
   }
   std::size_t image_row = 0;
+  // Every cell image in one draw call: the images go to a channel underneath the outlines
+  // and text, so the texture does not switch at every row (a software renderer pays for
+  // each draw call).
+  dl->ChannelsSplit(2);
+  dl->ChannelsSetCurrent(1);
   for (const auto& rc : cv->ranks) {
     const ImVec2 m = g.box_min(rc.rank);
     const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
@@ -208,8 +213,10 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
         g.cell_rect(rc.rank, ri, 0, row.cells.size(), a, b);
         g.cell_rect(rc.rank, ri, row.cells.size() - 1, row.cells.size(), a_last, b_last);
         const float H = static_cast<float>(image_rows), W = static_cast<float>(max_cells);
+        dl->ChannelsSetCurrent(0);
         dl->AddImage(cells_image_.id(), a, {b_last.x, b.y}, {0, static_cast<float>(image_row) / H},
                      {static_cast<float>(row.cells.size()) / W, static_cast<float>(image_row + 1) / H});
+        dl->ChannelsSetCurrent(1);
       }
       for (std::size_t c = 0; c < row.cells.size(); ++c) {
         if (dense && !inside) break;  // only the hover test needs the cells one by one
@@ -222,6 +229,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     }
     if (inside) hover_rank = rc.rank;
   }
+  dl->ChannelsMerge();
 
   // The step's transfers: arrows from the source cell to the destination cell.
   if (pb.applied < lesson.steps()) {

@@ -77,7 +77,7 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
     std::vector<double> ms;
     // Where a frame goes: building it (view models, ImGui), submitting it (ImGui's draw
     // lists to OpenGL: a software driver transforms the vertices here) and rasterising it.
-    double build_ms = 0, submit_ms = 0, vertices = 0;
+    double build_ms = 0, submit_ms = 0, raster_ms = 0, present_ms = 0, vertices = 0, draw_calls = 0;
     for (int i = 0; i < f.bench_frames + 10; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       (*win)->new_frame();
@@ -87,10 +87,18 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
       (*win)->render();
       if (i >= 10) {
         submit_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-        vertices += ImGui::GetDrawData()->TotalVtxCount;
+        const ImDrawData* dd = ImGui::GetDrawData();
+        vertices += dd->TotalVtxCount;
+        for (int l = 0; l < dd->CmdListsCount; ++l) draw_calls += dd->CmdLists[l]->CmdBuffer.Size;
       }
+      const auto t2 = std::chrono::steady_clock::now();
       (*win)->finish();  // count the (software) rasterisation, not just the submission
+      const auto t3 = std::chrono::steady_clock::now();
       (*win)->present();
+      if (i >= 10) {
+        raster_ms += std::chrono::duration<double, std::milli>(t3 - t2).count();
+        present_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t3).count();
+      }
       if (pb.at_end()) pb.toggle();
       if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -103,8 +111,9 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
     std::printf("frame time ms: mean %.2f  median %.2f  p95 %.2f  max %.2f\n", sum / static_cast<double>(ms.size()),
                 ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back());
     const double n = static_cast<double>(ms.size());
-    std::printf("of which building the frame (views + ImGui): mean %.2f, submitting it to OpenGL: mean %.2f; "
-                "%.0f vertices per frame\n", build_ms / n, submit_ms / n, vertices / n);
+    std::printf("of which building the frame (views + ImGui): mean %.2f, submitting it to OpenGL: mean %.2f, "
+                "rasterising it: mean %.2f, presenting it: mean %.2f; %.0f vertices and %.0f draw calls per frame\n",
+                build_ms / n, submit_ms / n, raster_ms / n, present_ms / n, vertices / n, draw_calls / n);
     std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     return 0;
   }
