@@ -15,7 +15,9 @@ echo "== GPUs"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
 
 echo "== build (CUDA on)"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLLSCOPE_CUDA=ON -DCOLLSCOPE_GUI=OFF >/dev/null
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCOLLSCOPE_CUDA=ON -DCOLLSCOPE_GUI=OFF >/dev/null
 cmake --build build-gpu -j "$(nproc)"
 
 echo "== list"

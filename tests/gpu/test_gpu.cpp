@@ -25,8 +25,8 @@ int gpus() {
     if (b->info().name == "cuda") {
       if (!b->info().available) return 0;
       const std::string d = b->info().description;  // "... (N GPU(s))"
-      const auto open = d.rfind('(');
-      return open == std::string::npos ? 1 : std::stoi(d.substr(open + 1));
+      const auto open = d.rfind(" (");
+      return open == std::string::npos ? 1 : std::stoi(d.substr(open + 2));
     }
   return 0;
 }

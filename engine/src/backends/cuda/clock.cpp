@@ -32,17 +32,20 @@ Status TransferClock::mark(const DeviceWorld& w, std::int32_t ranks, double host
 }
 
 Status TransferClock::start(cudaStream_t stream, std::int32_t step, std::int32_t transfer, std::int32_t rank,
-                            int device) {
+                            int device, std::size_t* index) {
   Timed t{step, transfer, rank, device, nullptr, nullptr};
   COLLSCOPE_CUDA(cudaEventCreate(&t.start));
   COLLSCOPE_CUDA(cudaEventCreate(&t.end));
+  timed_.push_back(t);  // owned from here on: release() destroys both events
   COLLSCOPE_CUDA(cudaEventRecord(t.start, stream));
-  timed_.push_back(t);
+  if (index) *index = timed_.size() - 1;
   return ok_status();
 }
 
-Status TransferClock::stop(cudaStream_t stream) {
-  COLLSCOPE_CUDA(cudaEventRecord(timed_.back().end, stream));
+Status TransferClock::stop(cudaStream_t stream) { return stop(stream, timed_.size() - 1); }
+
+Status TransferClock::stop(cudaStream_t stream, std::size_t index) {
+  COLLSCOPE_CUDA(cudaEventRecord(timed_[index].end, stream));
   return ok_status();
 }
 

@@ -18,9 +18,13 @@ class TransferClock {
   Status open(int devices);
   // A run starts: one base event per GPU on a stream of that GPU, at host time `host_us`.
   Status mark(const DeviceWorld& w, std::int32_t ranks, double host_us);
-  // Around one transfer on `stream` (the current device must be the stream's).
-  Status start(cudaStream_t stream, std::int32_t step, std::int32_t transfer, std::int32_t rank, int device);
-  Status stop(cudaStream_t stream);
+  // Around one transfer on `stream` (the current device must be the stream's). `index`,
+  // when given, receives the transfer's number for stop(stream, index): transfers whose
+  // timings overlap (NCCL receives, started together before a group) are stopped by it.
+  Status start(cudaStream_t stream, std::int32_t step, std::int32_t transfer, std::int32_t rank, int device,
+               std::size_t* index = nullptr);
+  Status stop(cudaStream_t stream);  // the transfer started last
+  Status stop(cudaStream_t stream, std::size_t index);
   // After the streams finished: every timed transfer, on the host clock.
   std::vector<TransferTiming> take();
 

@@ -127,8 +127,10 @@ class CudaSession final : public GpuSession {
           done = false;
           waiting.push_back(lane % s_.ranks);
         } else if (q != cudaSuccess) {
+          failure_ = cuda_error(q, "cudaStreamQuery", __FILE__, __LINE__);
           world_.raise_abort();
-          return cuda_error(q, "cudaStreamQuery", __FILE__, __LINE__);
+          (void)world_.synchronize();
+          return *failure_;
         }
       }
       if (done) return world_.synchronize();

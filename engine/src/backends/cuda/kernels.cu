@@ -17,8 +17,6 @@ int blocks_for(std::uint64_t items) {
   return static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(b, 1), 4096));
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
-
 __global__ void copy_vec(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -78,19 +76,31 @@ __global__ void park(const volatile int* abort) {
 
 __global__ void flip(unsigned char* p) { p[0] ^= 0x40u; }
 
+// Bytes from `p` to the next 16-byte boundary; and whether two pointers share their
+// offset from it, so that after a common head both are aligned.
+std::uint64_t to_boundary(const void* p) { return (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16; }
+bool same_phase(const void* a, const void* b) {
+  return (reinterpret_cast<std::uintptr_t>(a) - reinterpret_cast<std::uintptr_t>(b)) % 16 == 0;
+}
+
 template <class T, OpKind K>
 cudaError_t reduce_as(void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
   constexpr std::uint64_t per = 16 / sizeof(T);
-  std::uint64_t done = 0;
-  if (aligned16(dst) && aligned16(src) && n >= per) {
-    const std::uint64_t vecs = n / per;
-    reduce_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(static_cast<uint4*>(dst),
-                                                               static_cast<const uint4*>(src), vecs);
-    done = vecs * per;
+  T* d = static_cast<T*>(dst);
+  const T* s = static_cast<const T*>(src);
+  // Head: element by element up to the 16-byte boundary (when both pointers reach it at
+  // the same element); middle: 16 bytes per access; tail: element by element.
+  std::uint64_t head = n, vecs = 0;
+  if (same_phase(dst, src) && to_boundary(dst) % sizeof(T) == 0) {
+    head = std::min<std::uint64_t>(n, to_boundary(dst) / sizeof(T));
+    vecs = (n - head) / per;
   }
-  if (done < n)
-    reduce_elems<T, K><<<blocks_for(n - done), kThreads, 0, stream>>>(static_cast<T*>(dst) + done,
-                                                                      static_cast<const T*>(src) + done, n - done);
+  if (head > 0) reduce_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
+  if (vecs > 0)
+    reduce_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
+                                                               reinterpret_cast<const uint4*>(s + head), vecs);
+  const std::uint64_t done = head + vecs * per;
+  if (done < n) reduce_elems<T, K><<<blocks_for(n - done), kThreads, 0, stream>>>(d + done, s + done, n - done);
   return cudaGetLastError();
 }
 
@@ -140,16 +150,20 @@ struct Scale {
 
 cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
-  std::uint64_t done = 0;
-  if (aligned16(dst) && aligned16(src) && bytes >= 16) {
-    const std::uint64_t vecs = bytes / 16;
-    copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), vecs);
-    done = vecs * 16;
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  // Head byte by byte up to the 16-byte boundary, middle 16 bytes per access, tail.
+  std::uint64_t head = bytes, vecs = 0;
+  if (same_phase(dst, src)) {
+    head = std::min<std::uint64_t>(bytes, to_boundary(dst));
+    vecs = (bytes - head) / 16;
   }
-  if (done < bytes)
-    copy_bytes<<<blocks_for(bytes - done), kThreads, 0, stream>>>(static_cast<unsigned char*>(dst) + done,
-                                                                  static_cast<const unsigned char*>(src) + done,
-                                                                  bytes - done);
+  if (head > 0) copy_bytes<<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
+  if (vecs > 0)
+    copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
+                                                         reinterpret_cast<const uint4*>(s + head), vecs);
+  const std::uint64_t done = head + vecs * 16;
+  if (done < bytes) copy_bytes<<<blocks_for(bytes - done), kThreads, 0, stream>>>(d + done, s + done, bytes - done);
   return cudaGetLastError();
 }
 

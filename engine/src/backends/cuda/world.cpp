@@ -5,8 +5,10 @@
 namespace collscope::gpu {
 
 DeviceWorld::~DeviceWorld() {
-  // Best effort: a failing device cannot make the destructor fail.
-  if (abort_host_) cudaFreeHost(abort_host_);
+  // Best effort: a failing device cannot make the destructor fail. Nothing may stay
+  // parked, and the flag that parked and busy kernels read is freed last.
+  raise_abort();
+  (void)synchronize();
   for (std::size_t r = 0; r < buf_.size(); ++r) {
     cudaSetDevice(device_of(static_cast<std::int32_t>(r)));
     for (void* p : buf_[r])
@@ -15,6 +17,13 @@ DeviceWorld::~DeviceWorld() {
     if (r < stream_.size() && stream_[r]) cudaStreamDestroy(stream_[r]);
     if (r < compute_.size() && compute_[r]) cudaStreamDestroy(compute_[r]);
   }
+  if (abort_host_) cudaFreeHost(abort_host_);
+}
+
+Status DeviceWorld::settle(int device) const {
+  COLLSCOPE_CUDA(cudaSetDevice(device));
+  COLLSCOPE_CUDA(cudaDeviceSynchronize());
+  return ok_status();
 }
 
 Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::uint64_t>& staging) {
@@ -61,6 +70,10 @@ Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::
     }
     if (r < staging.size() && staging[r]) COLLSCOPE_CUDA(cudaMalloc(&staging_[r], staging[r]));
   }
+  // The memsets ran on the legacy default stream, which the ranks' non-blocking streams
+  // do not wait for: finish them before anything is enqueued.
+  for (int g = 0; g < devices_; ++g)
+    if (auto st = settle(g); !st) return st;
   return ok_status();
 }
 
@@ -69,22 +82,39 @@ Status DeviceWorld::write(std::int32_t rank, std::int32_t buf, const void* data,
   COLLSCOPE_CUDA(cudaSetDevice(device_of(rank)));
   COLLSCOPE_CUDA(cudaMemcpy(buf_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(buf)], data, bytes,
                             cudaMemcpyHostToDevice));
-  return ok_status();
+  // From pageable memory cudaMemcpy may return before the data reached the device, and
+  // the ranks' non-blocking streams would not wait for it.
+  return settle(device_of(rank));
 }
 
 Status DeviceWorld::read(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes) {
   if (!bytes) return ok_status();
   COLLSCOPE_CUDA(cudaSetDevice(device_of(rank)));
+  // The legacy default stream does not wait for the rank's non-blocking streams.
+  COLLSCOPE_CUDA(cudaStreamSynchronize(stream_[static_cast<std::size_t>(rank)]));
+  COLLSCOPE_CUDA(cudaStreamSynchronize(compute_[static_cast<std::size_t>(rank)]));
   COLLSCOPE_CUDA(cudaMemcpy(data, buf_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(buf)], bytes,
                             cudaMemcpyDeviceToHost));
   return ok_status();
 }
 
 Status DeviceWorld::synchronize() {
+  // Every stream, even after one failed (an abort drains everything); the first error
+  // is the one reported.
+  cudaError_t first = cudaSuccess;
+  const char* call = nullptr;
   for (std::size_t r = 0; r < stream_.size(); ++r) {
-    COLLSCOPE_CUDA(cudaStreamSynchronize(stream_[r]));
-    COLLSCOPE_CUDA(cudaStreamSynchronize(compute_[r]));
+    cudaSetDevice(device_of(static_cast<std::int32_t>(r)));
+    for (cudaStream_t s : {stream_[r], compute_[r]}) {
+      if (!s) continue;
+      const cudaError_t e = cudaStreamSynchronize(s);
+      if (e != cudaSuccess && first == cudaSuccess) {
+        first = e;
+        call = "cudaStreamSynchronize";
+      }
+    }
   }
+  if (first != cudaSuccess) return cuda_error(first, call, __FILE__, __LINE__);
   return ok_status();
 }
 

@@ -48,8 +48,10 @@ class DeviceWorld {
 
   Status write(std::int32_t rank, std::int32_t buf, const void* data, std::uint64_t bytes);
   Status read(std::int32_t rank, std::int32_t buf, void* data, std::uint64_t bytes);
-  // Waits for every stream.
+  // Waits for every stream (all of them, even after an error; the first error is kept).
   Status synchronize();
+  // Waits for everything on one GPU, the legacy default stream included.
+  Status settle(int device) const;
 
   // A flag in pinned host memory that kernels read: raised when a run is aborted, it
   // releases parked streams and cuts busy kernels short. Created by open().

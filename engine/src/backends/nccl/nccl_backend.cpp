@@ -53,7 +53,8 @@ Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
       return ::collscope::gpu::nccl_error(collscope_nccl_r, #call, __FILE__, __LINE__); \
   } while (0)
 
-// How long a wait may take before the communicators are aborted.
+// How long a wait may take before the communicators are aborted, at least: a longer
+// --timeout raises it, --timeout 0 waits for ever.
 constexpr double kTimeoutSeconds = 60.0;
 
 class NcclSession final : public GpuSession {
@@ -134,6 +135,13 @@ class NcclSession final : public GpuSession {
     const ncclDataType_t type = nccl_type(s_.dtype);
     const ncclRedOp_t op = nccl_op(a.op);
     const auto count = static_cast<std::size_t>(a.count);
+    // A corrupting rank hands NCCL its input with one bit flipped: what it sends is wrong.
+    for (const Fault& f : o_.faults)
+      if (f.kind == Fault::Kind::corrupt && f.step == k && count > 0)
+        if (auto* b = static_cast<std::uint8_t*>(world_.buffer(f.rank, a.in_buf))) {
+          COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(f.rank)));
+          COLLSCOPE_CUDA(launch_flip(b + a.in_offset(f.rank) * world_.esize(), world_.esize(), world_.stream(f.rank)));
+        }
     COLLSCOPE_NCCL(ncclGroupStart());
     for (std::int32_t r = 0; r < s_.ranks; ++r) {
       const ncclComm_t comm = comms_[static_cast<std::size_t>(r)];
@@ -193,14 +201,14 @@ class NcclSession final : public GpuSession {
         COLLSCOPE_CUDA(launch_park(world_.abort_flag(), world_.stream(r)));
         if (!parked_) parked_ = p;
       }
-    if (st.native) return enqueue_native(k);
-    const auto R = static_cast<std::size_t>(s_.ranks);
-    const std::size_t e = world_.esize();
     for (const Fault& f : o_.faults)
       if (f.kind == Fault::Kind::delay && f.step == k) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(f.rank)));
         COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank), world_.abort_flag()));
       }
+    if (st.native) return enqueue_native(k);
+    const auto R = static_cast<std::size_t>(s_.ranks);
+    const std::size_t e = world_.esize();
     // Where each cross-rank transfer lands in its receiver's staging space.
     std::vector<std::uint64_t> slot(st.transfers.size(), 0), used(R, 0);
     bool any = false;
@@ -211,6 +219,19 @@ class NcclSession final : public GpuSession {
       used[static_cast<std::size_t>(t.dst.rank)] += std::max<std::uint64_t>(1, t.count * e);
       any = true;
     }
+    // A received transfer's time runs from when its step's communication was queued on
+    // the receiver's stream (before NCCL's kernel) to when its data is in place.
+    std::vector<std::size_t> timed(st.transfers.size(), 0);
+    if (any && o_.record_events)
+      for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+        const Transfer& t = st.transfers[i];
+        if (t.src.rank == t.dst.rank || t.action == Action::compute || is_signal(t)) continue;
+        COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(t.dst.rank)));
+        if (auto s = clock_.start(world_.stream(t.dst.rank), k, static_cast<std::int32_t>(i), t.dst.rank,
+                                  world_.device_of(t.dst.rank), &timed[i]);
+            !s)
+          return s;
+      }
     if (any) {
       COLLSCOPE_NCCL(ncclGroupStart());
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
@@ -235,7 +256,8 @@ class NcclSession final : public GpuSession {
       const std::int32_t r = t.dst.rank;
       cudaStream_t stream = world_.stream(r);
       COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
-      if (o_.record_events)
+      const bool received = t.src.rank != r && t.action != Action::compute;
+      if (o_.record_events && !received)
         if (auto s = clock_.start(stream, k, static_cast<std::int32_t>(i), r, world_.device_of(r)); !s) return s;
       const void* from = t.src.rank == r ? static_cast<const void*>(world_.ptr(t.src))
                                          : static_cast<const std::uint8_t*>(world_.staging(r)) + slot[i];
@@ -249,7 +271,7 @@ class NcclSession final : public GpuSession {
         if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != r && t.count)
           COLLSCOPE_CUDA(launch_flip(world_.ptr(t.dst), world_.esize(), stream));
       if (o_.record_events)
-        if (auto s = clock_.stop(stream); !s) return s;
+        if (auto s = received ? clock_.stop(stream, timed[i]) : clock_.stop(stream); !s) return s;
     }
     return ok_status();
   }
@@ -258,7 +280,8 @@ class NcclSession final : public GpuSession {
   // injected crash or hang) fails the run after park_patience_s.
   Status wait() {
     const auto start = Clock::now();
-    const auto deadline = start + std::chrono::duration<double>(kTimeoutSeconds);
+    const double limit_s = std::max(kTimeoutSeconds, o_.timeout_s);
+    const auto deadline = start + std::chrono::duration<double>(limit_s);
     for (std::int32_t r = 0; r < s_.ranks; ++r) {
       for (;;) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
@@ -278,10 +301,10 @@ class NcclSession final : public GpuSession {
           }
           return abort_with(park_error(s_, *parked_, waiting, o_));
         }
-        if (Clock::now() > deadline)
+        if (o_.timeout_s > 0 && Clock::now() > deadline)
           return abort_with(make_error("backend.timeout",
                                        "rank " + std::to_string(r) + " did not finish within " +
-                                           std::to_string(static_cast<int>(kTimeoutSeconds)) + " s",
+                                           std::to_string(static_cast<int>(limit_s)) + " s",
                                        "a peer may have failed; set NCCL_DEBUG=WARN and run again", {},
                                        ExitCode::backend_failure));
         std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -293,12 +316,14 @@ class NcclSession final : public GpuSession {
   // Aborts the communicators (NCCL's kernels stop waiting for peers), releases parked
   // streams, lets every stream drain, and keeps the error: the session runs nothing more.
   Error abort_with(Error e) {
+    // The flag first: aborting the last communicator waits for the kernels NCCL put on
+    // the ranks' streams, and on a parked rank those wait behind the park.
+    world_.raise_abort();
     for (ncclComm_t& c : comms_)
       if (c) {
         ncclCommAbort(c);
         c = nullptr;
       }
-    world_.raise_abort();
     (void)world_.synchronize();
     failure_ = e;
     return e;
