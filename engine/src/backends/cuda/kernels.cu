@@ -1,10 +1,13 @@
-// Transfer kernels. Each thread walks a grid-stride loop over 16-byte vectors when
-// both pointers are 16-byte aligned (the common case: buffers come from cudaMalloc
-// and offsets are multiples of the vector), and over single elements otherwise and
-// for the tail, so every count and offset is handled exactly.
+// Transfer kernels. Each thread walks a grid-stride loop over 16-byte vectors from the
+// first 16-byte boundary both pointers reach together (every pair of offsets that
+// differ by a multiple of 16 bytes: buffers come from cudaMalloc), and over single
+// elements for the head before it and the tail after it, so every count and offset is
+// handled exactly (vector_split.h).
 #include "kernels.h"
 
 #include <algorithm>
+
+#include "vector_split.h"
 
 namespace collscope::gpu {
 
@@ -76,11 +79,8 @@ __global__ void park(const volatile int* abort) {
 
 __global__ void flip(unsigned char* p) { p[0] ^= 0x40u; }
 
-// Bytes from `p` to the next 16-byte boundary; and whether two pointers share their
-// offset from it, so that after a common head both are aligned.
-std::uint64_t to_boundary(const void* p) { return (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16; }
-bool same_phase(const void* a, const void* b) {
-  return (reinterpret_cast<std::uintptr_t>(a) - reinterpret_cast<std::uintptr_t>(b)) % 16 == 0;
+VectorSplit split(const void* dst, const void* src, std::uint64_t n, std::uint64_t esize) {
+  return split_for_vectors(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), n, esize);
 }
 
 template <class T, OpKind K>
@@ -88,19 +88,14 @@ cudaError_t reduce_as(void* dst, const void* src, std::uint64_t n, cudaStream_t 
   constexpr std::uint64_t per = 16 / sizeof(T);
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
-  // Head: element by element up to the 16-byte boundary (when both pointers reach it at
-  // the same element); middle: 16 bytes per access; tail: element by element.
-  std::uint64_t head = n, vecs = 0;
-  if (same_phase(dst, src) && to_boundary(dst) % sizeof(T) == 0) {
-    head = std::min<std::uint64_t>(n, to_boundary(dst) / sizeof(T));
-    vecs = (n - head) / per;
-  }
+  // Head element by element up to the 16-byte boundary, middle 16 bytes per access, tail.
+  const auto [head, vecs, tail] = split(dst, src, n, sizeof(T));
   if (head > 0) reduce_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
   if (vecs > 0)
     reduce_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
                                                                reinterpret_cast<const uint4*>(s + head), vecs);
   const std::uint64_t done = head + vecs * per;
-  if (done < n) reduce_elems<T, K><<<blocks_for(n - done), kThreads, 0, stream>>>(d + done, s + done, n - done);
+  if (tail > 0) reduce_elems<T, K><<<blocks_for(tail), kThreads, 0, stream>>>(d + done, s + done, tail);
   return cudaGetLastError();
 }
 
@@ -153,17 +148,13 @@ cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStr
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   // Head byte by byte up to the 16-byte boundary, middle 16 bytes per access, tail.
-  std::uint64_t head = bytes, vecs = 0;
-  if (same_phase(dst, src)) {
-    head = std::min<std::uint64_t>(bytes, to_boundary(dst));
-    vecs = (bytes - head) / 16;
-  }
+  const auto [head, vecs, tail] = split(dst, src, bytes, 1);
   if (head > 0) copy_bytes<<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
   if (vecs > 0)
     copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
                                                          reinterpret_cast<const uint4*>(s + head), vecs);
   const std::uint64_t done = head + vecs * 16;
-  if (done < bytes) copy_bytes<<<blocks_for(bytes - done), kThreads, 0, stream>>>(d + done, s + done, bytes - done);
+  if (tail > 0) copy_bytes<<<blocks_for(tail), kThreads, 0, stream>>>(d + done, s + done, tail);
   return cudaGetLastError();
 }
 
