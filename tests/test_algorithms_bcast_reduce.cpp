@@ -161,6 +161,36 @@ TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   }
 }
 
+TEST_CASE("algorithms bcast_allreduce: a large buffer goes round the ring in slices of about 1 MiB per rank") {
+  using C = Collective;
+  // 2.5 MiB of float32 per rank: 3 slices, each a whole ring (+ its local copy out of place).
+  const std::uint64_t count = 655360;
+  CHECK(steps_of(C::allreduce, "ring", 4, count, true) == 3 * 6);
+  CHECK(steps_of(C::allreduce, "ring", 4, count, false) == 3 * 7);
+  // Exactly 1 MiB is one slice; one element more makes two.
+  CHECK(steps_of(C::allreduce, "ring", 4, 262144, true) == 6);
+  CHECK(steps_of(C::allreduce, "ring", 4, 262145, true) == 12);
+  // With 32 ranks a slice holds at least 64 KiB per block: 2 MiB, so 4 MiB is 2 slices.
+  CHECK(steps_of(C::allreduce, "ring", 32, 1u << 20, true) == 2 * 62);
+
+  AlgoCase c{C::allreduce, "ring", 5, count, 0, false, {}, 0};
+  const Schedule s = lower(c);
+  check_verified(s, c);
+  check_captions(s, c);
+  // Every slice is a whole ring on its own elements, told as such.
+  REQUIRE(s.steps.size() == 3 * 9);
+  CHECK(s.steps[0].phase == "local copy");
+  CHECK(s.steps[0].caption.rfind("slice 1 of 3, ", 0) == 0);
+  CHECK(s.steps[9].caption.rfind("slice 2 of 3, ", 0) == 0);
+  CHECK(s.steps[26].phase == "all-gather");
+  CHECK(s.steps[26].caption.rfind("slice 3 of 3, step 4 of 4", 0) == 0);
+  std::uint64_t lo = ~0ull, hi = 0;
+  for (std::size_t k = 9; k < 18; ++k)
+    for (const auto& t : s.steps[k].transfers) lo = std::min(lo, t.dst.offset), hi = std::max(hi, t.dst.offset + t.count);
+  CHECK(lo == 218454);  // the middle slice: elements [218454, 436907)
+  CHECK(hi == 436907);
+}
+
 TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers quickly") {
   Schedule s;
   s.ranks = 1024;

@@ -23,6 +23,13 @@
 //   start:   A B C D  A B C D  A B C D  A B C D      (each its own input)
 //   end:     A        B        C        D             complete blocks after reduce-scatter
 //
+//   A large buffer goes round the ring in slices, like NCCL's chunks: the whole ring
+//   (reduce-scatter and all-gather) runs on slice 1, then on slice 2, ... While one
+//   slice is on its way round, what every rank reads and writes fits in the processor's
+//   cache, so each element comes from main memory once instead of at every step.
+//
+//   buffer:  | slice 1 | slice 2 | slice 3 |      each slice: A B C D as above
+//
 // recursive_doubling: partners at distance 1, 2, 4, ... swap whole buffers and add;
 // two steps per round (swap into scratch, then add) so nobody reads what is being
 // written.
@@ -143,20 +150,34 @@ void allreduce_tree(StepBuilder& b) {
 }
 
 // ---------------------------------------------------------------------------
-// ring: (n-1) reduce-scatter steps + (n-1) all-gather steps (+1 local copy out of place).
+// ring: per slice, (n-1) reduce-scatter steps + (n-1) all-gather steps (+1 local copy
+// out of place).
 
-void allreduce_ring(StepBuilder& b) {
+namespace {
+
+// A slice holds about 1 MiB of each rank's buffer, and at least 64 KiB per block, so that
+// many ranks do not cut a buffer into slivers (nor a schedule into millions of transfers).
+std::uint64_t ring_slices(const StepBuilder& b) {
+  const std::uint64_t bytes = b.count() * size_of(b.args().dtype);
+  const std::uint64_t slice = std::max<std::uint64_t>(1u << 20, static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
+  return std::max<std::uint64_t>(1, (bytes + slice - 1) / slice);
+}
+
+// The ring on elements [base, base + count) of every rank's buffer.
+void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const std::string& prefix) {
   const std::int32_t n = b.ranks();
-  if (n == 1) return single_rank(b);
-  const std::uint64_t count = b.count();
   const auto parts = static_cast<std::uint64_t>(n);
 
-  local_copy(b, [](std::int32_t) { return true; });
+  if (!b.args().in_place) {
+    b.begin_step("local copy", prefix + "every rank copies its input into the output, where the sum is built; "
+                                        "inputs stay as they are");
+    for (std::int32_t r = 0; r < n; ++r) b.copy(b.in(r, base), b.out(r, base), count);
+  }
 
   // Moves block `blk` from rank r to its right neighbour, adding or copying.
   auto pass_right = [&](std::int32_t r, std::int64_t blk, bool add) {
     const auto i = static_cast<std::uint64_t>(wrap(blk, n));
-    const std::uint64_t off = block_begin(count, parts, i);
+    const std::uint64_t off = base + block_begin(count, parts, i);
     const std::uint64_t len = block_size(count, parts, i);
     const std::int32_t next = (r + 1) % n;
     if (add)
@@ -169,7 +190,7 @@ void allreduce_ring(StepBuilder& b) {
   // to its own copy of that block and passes the sum on in step s+1. After n-1 steps
   // block r on rank r holds every rank's contribution.
   for (std::int32_t s = 0; s + 1 < n; ++s) {
-    b.begin_step("reduce-scatter", step_of(s + 1, n - 1) +
+    b.begin_step("reduce-scatter", prefix + step_of(s + 1, n - 1) +
                                        "every rank sends one block of partial sums to its right neighbour, "
                                        "which adds it to its own");
     for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - 1 - s, true);
@@ -179,10 +200,22 @@ void allreduce_ring(StepBuilder& b) {
   // first, then the one it just received).
   for (std::int32_t s = 0; s + 1 < n; ++s) {
     b.begin_step("all-gather",
-                 step_of(s + 1, n - 1) +
+                 prefix + step_of(s + 1, n - 1) +
                      "every rank passes the complete block it got last to its right neighbour; each has " +
                      std::to_string(s + 2) + " of " + std::to_string(n) + " now");
     for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - s, false);
+  }
+}
+
+}  // namespace
+
+void allreduce_ring(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  if (n == 1) return single_rank(b);
+  const std::uint64_t slices = ring_slices(b);
+  for (std::uint64_t c = 0; c < slices; ++c) {
+    const std::string prefix = slices > 1 ? "slice " + std::to_string(c + 1) + " of " + std::to_string(slices) + ", " : "";
+    ring_slice(b, block_begin(b.count(), slices, c), block_size(b.count(), slices, c), prefix);
   }
 }
 

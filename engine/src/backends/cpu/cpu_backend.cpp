@@ -174,8 +174,22 @@ class CpuSession final : public Session {
   Status run_all(std::int32_t iterations) override {
     mode_ = "fast";
     if (failure_) return *failure_;
-    for (std::size_t r = 0; r < static_cast<std::size_t>(lanes_); ++r) progress_[r].value.store(0);
-    return command(Command::all, iterations);
+    // Progress counts steps in 32 bits: a long run goes in rounds of fewer than 2^31
+    // steps, each counted from 0. A round ends when every lane has finished it, so no
+    // dependency crosses from one round into the next.
+    const auto steps = static_cast<std::int64_t>(std::max<std::size_t>(1, s_.steps.size()));
+    const std::int64_t per_round = std::max<std::int64_t>(1, (std::int64_t{1} << 31) / steps);
+    if (iterations <= 0) return command(Command::all, 0);
+    std::vector<std::pair<double, double>> first;
+    for (std::int64_t done = 0; done < iterations;) {
+      const auto n = static_cast<std::int32_t>(std::min<std::int64_t>(per_round, iterations - done));
+      for (std::size_t r = 0; r < static_cast<std::size_t>(lanes_); ++r) progress_[r].value.store(0);
+      if (auto st = command(Command::all, n); !st) return st;
+      if (done == 0) first = window_;
+      done += n;
+    }
+    for (std::size_t l = 0; l < first.size(); ++l) window_[l].first = first[l].first;  // the whole run's window
+    return ok_status();
   }
 
   FlightRecord flight_record() const override {
