@@ -50,6 +50,28 @@ InitFn init_of(const Scenario& s) {
   };
 }
 
+// Runs the call in fast and observable mode: both exact, byte for byte the same.
+// Returns the number of steps.
+std::size_t check_modes_agree(const QuickSpec& q) {
+  Scenario keep;
+  auto s = lower_spec(q, keep);
+  REQUIRE_MESSAGE(s.ok(), label(q));
+  RunOptions fast;
+  fast.mode = RunMode::fast;
+  RunOptions obs;
+  obs.mode = RunMode::observable;
+  obs.snapshot_budget = 0;
+  auto a = execute(*s, init_of(keep), fast);
+  auto b = execute(*s, init_of(keep), obs);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE_MESSAGE(a->symbolic.ok(), label(q));
+  REQUIRE_MESSAGE(a->numeric.wrong == 0, label(q) << ": " << a->numeric.message());
+  REQUIRE_MESSAGE(b->numeric.wrong == 0, label(q) << ": " << b->numeric.message());
+  REQUIRE_MESSAGE(a->result == b->result, label(q) << ": fast and observable modes differ");
+  return s->steps.size();
+}
+
 }  // namespace
 
 TEST_CASE("properties: every algorithm passes the symbolic check over ranks, counts, roots and in-place") {
@@ -100,22 +122,7 @@ TEST_CASE("properties: executed results are exact, and fast and observable modes
         q.in_place = supports_in_place(algo.coll) && combo % 3 == 0;
         q.dtype = kAllDTypes[combo % 8];
         q.op = kAllReduceOps[(combo / 8) % 5];
-        Scenario keep;
-        auto s = lower_spec(q, keep);
-        REQUIRE_MESSAGE(s.ok(), label(q));
-        RunOptions fast;
-        fast.mode = RunMode::fast;
-        RunOptions obs;
-        obs.mode = RunMode::observable;
-        obs.snapshot_budget = 0;
-        auto a = execute(*s, init_of(keep), fast);
-        auto b = execute(*s, init_of(keep), obs);
-        REQUIRE(a.ok());
-        REQUIRE(b.ok());
-        REQUIRE_MESSAGE(a->symbolic.ok(), label(q));
-        REQUIRE_MESSAGE(a->numeric.wrong == 0, label(q) << ": " << a->numeric.message());
-        REQUIRE_MESSAGE(b->numeric.wrong == 0, label(q) << ": " << b->numeric.message());
-        REQUIRE_MESSAGE(a->result == b->result, label(q) << ": fast and observable modes differ");
+        check_modes_agree(q);
       }
 }
 
@@ -132,22 +139,8 @@ TEST_CASE("properties: a ring all-reduce large enough to go round in slices is e
     q.dtype = dtype;
     q.op = op;
     q.in_place = in_place;
-    Scenario keep;
-    auto s = lower_spec(q, keep);
-    REQUIRE_MESSAGE(s.ok(), label(q));
-    REQUIRE_MESSAGE(s->steps.size() > static_cast<std::size_t>(4 * (ranks - 1)), label(q) << ": not sliced");
-    RunOptions fast;
-    RunOptions obs;
-    obs.mode = RunMode::observable;
-    obs.snapshot_budget = 0;
-    auto a = execute(*s, init_of(keep), fast);
-    auto b = execute(*s, init_of(keep), obs);
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    CHECK_MESSAGE(a->symbolic.ok(), label(q));
-    CHECK_MESSAGE(a->numeric.wrong == 0, label(q) << ": " << a->numeric.message());
-    CHECK_MESSAGE(b->numeric.wrong == 0, label(q) << ": " << b->numeric.message());
-    CHECK_MESSAGE(a->result == b->result, label(q) << ": fast and observable modes differ");
+    const std::size_t steps = check_modes_agree(q);
+    CHECK_MESSAGE(steps > static_cast<std::size_t>(4 * (ranks - 1)), label(q) << ": not sliced");
   }
 }
 

@@ -179,15 +179,15 @@ class CpuSession final : public Session {
     // dependency crosses from one round into the next.
     const auto steps = static_cast<std::int64_t>(std::max<std::size_t>(1, s_.steps.size()));
     const std::int64_t per_round = std::max<std::int64_t>(1, (std::int64_t{1} << 31) / steps);
-    if (iterations <= 0) return command(Command::all, 0);
     std::vector<std::pair<double, double>> first;
-    for (std::int64_t done = 0; done < iterations;) {
-      const auto n = static_cast<std::int32_t>(std::min<std::int64_t>(per_round, iterations - done));
+    std::int64_t done = 0;
+    do {
+      const auto n = static_cast<std::int32_t>(std::clamp<std::int64_t>(iterations - done, 0, per_round));
       for (std::size_t r = 0; r < static_cast<std::size_t>(lanes_); ++r) progress_[r].value.store(0);
       if (auto st = command(Command::all, n); !st) return st;
       if (done == 0) first = window_;
       done += n;
-    }
+    } while (done < iterations);
     for (std::size_t l = 0; l < first.size(); ++l) window_[l].first = first[l].first;  // the whole run's window
     return ok_status();
   }
