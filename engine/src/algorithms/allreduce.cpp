@@ -70,9 +70,11 @@ void single_rank(StepBuilder& b) {
   b.copy(b.in(0), b.out(0), b.count());
 }
 
-// Out of place: ranks for which builds_sum(r) is true copy their input into their output.
+// Out of place: ranks for which builds_sum(r) is true copy their input into their output
+// (elements [base, base + count); all of them by default).
 template <class BuildsSum>
-void local_copy(StepBuilder& b, BuildsSum builds_sum) {
+void local_copy(StepBuilder& b, BuildsSum builds_sum, std::uint64_t base = 0, std::uint64_t count = ~0ull,
+                const std::string& prefix = "") {
   if (b.args().in_place) return;
   const std::int32_t n = b.ranks();
   std::int64_t k = 0;
@@ -86,9 +88,10 @@ void local_copy(StepBuilder& b, BuildsSum builds_sum) {
   const std::string who = k == n   ? "every rank copies its"
                           : k == 1 ? rank_name(last) + " copies its"
                                    : plural(k, "rank") + " copy their";
-  b.begin_step("local copy", who + " input into the output, where the sum is built; inputs stay as they are");
+  b.begin_step("local copy", prefix + who + " input into the output, where the sum is built; inputs stay as they are");
+  count = std::min(count, b.count() - base);
   for (std::int32_t r = 0; r < n; ++r)
-    if (builds_sum(r)) b.copy(b.in(r), b.out(r), b.count());
+    if (builds_sum(r)) b.copy(b.in(r, base), b.out(r, base), count);
 }
 
 }  // namespace
@@ -168,11 +171,7 @@ void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const s
   const std::int32_t n = b.ranks();
   const auto parts = static_cast<std::uint64_t>(n);
 
-  if (!b.args().in_place) {
-    b.begin_step("local copy", prefix + "every rank copies its input into the output, where the sum is built; "
-                                        "inputs stay as they are");
-    for (std::int32_t r = 0; r < n; ++r) b.copy(b.in(r, base), b.out(r, base), count);
-  }
+  local_copy(b, [](std::int32_t) { return true; }, base, count, prefix);
 
   // Moves block `blk` from rank r to its right neighbour, adding or copying.
   auto pass_right = [&](std::int32_t r, std::int64_t blk, bool add) {
