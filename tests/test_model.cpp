@@ -105,3 +105,48 @@ TEST_CASE("model: tiny allreduce with 8 ranks on 2 cores: flat, then tree, then 
   CHECK(predict_auto_us(allreduce("flat", 8, 1 << 22), m) >
         predict_auto_us(allreduce("rabenseifner", 8, 1 << 22), m));
 }
+
+TEST_CASE("model: bytes touched again within the cache come from it, not from memory") {
+  // Only the shared memory system counts here: copies are free for the ranks themselves.
+  CostModel m;
+  m.alpha_us = 0;
+  m.beta_gbps = m.gamma_gbps = 1e9;
+  m.shared_gbps = 1.0;  // 1 byte per ns: a step's time in us is its memory bytes / 1000
+  m.cores = 0;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  Schedule s = world(2, n);
+  step(s, {copy(0, 1, n)});  // reads rank 0's x, writes rank 1's: 2 MB of traffic, all from memory
+  step(s, {copy(1, 0, n)});  // the same bytes again, 2 MB after they were touched
+  const double fresh = 2.0 * 4 * n / 1000.0;
+  m.cache_bytes = 0;  // no cache: both steps from memory
+  CHECK(predict_us(s, m) == doctest::Approx(2 * fresh));
+  m.cache_bytes = 4e6;  // the second step finds both ranges in the cache
+  CHECK(predict_us(s, m) == doctest::Approx(fresh));
+  m.cache_bytes = 1e6;  // too small: 2 MB went by since
+  CHECK(predict_us(s, m) == doctest::Approx(2 * fresh));
+  // Half of the second read was touched before, half is new.
+  Schedule half = world(2, 2 * n);
+  step(half, {Transfer{{0, 0, 0}, {1, 0, 0}, n, Action::copy, 1}});
+  step(half, {Transfer{{1, 0, 0}, {0, 0, n}, 2 * n, Action::copy, 1}});  // rank 1's [0, 2n) -> rank 0's [n, 3n)
+  m.cache_bytes = 4e6;
+  // step 2: reads 2n elements of which n were written in step 1; writes rank 0's [n, 2n), new
+  CHECK(predict_us(half, m) == doctest::Approx(fresh + (4.0 * n + 8.0 * n) / 1000.0));
+}
+
+TEST_CASE("model: the ring in slices stays in a 32 MiB cache, the whole ring and rabenseifner do not") {
+  // A memory system of 5 GB/s (about what this class of machine measures for its
+  // reads and writes together), so that memory traffic decides.
+  CostModel m = model(2);
+  m.shared_gbps = 5;
+  m.cache_bytes = 32 << 20;
+  CostModel flat_memory = m;
+  flat_memory.cache_bytes = 0;
+  // 16 MiB per rank on 4 ranks, in place: every step of rabenseifner moves tens of MiB.
+  const Schedule ring = allreduce("ring", 4, 1 << 22);
+  const Schedule rab = allreduce("rabenseifner", 4, 1 << 22);
+  CHECK(predict_us(ring, m) < 0.6 * predict_us(ring, flat_memory));
+  CHECK(predict_us(rab, m) > 0.8 * predict_us(rab, flat_memory));
+  CHECK(predict_auto_us(ring, m) < predict_auto_us(rab, m));
+  // Without the cache the two cost the same data time and the ring's many slices lose.
+  CHECK(predict_auto_us(ring, flat_memory) > predict_auto_us(rab, flat_memory));
+}

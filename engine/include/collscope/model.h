@@ -8,6 +8,12 @@
 // shared, which is why a tree can keep up with a ring there while it cannot on a
 // network of links.
 //
+// Memory traffic counts only what misses the last-level cache: bytes a step reads or
+// writes that were last touched less than cache_bytes of traffic ago are served by the
+// cache (a reuse distance, counted from the start of the step that touched them). A
+// ring on a 16 MiB buffer streams every step through main memory; the same ring in
+// slices of 1 MiB per rank touches each byte in memory about once.
+//
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
 // only the transfers each rank's part of a step depends on (DESIGN §6). Its estimate
 // replaces the per-step alpha by the longest chain of wake-ups through those
@@ -37,10 +43,12 @@ struct CostModel {
   int cores = 0;               // cores the ranks share; 0 = as many as ranks
   double wake_us = 0.15;       // fast mode: waking a rank that spins on a core of its own
   double switch_us = 1.25;     // fast mode: per rank per core, waking one that had to yield
+  double cache_bytes = 0;      // last-level cache the ranks share; 0 = none (all traffic from memory)
 
   static CostModel cpu_default();
 };
 
+// One step on its own: all its traffic from memory (it has no history to find in the cache).
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m);
 double predict_us(const Schedule& s, const CostModel& m);
 // The chain of wake-ups above (data time excluded), and auto's estimate.

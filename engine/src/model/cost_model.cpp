@@ -1,5 +1,9 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -10,15 +14,80 @@
 
 namespace collscope {
 
-CostModel CostModel::cpu_default() {
-  // Measured shape of a small shared-memory machine: a step costs about a
-  // microsecond of synchronisation, and all ranks share one memory system.
-  CostModel m;
-  m.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return m;
+namespace {
+
+// The size of the last-level cache of CPU 0 (Linux sysfs), in bytes; 0 when unknown.
+double last_level_cache_bytes() {
+  double best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    double v = std::strtod(text.c_str(), nullptr);
+    const char unit = text.back();
+    if (unit == 'K') v *= 1024;
+    if (unit == 'M') v *= 1024 * 1024;
+    best = std::max(best, v);
+  }
+  return best;
 }
 
-double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) {
+// Beyond this many transfers the reuse distances are not tracked (all traffic counts as
+// from memory): a thousand-rank ring would pay more for the bookkeeping than it saves.
+constexpr std::uint64_t kMaxTransfersForReuse = 250000;
+
+// When each piece of each (rank, buffer) was last touched, on a clock of bytes of memory
+// traffic. Pieces are disjoint [start, end) ranges; touching a range replaces the pieces
+// under it by one.
+class Reuse {
+ public:
+  Reuse(const Schedule& s, double cache) : buffers_(s.buffers.size()), pieces_(static_cast<std::size_t>(s.ranks) * buffers_), cache_(cache) {}
+
+  // Bytes of [a, b) (elements of esize bytes) last touched more than the cache ago, or
+  // never: what comes from memory.
+  double missed(const Loc& at, std::uint64_t n, double esize) const {
+    const auto& m = pieces_[slot(at)];
+    const std::uint64_t a = at.offset, b = a + n;
+    std::uint64_t hit = 0;
+    auto it = m.upper_bound(a);
+    if (it != m.begin()) --it;
+    for (; it != m.end() && it->first < b; ++it) {
+      const std::uint64_t lo = std::max(a, it->first), hi = std::min(b, it->second.end);
+      if (lo < hi && now_ - it->second.when <= cache_) hit += hi - lo;
+    }
+    return static_cast<double>(n - hit) * esize;
+  }
+  void touch(const Loc& at, std::uint64_t n) {
+    auto& m = pieces_[slot(at)];
+    const std::uint64_t a = at.offset, b = a + n;
+    auto it = m.upper_bound(a);
+    if (it != m.begin() && std::prev(it)->second.end > a) --it;
+    std::vector<std::pair<std::uint64_t, Piece>> keep;  // the parts outside [a, b) of pieces that cross its ends
+    while (it != m.end() && it->first < b) {
+      if (it->first < a) keep.push_back({it->first, {a, it->second.when}});
+      if (it->second.end > b) keep.push_back({b, {it->second.end, it->second.when}});
+      it = m.erase(it);
+    }
+    for (const auto& [start, piece] : keep) m.emplace(start, piece);
+    m.emplace(a, Piece{b, step_start_});
+  }
+  void begin_step() { step_start_ = now_; }
+  void advance(double traffic) { now_ += traffic; }
+
+ private:
+  struct Piece {
+    std::uint64_t end;
+    double when;
+  };
+  std::size_t slot(const Loc& l) const { return static_cast<std::size_t>(l.rank) * buffers_ + static_cast<std::size_t>(l.buf); }
+  std::size_t buffers_;
+  std::vector<std::map<std::uint64_t, Piece>> pieces_;
+  double cache_;
+  double now_ = 0, step_start_ = 0;
+};
+
+// One step; `memory_bytes` is its traffic from main memory (< 0: all of it).
+double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes) {
   std::vector<double> per_rank(static_cast<std::size_t>(s.ranks), 0.0);
   double total_bytes = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -39,13 +108,52 @@ double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) {
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
   if (m.cores > 0)
     slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
+  if (memory_bytes >= 0) total_bytes = memory_bytes;
   if (m.shared_gbps > 0) slowest = std::max(slowest, total_bytes / (m.shared_gbps * 1e3));
   return m.alpha_us + slowest;
 }
 
+}  // namespace
+
+CostModel CostModel::cpu_default() {
+  // Measured shape of a small shared-memory machine: a step costs about a
+  // microsecond of synchronisation, and all ranks share one memory system and its cache.
+  CostModel m;
+  m.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  m.cache_bytes = last_level_cache_bytes();
+  return m;
+}
+
+double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) { return step_us(s, st, m, -1); }
+
 double predict_us(const Schedule& s, const CostModel& m) {
   double t = 0;
-  for (const auto& st : s.steps) t += predict_step_us(s, st, m);
+  if (m.cache_bytes <= 0 || s.total_transfers() > kMaxTransfersForReuse) {
+    for (const auto& st : s.steps) t += step_us(s, st, m, -1);
+    return t;
+  }
+  const double esize = static_cast<double>(size_of(s.dtype));
+  Reuse reuse(s, m.cache_bytes);
+  for (const auto& st : s.steps) {
+    // What the step reads and writes, against what it touched before (the step's own
+    // accesses do not serve each other: they run at the same time).
+    double memory = 0, traffic = 0;
+    for (const auto& x : st.transfers) {
+      if (x.count == 0 || x.action == Action::compute) continue;
+      const double bytes = static_cast<double>(x.count) * esize;
+      const double read = reads_source(x) ? reuse.missed(x.src, x.count, esize) : 0.0;
+      memory += read + reuse.missed(x.dst, x.count, esize) * (x.action == Action::copy ? 1 : 2);
+      traffic += bytes * (x.action == Action::copy ? 2.0 : 3.0);
+    }
+    t += step_us(s, st, m, memory);
+    reuse.begin_step();
+    for (const auto& x : st.transfers) {
+      if (x.count == 0 || x.action == Action::compute) continue;
+      if (reads_source(x)) reuse.touch(x.src, x.count);
+      reuse.touch(x.dst, x.count);
+    }
+    reuse.advance(traffic);
+  }
   return t;
 }
 
