@@ -231,7 +231,7 @@ int cmd_bench(const BenchFlags& f) {
       const char* names[] = {"out_of_place", "in_place"};
       for (std::size_t k = 0; k < rows.size(); ++k)
         j[names[k]] = {{"time_us", rows[k].time_us}, {"algbw", rows[k].algbw}, {"busbw", rows[k].busbw},
-                       {"wrong", rows[k].wrong}};
+                       {"wrong", rows[k].wrong}, {"algorithm", rows[k].algorithm}};
       std::cout << j.dump() << "\n";
     } else {
       std::printf("  %10llu %12llu %8s %6s %6d", static_cast<unsigned long long>(bytes),
@@ -242,7 +242,10 @@ int cmd_bench(const BenchFlags& f) {
         if (r.wrong < 0) std::printf(" %6s", "N/A");
         else std::printf(" %6lld", static_cast<long long>(r.wrong));
       }
-      std::printf("  %s\n", rows[0].algorithm.c_str());
+      // `auto` may pick differently in place: then both, out-of-place first.
+      std::string algo = rows[0].algorithm;
+      if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
+      std::printf("  %s\n", algo.c_str());
     }
     std::fflush(stdout);
     // A progress line on sweeps that take more than a few seconds.

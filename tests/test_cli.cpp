@@ -178,6 +178,30 @@ TEST_CASE("cli: bench prints the nccl-tests table and checks every size") {
   CHECK(rows == 5);  // the header line names the dtype too
 }
 
+TEST_CASE("cli: bench --json names the algorithm auto ran in each mode, the one run picks") {
+  // In place and out of place may pick differently (the copy into the output costs more
+  // for some algorithms than others); each row reports both.
+  auto o = collscope("bench --coll allreduce --ranks 8 -b 4M -e 4M -n 1 -w 0 --probe 0 --json");
+  REQUIRE(o.code == 0);
+  nlohmann::json row;
+  std::size_t start = 0;
+  for (std::size_t end; (end = o.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    const auto line = o.out.substr(start, end - start);
+    if (line.empty() || line[0] != '{') continue;
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("size")) row = j;
+  }
+  REQUIRE(row.contains("in_place"));
+  for (const auto& [mode, flag] : {std::pair{"out_of_place", ""}, std::pair{"in_place", " --in-place"}}) {
+    auto r = collscope(std::string("run --coll allreduce --ranks 8 --count 1048576 --dry-run --json") + flag);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CAPTURE(mode);
+    CHECK(row[mode]["algorithm"] == j["calls"][0]["algorithm"]);
+  }
+  CHECK(row["algorithm"] == row["out_of_place"]["algorithm"]);
+}
+
 TEST_CASE("cli: run on a program reports every rank's ops, with timings in --json") {
   auto text = collscope("run " + lesson("14-isend-irecv.json"));
   CHECK(text.code == 0);
