@@ -120,7 +120,8 @@ CostModel CostModel::cpu_default() {
   // microsecond of synchronisation, and all ranks share one memory system and its cache.
   CostModel m;
   m.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  m.cache_bytes = last_level_cache_bytes();
+  static const double cache = last_level_cache_bytes();  // read once, not at every pick
+  m.cache_bytes = cache;
   return m;
 }
 
