@@ -44,5 +44,12 @@ inline Transfer reduce(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::
   return Transfer{{sr, sb, so}, {dr, db, dof}, n, Action::reduce, 1};
 }
 
+// dst = aux (op) src.
+inline Transfer reduce_copy(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::int32_t ar, std::int32_t ab,
+                            std::uint64_t ao, std::int32_t dr, std::int32_t db, std::uint64_t dof, std::uint64_t n) {
+  Transfer t{{sr, sb, so}, {dr, db, dof}, n, Action::reduce_copy, 1};
+  t.aux = {ar, ab, ao};
+  return t;
+}
 
 }  // namespace collscope::testing

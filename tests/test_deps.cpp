@@ -30,7 +30,7 @@ std::vector<Access> accesses(const Schedule& s) {
     for (const auto& t : s.steps[static_cast<std::size_t>(k)].transfers) {
       if (t.count == 0) continue;
       const std::int32_t lane = cpu::lane_of(s, t);
-      if (reads_source(t)) out.push_back({k, lane, t.src.rank, t.src.buf, t.src.offset, t.src.offset + t.count, false});
+      for_each_read(t, [&](const Loc& l) { out.push_back({k, lane, l.rank, l.buf, l.offset, l.offset + t.count, false}); });
       out.push_back({k, lane, t.dst.rank, t.dst.buf, t.dst.offset, t.dst.offset + t.count, true});
     }
   return out;
@@ -111,11 +111,15 @@ TEST_CASE("deps: random schedules: every conflicting access waits, directly or t
         tr.dst = {static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.ranks)), static_cast<std::int32_t>(rng() % 2),
                   rng() % (n - count + 1)};
         tr.count = count;
-        tr.action = rng() % 2 ? Action::copy : Action::reduce;
+        const unsigned kind = rng() % 3;
+        tr.action = kind == 0 ? Action::copy : kind == 1 ? Action::reduce : Action::reduce_copy;
+        // A reduce-copy's second operand: on the destination rank, the other buffer.
+        tr.aux = tr.action == Action::reduce_copy ? Loc{tr.dst.rank, 1 - tr.dst.buf, rng() % (n - count + 1)} : tr.dst;
         bool ok = !clash(tr.src, count, false, tr.dst, count, true);
         for (const auto& o : st.transfers)
           ok = ok && !clash(tr.dst, count, true, o.dst, o.count, true) && !clash(tr.dst, count, true, o.src, o.count, false) &&
-               !clash(tr.src, count, false, o.dst, o.count, true);
+               !clash(tr.src, count, false, o.dst, o.count, true) && !clash(tr.dst, count, true, o.aux, o.count, false) &&
+               !clash(tr.aux, count, false, o.dst, o.count, true);
         if (ok) st.transfers.push_back(tr);
       }
       s.steps.push_back(std::move(st));

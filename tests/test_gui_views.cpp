@@ -191,12 +191,15 @@ TEST_CASE("gui views: arrows of a step") {
     CHECK_FALSE(a.transfers.empty());
     if (a.src != a.dst) CHECK(a.token_ranks == std::vector<std::int32_t>{a.src});
   }
-  // A reduce-scatter step reduces; an all-gather step copies.
+  // A reduce-scatter step reduces (out of place: a reduce-copy into the output); an
+  // all-gather step copies. Reductions draw as reductions either way.
   bool reduce = false, copy = false;
   for (std::int32_t k = 0; k < static_cast<std::int32_t>(run->schedule.steps.size()); ++k)
     for (const auto& a : build_arrows(run->schedule, k, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); })) {
-      reduce |= a.action == Action::reduce && a.src != a.dst;
+      reduce |= is_reduction(a.action) && a.src != a.dst;
       copy |= a.action == Action::copy && a.src != a.dst;
+      if (k < 3 && a.src != a.dst) CHECK(is_reduction(a.action));
+      if (k >= 3 && a.src != a.dst) CHECK(a.action == Action::copy);
     }
   CHECK(reduce);
   CHECK(copy);

@@ -337,6 +337,33 @@ TEST_CASE("trace: every transfer on both ends, flows pair up, threads nest") {
   check_all_threads_nest(p);
 }
 
+TEST_CASE("trace: a reduce-copy names what it adds on the receiving rank") {
+  Schedule s;
+  s.ranks = 2;
+  s.dtype = DType::float32;
+  s.buffers.push_back({"in", {4, 4}, false});
+  s.buffers.push_back({"out", {4, 4}, false});
+  add_call(s, Collective::allreduce, 4, "ring");
+  Transfer t{{0, 0, 2}, {1, 1, 2}, 2, Action::reduce_copy, 1};
+  t.aux = {1, 0, 2};
+  add_step(s, "reduce-scatter", {t});
+  const Parsed p(trace_json(s, fast_record(s)));
+  const auto recv = p.on_channel("recv"), send = p.on_channel("send");
+  REQUIRE(recv.size() == 1);
+  REQUIRE(send.size() == 1);
+  const json& ev = *recv[0];
+  CHECK(ev["pid"] == 1);
+  CHECK(ev["name"] == "reduce-copy ← rank 0");
+  CHECK(ev["args"]["action"] == "reduce_copy");
+  CHECK(ev["args"]["src"] == "rank 0 in[2..4)");
+  CHECK(ev["args"]["aux"] == "rank 1 in[2..4)");
+  CHECK(ev["args"]["dst"] == "rank 1 out[2..4)");
+  CHECK(ev["args"]["bytes"] == 8);
+  CHECK((*send[0])["pid"] == 0);
+  CHECK((*send[0])["name"] == "send → rank 1");
+  CHECK(p.flows_s.size() == 1);
+}
+
 TEST_CASE("trace: collective slices carry PyTorch's argument names") {
   const Schedule s = three_rank_program();
   const RunRecord r = fast_record(s);

@@ -49,3 +49,33 @@ TEST_CASE("gpu kernels: aligned buffers are all middle") {
   CHECK(w.vecs == 250);
   CHECK(w.tail == 0);
 }
+
+TEST_CASE("gpu kernels: a reduce-copy's split needs all three pointers to line up") {
+  for (std::uint64_t esize : {1u, 2u, 4u, 8u})
+    for (std::uintptr_t d = 0; d < 32; d += esize)
+      for (std::uintptr_t a = 0; a < 32; a += esize)
+        for (std::uintptr_t s = 0; s < 32; s += esize) {
+          const std::uintptr_t dst = 4096 + d, aux = 8192 + a, src = 65536 + s;
+          CAPTURE(esize);
+          CAPTURE(d);
+          CAPTURE(a);
+          CAPTURE(s);
+          const std::uint64_t n = 67;
+          const auto three = split_for_vectors(dst, aux, src, n, esize);
+          const auto two = split_for_vectors(dst, src, n, esize);
+          REQUIRE(three.head + three.vecs * (16 / esize) + three.tail == n);
+          if ((dst - aux) % 16 == 0) {
+            // aux moves with dst: the split of dst and src (as for a reduce, aux == dst).
+            CHECK(three.head == two.head);
+            CHECK(three.vecs == two.vecs);
+            CHECK(three.tail == two.tail);
+          } else {
+            CHECK(three.vecs == 0);  // element by element
+          }
+          if (three.vecs > 0) CHECK((aux + three.head * esize) % 16 == 0);
+        }
+  // aux == dst is exactly the two-pointer split.
+  const auto r = split_for_vectors((1 << 20) + 4, (1 << 20) + 4, (1 << 24) + 4, 1003, 4);
+  CHECK(r.head == 3);
+  CHECK(r.vecs == 250);
+}

@@ -102,6 +102,50 @@ TEST_CASE("verify: average must divide exactly once, after the full sum") {
   CHECK_MESSAGE(ok.ok(), (ok.ok() ? "" : ok.error().format()));
 }
 
+TEST_CASE("verify: a reduce-copy adds the receiver's own piece, and its misuses are caught") {
+  // Each rank writes (its own x) + (the other's x) into its scratch, then copies it back.
+  auto s = two_rank_allreduce(4);
+  add_step(s, {reduce_copy(1, 0, 0, 0, 0, 0, 0, 1, 0, 4), reduce_copy(0, 0, 0, 1, 0, 0, 1, 1, 0, 4)});
+  add_step(s, {copy(0, 1, 0, 0, 0, 0, 4), copy(1, 1, 0, 1, 0, 0, 4)});
+  auto st = verify_symbolic(s);
+  CHECK_MESSAGE(st.ok(), (st.ok() ? "" : st.error().format()));
+
+  // Its second operand must live on the receiving rank.
+  auto far = two_rank_allreduce(4);
+  add_step(far, {reduce_copy(1, 0, 0, 1, 0, 0, 0, 1, 0, 4)});
+  auto f = verify_symbolic(far);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().id == "verify.out_of_bounds");
+  CHECK(f.error().message.find("rank 1 x[0:4] + rank 1 x[0:4] -> rank 0 ~tmp[0:4]") != std::string::npos);
+  CHECK(f.error().message.find("receiving rank's own memory (rank 0), not of rank 1") != std::string::npos);
+
+  // Its second operand may not overlap what it writes.
+  auto self = two_rank_allreduce(4);
+  add_step(self, {reduce_copy(1, 0, 0, 0, 1, 0, 0, 1, 1, 2)});
+  auto o = check_conflicts(self);
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.error().message.find("reads and writes overlapping memory at rank 0 ~tmp[1]") != std::string::npos);
+
+  // Another transfer of the step may not write it: a race on the second operand.
+  auto race = two_rank_allreduce(4);
+  add_step(race, {reduce_copy(1, 0, 0, 0, 0, 0, 0, 1, 0, 4), copy(1, 0, 0, 0, 0, 0, 4)});
+  auto r = check_conflicts(race);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().id == "verify.conflict");
+  CHECK(r.error().message.find("transfer 1 (rank 1 x[0:4] -> rank 0 x[0:4]) writes rank 0 x[0] which transfer 0") !=
+        std::string::npos);
+
+  // Adding a sum that already holds the source counts the source twice.
+  auto twice = two_rank_allreduce(4);
+  add_step(twice, {reduce_copy(1, 0, 0, 0, 0, 0, 0, 1, 0, 4)});
+  add_step(twice, {reduce_copy(1, 0, 0, 0, 1, 0, 0, 0, 0, 4)});
+  auto t = verify_symbolic(twice);
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().id == "verify.double_count");
+  CHECK(t.error().message.find("step 1") != std::string::npos);
+  CHECK(t.error().message.find("rank 1's x[0] twice") != std::string::npos);
+}
+
 TEST_CASE("verify: symbolic state exposes the contribution sets step by step") {
   auto s = two_rank_allreduce(3);
   add_step(s, {copy(0, 0, 0, 1, 1, 0, 3), copy(1, 0, 0, 0, 1, 0, 3)});

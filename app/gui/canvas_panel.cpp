@@ -243,11 +243,11 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
       const ImVec2 p1 = element_centre(g, *cv, a.dst, a.dst_buf, a.dst_offset);
       const float dist = std::hypot(p1.x - p0.x, p1.y - p0.y);
       const float bend = a.src == a.dst ? 25 * scale : dist * 0.18f;
-      const view::Rgba col = a.action == Action::reduce ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
+      const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
       const bool lit = hl.step == pb.applied &&
                        std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
       // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
-      const float thick = std::round((a.action == Action::reduce ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f));
+      const float thick = std::round((is_reduction(a.action) ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f));
       const ImVec2 c = iv(view::bend_point({p0.x, p0.y}, {p1.x, p1.y}, bend));
       if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
       dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
@@ -261,7 +261,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
       if (!tok.landed) {
         dl->AddCircleFilled(iv(tok.at), r, to_u32(a.token), segments);
         dl->AddCircle(iv(tok.at), r, to_u32(col), segments, std::round(2.5f * scale));
-        if (a.action == Action::reduce) {  // reduce tokens carry a "+": they add into what they land on
+        if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
           dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
           dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
         }

@@ -55,7 +55,7 @@ void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highligh
       const std::uint8_t k = pixels_.kind[i];
       if (k == 0) continue;
       const auto a = static_cast<Action>(k - 1);
-      const view::Rgba c = a == Action::reduce ? kReduceColour : a == Action::scale ? kScaleColour : kCopyColour;
+      const view::Rgba c = is_reduction(a) ? kReduceColour : a == Action::scale ? kScaleColour : kCopyColour;
       rgba[i] = to_u32(c, static_cast<std::int32_t>(i / row) == hl.rank ? 1.0f : 0.7f);
     }
     image_.upload(pixels_.width, pixels_.height, rgba);
@@ -85,7 +85,9 @@ void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highligh
       next = {sl.rank, sl.step, sl.transfer};
       ImGui::BeginTooltip();
       ImGui::Text("step %d, transfer %d: rank %d %s from rank %d", sl.step + 1, sl.transfer, sl.rank,
-                  sl.action == Action::reduce ? "reduces data" : sl.action == Action::scale ? "scales" : "copies data",
+                  sl.action == Action::reduce        ? "reduces data"
+                  : sl.action == Action::reduce_copy ? "adds its own data to data"
+                                                     : sl.action == Action::scale ? "scales" : "copies data",
                   sl.peer);
       ImGui::Text("%llu bytes in %.2f us (%.2f .. %.2f us)", static_cast<unsigned long long>(sl.bytes), sl.t1_us - sl.t0_us,
                   sl.t0_us - tl.t0_us, sl.t1_us - tl.t0_us);

@@ -38,6 +38,9 @@ class StepBuilder {
   // Data movement inside the current step. Zero counts are ignored.
   void copy(Loc src, Loc dst, std::uint64_t count);
   void reduce(Loc src, Loc dst, std::uint64_t count);
+  // dst = aux (op) src, aux on dst's rank: receive and add a piece of one's own in one
+  // go. When aux is dst itself (in place) this is a plain reduce.
+  void reduce_copy(Loc src, Loc aux, Loc dst, std::uint64_t count);
   // Pure synchronisation: dst may not pass this step before src has reached it
   // (used by barrier). Group ranks.
   void signal(std::int32_t src, std::int32_t dst);

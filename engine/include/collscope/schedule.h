@@ -8,6 +8,8 @@
 //   step     = set of transfers that may run at the same time
 //   transfer = move `count` elements (src rank, buffer, offset) -> (dst rank, buffer, offset)
 //              with an action: copy (dst = src), reduce (dst = dst (+) src),
+//              reduce_copy (dst = aux (+) src: the receiver adds a piece of its own
+//              while the data arrives, so the sum needs no earlier local copy),
 //              or scale (dst = dst / divisor, local, used to finish `avg`)
 //              or compute (a labelled span of work on one rank: moves no data, but
 //              counts as writing its slice, so what reads that slice waits for it)
@@ -24,6 +26,7 @@ namespace collscope {
 enum class Action : std::uint8_t {
   copy,    // dst = src
   reduce,  // dst = dst (op) src   (op = the call's reduction operator)
+  reduce_copy,  // dst = aux (op) src (aux on the destination rank, not overlapping dst)
   scale,   // dst = dst / divisor  (src == dst; finishes an average)
   compute, // rank dst.rank works for duration_us (src == dst); data unchanged
 };
@@ -43,6 +46,7 @@ struct Transfer {
   std::uint32_t divisor = 1;  // only for Action::scale
   std::uint32_t duration_us = 0;  // only for Action::compute
   std::int32_t label = -1;        // only for Action::compute: index into Schedule::labels
+  Loc aux;                        // only for Action::reduce_copy: the second operand
 };
 
 struct Step {
@@ -139,8 +143,19 @@ struct Schedule {
 
 // A signal (barrier) moves nothing: count 0 and not a compute span.
 inline bool is_signal(const Transfer& t) { return t.count == 0 && t.action != Action::compute; }
+// Does the action combine data with the reduction operator (reduce, reduce_copy)?
+inline bool is_reduction(Action a) { return a == Action::reduce || a == Action::reduce_copy; }
 // Does the transfer read its source slice? (scale and compute only touch their destination)
-inline bool reads_source(const Transfer& t) { return t.action == Action::copy || t.action == Action::reduce; }
+inline bool reads_source(const Transfer& t) {
+  return t.action == Action::copy || t.action == Action::reduce || t.action == Action::reduce_copy;
+}
+// Calls f(loc) for every slice the transfer reads other than its destination: the
+// source, and a reduce-copy's second operand. (A reduce also reads its destination.)
+template <class F>
+void for_each_read(const Transfer& t, F&& f) {
+  if (reads_source(t)) f(t.src);
+  if (t.action == Action::reduce_copy) f(t.aux);
+}
 
 // Bytes a step moves between ranks (local copies excluded).
 std::uint64_t step_bytes(const Schedule& s, const Step& st);

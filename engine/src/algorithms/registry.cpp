@@ -133,6 +133,14 @@ void StepBuilder::reduce(Loc src, Loc dst, std::uint64_t count) {
   s_.steps.back().transfers.push_back(Transfer{src, dst, count, Action::reduce, 1});
 }
 
+void StepBuilder::reduce_copy(Loc src, Loc aux, Loc dst, std::uint64_t count) {
+  if (count == 0) return;
+  if (aux.rank == dst.rank && aux.buf == dst.buf && aux.offset == dst.offset) return reduce(src, dst, count);
+  Transfer t{src, dst, count, Action::reduce_copy, 1};
+  t.aux = aux;
+  s_.steps.back().transfers.push_back(t);
+}
+
 void StepBuilder::signal(std::int32_t src, std::int32_t dst) {
   Loc a{world_of(args_, src), -1, 0};
   Loc b{world_of(args_, dst), -1, 0};

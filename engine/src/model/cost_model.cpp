@@ -142,15 +142,17 @@ double predict_us(const Schedule& s, const CostModel& m) {
     for (const auto& x : st.transfers) {
       if (x.count == 0 || x.action == Action::compute) continue;
       const double bytes = static_cast<double>(x.count) * esize;
-      const double read = reads_source(x) ? reuse.missed(x.src, x.count, esize) : 0.0;
-      memory += read + reuse.missed(x.dst, x.count, esize) * (x.action == Action::copy ? 1 : 2);
+      // A reduce reads its destination too; a copy or a reduce-copy only writes it.
+      double read = 0;
+      for_each_read(x, [&](const Loc& l) { read += reuse.missed(l, x.count, esize); });
+      memory += read + reuse.missed(x.dst, x.count, esize) * (x.action == Action::reduce ? 2 : 1);
       traffic += bytes * (x.action == Action::copy ? 2.0 : 3.0);
     }
     t += step_us(s, st, m, memory);
     reuse.begin_step();
     for (const auto& x : st.transfers) {
       if (x.count == 0 || x.action == Action::compute) continue;
-      if (reads_source(x)) reuse.touch(x.src, x.count);
+      for_each_read(x, [&](const Loc& l) { reuse.touch(l, x.count); });
       reuse.touch(x.dst, x.count);
     }
     reuse.advance(traffic);

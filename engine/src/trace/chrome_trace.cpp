@@ -138,6 +138,8 @@ std::string_view action_name(Action a) {
       return "copy";
     case Action::reduce:
       return "reduce";
+    case Action::reduce_copy:
+      return "reduce_copy";
     case Action::scale:
       return "scale";
     case Action::compute:
@@ -605,7 +607,9 @@ class TraceBuilder {
       else if (c == kSend)
         name += "send → rank ";
       else
-        name += t.action == Action::reduce ? "reduce ← rank " : "recv ← rank ";
+        name += t.action == Action::reduce        ? "reduce ← rank "
+                : t.action == Action::reduce_copy ? "reduce-copy ← rank "
+                                                  : "recv ← rank ";
       append_int(name, peer);
     }
     name += '"';
@@ -626,6 +630,7 @@ class TraceBuilder {
     if (t.action == Action::scale) ev.num("divisor", t.divisor);
     append_place(ev.value("src"), t.src, t.count);
     append_place(ev.value("dst"), t.dst, t.count);
+    if (t.action == Action::reduce_copy) append_place(ev.value("aux"), t.aux, t.count);
     ev.num("transfer", tm.transfer).close().end();
   }
 

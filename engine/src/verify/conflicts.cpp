@@ -33,7 +33,8 @@ Status check_bounds(const Schedule& s) {
                               describe_transfer(s, x) + "): " + what,
                           "the algorithm addresses memory outside the buffers it was given");
       };
-      for (const Loc* l : {&x.src, &x.dst}) {
+      for (const Loc* l : {&x.src, &x.dst, &x.aux}) {
+        if (l == &x.aux && x.action != Action::reduce_copy) continue;
         if (l->rank < 0 || l->rank >= s.ranks) return fail("rank " + std::to_string(l->rank) + " does not exist");
         if (x.count == 0 && l->buf == -1) continue;  // a pure signal
         if (l->buf < 0 || l->buf >= nbuf) return fail("buffer id " + std::to_string(l->buf) + " does not exist");
@@ -48,6 +49,9 @@ Status check_bounds(const Schedule& s) {
         return fail("a scale must be local, in place and divide by a positive number");
       if (x.action == Action::compute && x.src.rank != x.dst.rank)
         return fail("a compute span runs on one rank");
+      if (x.action == Action::reduce_copy && x.aux.rank != x.dst.rank)
+        return fail("a reduce-copy adds a piece of the receiving rank's own memory (rank " +
+                    std::to_string(x.dst.rank) + "), not of rank " + std::to_string(x.aux.rank));
     }
   }
   return ok_status();
@@ -69,8 +73,7 @@ void collect_intervals(const Step& st, std::vector<Interval>& iv) {
     const auto& x = st.transfers[t];
     if (x.count == 0) continue;
     const auto id = static_cast<std::uint32_t>(t);
-    if (reads_source(x))
-      iv.push_back({x.src.rank, x.src.buf, x.src.offset, x.src.offset + x.count, id, false});
+    for_each_read(x, [&](const Loc& l) { iv.push_back({l.rank, l.buf, l.offset, l.offset + x.count, id, false}); });
     iv.push_back({x.dst.rank, x.dst.buf, x.dst.offset, x.dst.offset + x.count, id, true});
   }
 }
@@ -148,7 +151,7 @@ class QuickCheck {
     bool known = true;
     for (const auto& x : st.transfers) {
       if (x.count == 0) continue;
-      if (reads_source(x)) known = known && add(x.src, x.count, false);
+      for_each_read(x, [&](const Loc& l) { known = known && add(l, x.count, false); });
       known = known && add(x.dst, x.count, true);
     }
     // Counting sort by (rank, buffer): give each group a place, then drop every

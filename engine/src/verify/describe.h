@@ -21,6 +21,9 @@ inline std::string describe_transfer(const Schedule& s, const Transfer& t) {
            (t.count ? " writing " + describe_slice(s, t.dst, t.count) : std::string());
   if (t.count == 0) return "signal rank " + std::to_string(t.src.rank) + " -> rank " + std::to_string(t.dst.rank);
   if (t.action == Action::scale) return "divide " + describe_slice(s, t.dst, t.count) + " by " + std::to_string(t.divisor);
+  if (t.action == Action::reduce_copy)
+    return describe_slice(s, t.src, t.count) + " + " + describe_slice(s, t.aux, t.count) + " -> " +
+           describe_slice(s, t.dst, t.count);
   return describe_slice(s, t.src, t.count) + (t.action == Action::copy ? " -> " : " +> ") +
          describe_slice(s, t.dst, t.count);
 }

@@ -161,6 +161,15 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
           stol.empty() ? std::vector<double>{}
                        : std::vector<double>(stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset),
                                              stol.begin() + static_cast<std::ptrdiff_t>(t.src.offset + t.count));
+      if (t.action == Action::reduce_copy) {  // dst = aux op src: the aux first, as a copy
+        const auto& aux = ref.want[static_cast<std::size_t>(t.aux.buf)][static_cast<std::size_t>(t.aux.rank)];
+        const auto& atol = ref.tolerance[static_cast<std::size_t>(t.aux.buf)][static_cast<std::size_t>(t.aux.rank)];
+        std::memmove(d, aux.data() + t.aux.offset * e, t.count * e);
+        if (!atol.empty() || !dtol.empty()) {
+          if (dtol.empty()) dtol.assign(dst.size() / e, 0.0);
+          for (std::uint64_t j = 0; j < t.count; ++j) dtol[t.dst.offset + j] = atol.empty() ? 0.0 : atol[t.aux.offset + j];
+        }
+      }
       if (t.action == Action::copy) {
         if (!from.empty()) std::memcpy(d, from.data(), from.size());
       } else {

@@ -434,8 +434,13 @@ struct SymbolicState::Impl {
         write_slice(dm, x.dst.offset, x.count, sp, nsp, k);
         continue;
       }
+      // What the source is added to: the destination itself, or a reduce-copy's second
+      // operand (read now: the conflict rule keeps this step's writes away from it).
       dst_pieces.clear();
-      read_slice(dm, x.dst.offset, x.count, dst_pieces);
+      if (x.action == Action::reduce_copy)
+        read_slice(maps[map_index(x.aux.rank, x.aux.buf)], x.aux.offset, x.count, dst_pieces);
+      else
+        read_slice(dm, x.dst.offset, x.count, dst_pieces);
       result.clear();
       if (x.action == Action::scale) {
         for (const auto& d : dst_pieces) {
@@ -450,7 +455,7 @@ struct SymbolicState::Impl {
         write_slice(dm, x.dst.offset, x.count, result.data(), result.size(), k);
         continue;
       }
-      // reduce: walk both piece lists together.
+      // reduce and reduce_copy: walk both piece lists together.
       std::size_t i = 0, j = 0;
       std::uint64_t pos = 0;
       const auto& dsts = dst_pieces;

@@ -41,6 +41,7 @@ struct Op {
   Action action;
   const std::uint8_t* src;
   std::uint8_t* dst;
+  const std::uint8_t* aux;  // reduce_copy only
   std::uint64_t count;
   std::uint32_t divisor;
   std::int32_t transfer;
@@ -142,8 +143,9 @@ class CpuSession final : public Session {
         const auto& x = st.transfers[t];
         // A signal (count 0) moves nothing; it is kept as an op so that it is timed.
         const bool data = x.count && x.action != Action::compute;
-        Op op{x.action, data ? ptr(x.src) : nullptr, data ? ptr(x.dst) : nullptr, x.count, x.divisor,
-              static_cast<std::int32_t>(t), x.duration_us};
+        Op op{x.action,     data ? ptr(x.src) : nullptr, data ? ptr(x.dst) : nullptr,
+              data && x.action == Action::reduce_copy ? ptr(x.aux) : nullptr,
+              x.count,      x.divisor, static_cast<std::int32_t>(t), x.duration_us};
         plans_[static_cast<std::size_t>(lane_of(s_, x))].ops[k].push_back(op);
       }
     }
@@ -446,6 +448,9 @@ class CpuSession final : public Session {
           if (op.count) std::memcpy(op.dst, op.src, op.count * esize_);
           break;
         case Action::reduce: reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count); break;
+        case Action::reduce_copy:
+          reduce_copy_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.aux, op.src, op.count);
+          break;
         case Action::scale: scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
         case Action::compute:
           if (!pause_us(op.duration_us)) return false;

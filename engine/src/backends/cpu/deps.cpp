@@ -99,12 +99,12 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       }
       if (t.count == 0) continue;  // a compute span that writes nothing
       // read-after-write on the source: wait for the writes of what it reads
-      if (reads_source(t)) {
-        auto& m = slot(t.src);
-        const std::uint64_t a = t.src.offset, b = a + t.count;
+      for_each_read(t, [&](const Loc& from) {
+        auto& m = slot(from);
+        const std::uint64_t a = from.offset, b = a + t.count;
         for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it)
           if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
-      }
+      });
       // write-after-write and write-after-read on the destination: wait for the write of
       // what it overwrites and every read of it since (earlier accesses were awaited by
       // that write).
@@ -124,16 +124,16 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
     for (const auto& t : st.transfers) {
       if (t.count == 0) continue;
       const std::int32_t d = lane_of(s, t);
-      if (reads_source(t)) {
-        auto& m = slot(t.src);
-        const std::uint64_t a = t.src.offset, b = a + t.count;
+      for_each_read(t, [&](const Loc& from) {
+        auto& m = slot(from);
+        const std::uint64_t a = from.offset, b = a + t.count;
         for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
           auto& rs = it->second.readers;
           auto r = std::find_if(rs.begin(), rs.end(), [&](const Reader& x) { return x.lane == d; });
           if (r != rs.end()) r->step = g;
           else rs.push_back({d, g});
         }
-      }
+      });
       auto& m = slot(t.dst);
       const std::uint64_t a = t.dst.offset, b = a + t.count;
       auto first = cover(m, a, b);

@@ -1,4 +1,5 @@
-// The cpu backend's transfer kernels: copy, reduce (dst = dst op src) and scale,
+// The cpu backend's transfer kernels: copy, reduce (dst = dst op src), reduce-copy
+// (dst = aux op src) and scale,
 // for every dtype. Plain loops over typed pointers that the compiler vectorises.
 #pragma once
 
@@ -22,6 +23,24 @@ inline OpKind op_kind(ReduceOp op) {
 template <class T, OpKind K>
 void reduce_loop(T* __restrict dst, const T* __restrict src, std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) dst[i] = combine<T>(K, dst[i], src[i]);
+}
+
+template <class T, OpKind K>
+void reduce_copy_loop(T* __restrict dst, const T* __restrict aux, const T* __restrict src, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) dst[i] = combine<T>(K, aux[i], src[i]);
+}
+
+template <class T>
+void reduce_copy_typed(OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n) {
+  T* d = static_cast<T*>(dst);
+  const T* a = static_cast<const T*>(aux);
+  const T* s = static_cast<const T*>(src);
+  switch (k) {
+    case OpKind::sum: reduce_copy_loop<T, OpKind::sum>(d, a, s, n); break;
+    case OpKind::prod: reduce_copy_loop<T, OpKind::prod>(d, a, s, n); break;
+    case OpKind::min: reduce_copy_loop<T, OpKind::min>(d, a, s, n); break;
+    case OpKind::max: reduce_copy_loop<T, OpKind::max>(d, a, s, n); break;
+  }
 }
 
 template <class T>
@@ -59,6 +78,11 @@ void with_type(DType t, F&& f) {
 
 inline void reduce_bytes(DType t, OpKind k, void* dst, const void* src, std::uint64_t n) {
   with_type(t, [&]<class T>() { reduce_typed<T>(k, dst, src, n); });
+}
+
+// dst = aux op src; aux and src must not overlap dst.
+inline void reduce_copy_bytes(DType t, OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n) {
+  with_type(t, [&]<class T>() { reduce_copy_typed<T>(k, dst, aux, src, n); });
 }
 
 inline void scale_bytes(DType t, void* dst, std::uint64_t n, std::uint32_t divisor) {

@@ -53,12 +53,13 @@ class CudaSession final : public GpuSession {
     deps_ = cpu::compute_deps(s_);
     const auto R = static_cast<std::size_t>(s_.ranks);
     const auto S = s_.steps.size();
-    // Staging: the largest transfer a rank must bring in through a copy first.
+    // Staging: the largest transfer a rank must bring in through a copy first (what it
+    // combines with its own data; a plain copy lands in place directly).
     std::vector<std::uint64_t> staging(R, 0);
     GpuTopology topo{devices_};
     for (const auto& st : s_.steps)
       for (const auto& t : st.transfers)
-        if (t.action == Action::reduce && !topo.same_or_peer_unknown(t))
+        if ((t.action == Action::reduce || t.action == Action::reduce_copy) && !topo.same_or_peer_unknown(t))
           staging[static_cast<std::size_t>(t.dst.rank)] =
               std::max(staging[static_cast<std::size_t>(t.dst.rank)], t.count * size_of(s_.dtype));
     if (auto st = world_.open(s_, devices_, staging); !st) return st;
@@ -103,7 +104,7 @@ class CudaSession final : public GpuSession {
 
  private:
   // Decides staging before the world (and its peer table) exists: conservatively
-  // stage every cross-GPU reduce; direct reads are chosen at run time.
+  // stage every cross-GPU reduce and reduce-copy; direct reads are chosen at run time.
   struct GpuTopology {
     int devices;
     bool same_or_peer_unknown(const Transfer& t) const {
@@ -205,8 +206,11 @@ class CudaSession final : public GpuSession {
                                              world_.device_of(t.src.rank), bytes, stream));
         }
         break;
-      case Action::reduce: {
+      case Action::reduce:
+      case Action::reduce_copy: {
         const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
+        // The source comes from the sender's memory, or through staging without peer
+        // access; the left operand (dst itself, or aux) is on this rank's GPU.
         const void* from = world_.ptr(t.src);
         if (!world_.direct(t.dst.rank, t.src.rank)) {
           void* staging = world_.staging(t.dst.rank);
@@ -214,7 +218,9 @@ class CudaSession final : public GpuSession {
                                              world_.device_of(t.src.rank), bytes, stream));
           from = staging;
         }
-        COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream));
+        void* into = world_.ptr(t.dst);
+        const void* left = t.action == Action::reduce_copy ? static_cast<const void*>(world_.ptr(t.aux)) : into;
+        COLLSCOPE_CUDA(launch_reduce_copy(s_.dtype, op, into, left, from, t.count, stream));
         break;
       }
     }

@@ -1,6 +1,6 @@
 // Transfer kernels. Each thread walks a grid-stride loop over 16-byte vectors from the
-// first 16-byte boundary both pointers reach together (every pair of offsets that
-// differ by a multiple of 16 bytes: buffers come from cudaMalloc), and over single
+// first 16-byte boundary all of a kernel's pointers reach together (offsets that differ
+// by a multiple of 16 bytes: buffers come from cudaMalloc), and over single
 // elements for the head before it and the tail after it, so every count and offset is
 // handled exactly (vector_split.h).
 #include "kernels.h"
@@ -32,13 +32,16 @@ __global__ void copy_bytes(unsigned char* __restrict__ dst, const unsigned char*
     dst[i] = src[i];
 }
 
-// Reduce: vectors of 16 bytes hold 16 / sizeof(T) elements, combined one by one.
+// Reduce-copy, dst[i] = aux[i] op src[i] with aux the left operand: vectors of 16 bytes
+// hold 16 / sizeof(T) elements, combined one by one. aux may be dst itself (a reduce,
+// dst = dst op src: every element is read before the same thread writes it), so only
+// src, which never overlaps dst, is declared __restrict__.
 template <class T, OpKind K>
-__global__ void reduce_vec(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t n) {
+__global__ void reduce_copy_vec(uint4* dst, const uint4* aux, const uint4* __restrict__ src, std::uint64_t n) {
   constexpr int kPer = 16 / sizeof(T);
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    uint4 a = dst[i];
+    uint4 a = aux[i];
     const uint4 b = src[i];
     T* x = reinterpret_cast<T*>(&a);
     const T* y = reinterpret_cast<const T*>(&b);
@@ -49,10 +52,10 @@ __global__ void reduce_vec(uint4* __restrict__ dst, const uint4* __restrict__ sr
 }
 
 template <class T, OpKind K>
-__global__ void reduce_elems(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+__global__ void reduce_copy_elems(T* dst, const T* aux, const T* __restrict__ src, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    dst[i] = combine<T>(K, dst[i], src[i]);
+    dst[i] = combine<T>(K, aux[i], src[i]);
 }
 
 template <class T>
@@ -83,29 +86,37 @@ VectorSplit split(const void* dst, const void* src, std::uint64_t n, std::uint64
   return split_for_vectors(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), n, esize);
 }
 
+VectorSplit split(const void* dst, const void* aux, const void* src, std::uint64_t n, std::uint64_t esize) {
+  return split_for_vectors(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(aux),
+                           reinterpret_cast<std::uintptr_t>(src), n, esize);
+}
+
 template <class T, OpKind K>
-cudaError_t reduce_as(void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+cudaError_t reduce_copy_as(void* dst, const void* aux, const void* src, std::uint64_t n, cudaStream_t stream) {
   constexpr std::uint64_t per = 16 / sizeof(T);
   T* d = static_cast<T*>(dst);
+  const T* a = static_cast<const T*>(aux);
   const T* s = static_cast<const T*>(src);
   // Head element by element up to the 16-byte boundary, middle 16 bytes per access, tail.
-  const auto [head, vecs, tail] = split(dst, src, n, sizeof(T));
-  if (head > 0) reduce_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
+  const auto [head, vecs, tail] = split(dst, aux, src, n, sizeof(T));
+  if (head > 0) reduce_copy_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, a, s, head);
   if (vecs > 0)
-    reduce_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
-                                                               reinterpret_cast<const uint4*>(s + head), vecs);
+    reduce_copy_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(
+        reinterpret_cast<uint4*>(d + head), reinterpret_cast<const uint4*>(a + head),
+        reinterpret_cast<const uint4*>(s + head), vecs);
   const std::uint64_t done = head + vecs * per;
-  if (tail > 0) reduce_elems<T, K><<<blocks_for(tail), kThreads, 0, stream>>>(d + done, s + done, tail);
+  if (tail > 0) reduce_copy_elems<T, K><<<blocks_for(tail), kThreads, 0, stream>>>(d + done, a + done, s + done, tail);
   return cudaGetLastError();
 }
 
 template <class T>
-cudaError_t reduce_typed(OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+cudaError_t reduce_copy_typed(OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
+                              cudaStream_t stream) {
   switch (op) {
-    case OpKind::sum: return reduce_as<T, OpKind::sum>(dst, src, n, stream);
-    case OpKind::prod: return reduce_as<T, OpKind::prod>(dst, src, n, stream);
-    case OpKind::min: return reduce_as<T, OpKind::min>(dst, src, n, stream);
-    case OpKind::max: return reduce_as<T, OpKind::max>(dst, src, n, stream);
+    case OpKind::sum: return reduce_copy_as<T, OpKind::sum>(dst, aux, src, n, stream);
+    case OpKind::prod: return reduce_copy_as<T, OpKind::prod>(dst, aux, src, n, stream);
+    case OpKind::min: return reduce_copy_as<T, OpKind::min>(dst, aux, src, n, stream);
+    case OpKind::max: return reduce_copy_as<T, OpKind::max>(dst, aux, src, n, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -127,9 +138,10 @@ cudaError_t with_type(DType t, A... args) {
 }
 
 template <class T>
-struct Reduce {
-  static cudaError_t run(OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
-    return reduce_typed<T>(op, dst, src, n, stream);
+struct ReduceCopy {
+  static cudaError_t run(OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
+                         cudaStream_t stream) {
+    return reduce_copy_typed<T>(op, dst, aux, src, n, stream);
   }
 };
 
@@ -158,9 +170,14 @@ cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStr
   return cudaGetLastError();
 }
 
-cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+cudaError_t launch_reduce_copy(DType t, OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
+                               cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return with_type<Reduce>(t, op, dst, src, n, stream);
+  return with_type<ReduceCopy>(t, op, dst, aux, src, n, stream);
+}
+
+cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream) {
+  return launch_reduce_copy(t, op, dst, dst, src, n, stream);
 }
 
 cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream) {

@@ -1,5 +1,6 @@
-// Our transfer kernels (DESIGN §6): copy, reduce-copy (dst = dst op src), scale
-// (finish an average), and the fault and compute helpers, launched on a stream.
+// Our transfer kernels (DESIGN §6): copy, reduce (dst = dst op src), reduce-copy
+// (dst = aux op src), scale (finish an average), and the fault and compute helpers,
+// launched on a stream.
 // The element-wise operation is collscope/elementwise.h, the same definition the cpu
 // backend and the numeric reference use.
 #pragma once
@@ -15,7 +16,12 @@ namespace collscope::gpu {
 
 // dst[0, bytes) = src[0, bytes): 16-byte accesses where both are aligned, then the tail.
 cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream);
-// dst[i] = dst[i] op src[i] for n elements of dtype t.
+// dst[i] = aux[i] op src[i] for n elements of dtype t, aux the left operand: 16-byte
+// accesses where all three are aligned, element by element around them. src does not
+// overlap dst; aux either is dst itself or does not overlap it.
+cudaError_t launch_reduce_copy(DType t, OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
+                               cudaStream_t stream);
+// dst[i] = dst[i] op src[i]: a reduce-copy whose left operand is dst itself.
 cudaError_t launch_reduce(DType t, OpKind op, void* dst, const void* src, std::uint64_t n, cudaStream_t stream);
 // dst[i] = dst[i] / divisor.
 cudaError_t launch_scale(DType t, void* dst, std::uint64_t n, std::uint32_t divisor, cudaStream_t stream);

@@ -1,5 +1,5 @@
-// How the copy and reduce kernels cut one transfer: a head taken element by element up
-// to the 16-byte boundary, a middle of 16-byte accesses, and a tail element by element.
+// How the copy and reduce-copy kernels cut one transfer: a head taken element by element
+// up to the 16-byte boundary, a middle of 16-byte accesses, and a tail element by element.
 // Plain C++ without CUDA, so that it is unit-tested on machines without a GPU.
 #pragma once
 
@@ -29,6 +29,15 @@ inline VectorSplit split_for_vectors(std::uintptr_t dst, std::uintptr_t src, std
   v.vecs = (n - v.head) / per;
   v.tail = n - v.head - v.vecs * per;
   return v;
+}
+
+// The same for a kernel that also reads a second operand at `aux` (reduce-copy): the
+// middle exists only where all three addresses reach a 16-byte boundary after the same
+// whole number of elements. With aux == dst (a reduce) it is the split of dst and src.
+inline VectorSplit split_for_vectors(std::uintptr_t dst, std::uintptr_t aux, std::uintptr_t src, std::uint64_t n,
+                                     std::uint64_t esize) {
+  if ((dst - aux) % 16 != 0) return VectorSplit{n, 0, 0};
+  return split_for_vectors(dst, src, n, esize);
 }
 
 }  // namespace collscope::gpu

@@ -2,7 +2,8 @@
 //
 // Every step is one NCCL group: each transfer between ranks is an ncclSend from the
 // sender's buffer and an ncclRecv into the receiver's staging space; then the
-// receiver's stream copies or reduces from staging into place with our kernels. A
+// receiver's stream copies or reduces from staging into place with our kernels (a
+// reduce-copy's second operand is the receiver's own memory and never travels). A
 // signal (barrier) is a one-byte message. All of a rank's work is on its stream, so
 // the stream order carries every dependency and fast mode enqueues the whole schedule
 // without waiting on the host; observable mode waits after every step.
@@ -264,6 +265,9 @@ class NcclSession final : public GpuSession {
       switch (t.action) {
         case Action::copy: COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), from, t.count * e, stream)); break;
         case Action::reduce: COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream)); break;
+        case Action::reduce_copy:  // aux is on this rank: only the source travels
+          COLLSCOPE_CUDA(launch_reduce_copy(s_.dtype, op, world_.ptr(t.dst), world_.ptr(t.aux), from, t.count, stream));
+          break;
         case Action::scale: COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream)); break;
         case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream, world_.abort_flag())); break;
       }
