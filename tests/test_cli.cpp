@@ -30,7 +30,7 @@ TEST_CASE("cli: run --json on flags reports a verified run") {
   auto j = nlohmann::json::parse(o.out);
   CHECK(j["verified"] == true);
   CHECK(j["wrong"] == 0);
-  CHECK(j["steps"].get<int>() == 7);  // a local copy, then 3 reduce-scatter and 3 all-gather steps
+  CHECK(j["steps"].get<int>() == 6);  // 3 reduce-scatter and 3 all-gather steps
   CHECK(j["backend"] == "cpu");
   CHECK(j["ranks"] == 4);
   CHECK(j["collective"] == "allreduce");
@@ -105,7 +105,7 @@ TEST_CASE("cli: --dry-run verifies a large world without executing") {
   auto j = nlohmann::json::parse(o.out);
   CHECK(j["executed"] == false);
   CHECK(j["verified"] == true);
-  CHECK(j["steps"].get<int>() == 2 * 255 + 1);
+  CHECK(j["steps"].get<int>() == 2 * 255);
 }
 
 TEST_CASE("cli: --trace writes a trace that parses") {

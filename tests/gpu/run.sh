@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds collscope with CUDA and runs every GPU test, then a short benchmark (our
-# kernels against device memcpy; our ring against NCCL's own allreduce) and prints a
-# summary table. One command on a GPU machine; finishes within a few minutes.
+# kernels against device memcpy; the ring out of place, with reduce-copy, and in place,
+# with reduce; our ring against NCCL's own allreduce) and prints a summary table. One
+# command on a GPU machine; finishes within a few minutes.
 #   tests/gpu/run.sh            # build in build-gpu/, test, benchmark
 #   tests/gpu/run.sh --no-bench
 set -euo pipefail
@@ -35,6 +36,8 @@ fi
 
 # busbw per size (best of out-of-place and in-place) from a `collscope bench` table.
 busbw() { awk '!/^#/ && NF >= 9 { b = $8; if (NF >= 13 && $12 > b) b = $12; print $1, b }' "$1"; }
+# busbw per size, out of place and in place side by side.
+busbw_modes() { awk '!/^#/ && NF >= 13 { print $1, $8, $12 }' "$1"; }
 
 if [ "$bench" = 1 ]; then
   g=$(nvidia-smi -L | wc -l)
@@ -58,6 +61,8 @@ if [ "$bench" = 1 ]; then
     grep '^# device memory probe' "$out/bench-cuda-ring.txt" | sed 's/^# //'
     echo "size(B) | cuda ring 8 ranks busbw | cuda broadcast flat 8 ranks busbw (GB/s)"
     join <(busbw "$out/bench-cuda-ring.txt" | sort) <(busbw "$out/bench-cuda-copy.txt" | sort) | sort -n | sed 's/ / | /g'
+    echo "size(B) | cuda ring 8 ranks busbw: out of place (reduce-copy kernel) | in place (reduce kernel) (GB/s)"
+    busbw_modes "$out/bench-cuda-ring.txt" | sort -n | sed 's/ / | /g'
     echo "size(B) | $g rank(s), one per GPU: cuda ring | nccl backend ring | NCCL's own allreduce | ring/NCCL (GB/s)"
     join <(busbw "$out/bench-cuda-ring-g.txt" | sort) <(busbw "$out/bench-nccl-ring-g.txt" | sort) \
       | join - <(busbw "$out/bench-nccl-native-g.txt" | sort) | sort -n \

@@ -52,9 +52,14 @@
 // ranks fold in first (rank 2i hands its buffer to rank 2i+1 and waits) and get the
 // result back at the end (fold-out); see PowerOfTwoFold in common.h.
 //
-// Buffers: all sums are built in the output buffers. Out of place, every rank that will
-// add something first copies its input there ("local copy" step), because one step can
-// only add one thing into a given place and the input must not change.
+// Buffers: all sums are built in the output buffers. Out of place, flat, tree and
+// recursive_doubling first copy the input there ("local copy" step), because a reduce
+// adds into what is already in place and the input must not change. The ring and
+// rabenseifner need no such step: a reduce-copy writes (what arrives) + (the receiver's own input) straight into
+// the output, like NCCL's recvReduceSend.
+//
+//   out of place, rank 1 in reduce-scatter step 1:  out1[D] = in1[D] + (rank 0's in0[D])
+//                                       step 2:  out1[C] = in1[C] + (rank 0's out0[C])
 #include "common.h"
 #include "families.h"
 
@@ -153,8 +158,7 @@ void allreduce_tree(StepBuilder& b) {
 }
 
 // ---------------------------------------------------------------------------
-// ring: per slice, (n-1) reduce-scatter steps + (n-1) all-gather steps (+1 local copy
-// out of place).
+// ring: per slice, (n-1) reduce-scatter steps + (n-1) all-gather steps.
 
 namespace {
 
@@ -171,28 +175,27 @@ void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const s
   const std::int32_t n = b.ranks();
   const auto parts = static_cast<std::uint64_t>(n);
 
-  local_copy(b, [](std::int32_t) { return true; }, base, count, prefix);
-
-  // Moves block `blk` from rank r to its right neighbour, adding or copying.
-  auto pass_right = [&](std::int32_t r, std::int64_t blk, bool add) {
+  // Block `blk` of the slice: where it starts and how long it is.
+  auto block = [&](std::int64_t blk) {
     const auto i = static_cast<std::uint64_t>(wrap(blk, n));
-    const std::uint64_t off = base + block_begin(count, parts, i);
-    const std::uint64_t len = block_size(count, parts, i);
-    const std::int32_t next = (r + 1) % n;
-    if (add)
-      b.reduce(b.out(r, off), b.out(next, off), len);
-    else
-      b.copy(b.out(r, off), b.out(next, off), len);
+    return std::pair{base + block_begin(count, parts, i), block_size(count, parts, i)};
   };
 
-  // Phase 1, reduce-scatter: in step s rank r sends block r-1-s; its neighbour adds it
-  // to its own copy of that block and passes the sum on in step s+1. After n-1 steps
-  // block r on rank r holds every rank's contribution.
+  // Phase 1, reduce-scatter: in step s rank r sends block r-1-s; its neighbour adds its
+  // own input's piece of that block to it and passes the sum on in step s+1. After n-1
+  // steps block r on rank r holds every rank's contribution.
+  //   Out of place the neighbour writes (what arrives) + (its own input) straight into
+  //   its output (a reduce-copy), and the first step sends from the input itself: no
+  //   rank ever copies its input into its output first.
   for (std::int32_t s = 0; s + 1 < n; ++s) {
     b.begin_step("reduce-scatter", prefix + step_of(s + 1, n - 1) +
                                        "every rank sends one block of partial sums to its right neighbour, "
-                                       "which adds it to its own");
-    for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - 1 - s, true);
+                                       "which adds its own input's piece to it");
+    for (std::int32_t r = 0; r < n; ++r) {
+      const auto [off, len] = block(std::int64_t{r} - 1 - s);
+      const std::int32_t next = (r + 1) % n;
+      b.reduce_copy(s == 0 ? b.in(r, off) : b.out(r, off), b.in(next, off), b.out(next, off), len);
+    }
   }
 
   // Phase 2, all-gather: in step s rank r passes on the complete block r-s (its own one
@@ -202,7 +205,10 @@ void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const s
                  prefix + step_of(s + 1, n - 1) +
                      "every rank passes the complete block it got last to its right neighbour; each has " +
                      std::to_string(s + 2) + " of " + std::to_string(n) + " now");
-    for (std::int32_t r = 0; r < n; ++r) pass_right(r, std::int64_t{r} - s, false);
+    for (std::int32_t r = 0; r < n; ++r) {
+      const auto [off, len] = block(std::int64_t{r} - s);
+      b.copy(b.out(r, off), b.out((r + 1) % n, off), len);
+    }
   }
 }
 
@@ -231,7 +237,9 @@ void fold_in(StepBuilder& b, const PowerOfTwoFold& fold) {
                               agree(e, " hands its", " hand their") +
                               " buffer to the right neighbour, which adds it; then " +
                               agree(e, "it waits", "they wait"));
-  for (std::int32_t i = 0; i < fold.extra; ++i) b.reduce(b.in(2 * i), b.out(2 * i + 1), b.count());
+  // Out of place the sum goes straight into the stand-in's output (a reduce-copy of the
+  // two inputs); in place it adds into the stand-in's buffer.
+  for (std::int32_t i = 0; i < fold.extra; ++i) b.reduce_copy(b.in(2 * i), b.in(2 * i + 1), b.out(2 * i + 1), b.count());
 }
 
 void fold_out(StepBuilder& b, const PowerOfTwoFold& fold) {
@@ -284,7 +292,7 @@ void allreduce_recursive_doubling(StepBuilder& b) {
 
 // ---------------------------------------------------------------------------
 // rabenseifner: log2(p) reduce-scatter steps + log2(p) all-gather steps (+2 fold steps
-// when n != p, +1 local copy out of place).
+// when n != p).
 
 void allreduce_rabenseifner(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -298,21 +306,10 @@ void allreduce_rabenseifner(StepBuilder& b) {
     return block_range(count, parts, static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(lo + len));
   };
 
-  // Out of place, a rank needs in its output only what it adds to before passing it
-  // on: the half it keeps in the first halving step (the other half is sent straight
-  // from its input), or all of it when it stands in for a folded neighbour.
+  // Out of place nobody copies its input first: the fold-in writes a stand-in's sum
+  // straight into its output, and in the first halving step every other rank sends
+  // from its input and writes (what arrives) + (its own input) into its output.
   auto stands_in = [&](std::int32_t r) { return r < 2 * fold.extra && !fold.sits_out(r); };
-  if (!b.args().in_place) {
-    b.begin_step("local copy", std::string("every rank taking part copies the half of its input it keeps in step 1 ") +
-                                   "into its output" +
-                                   (fold.extra > 0 ? " (all of it if it stands in for a neighbour)" : ""));
-    for (std::int32_t r = 0; r < n; ++r) {
-      if (fold.sits_out(r)) continue;
-      const std::int32_t v = fold.virtual_rank(r);
-      const ElemRange e = stands_in(r) ? ElemRange{0, count} : blocks(v < p / 2 ? 0 : p / 2, p / 2);
-      b.copy(b.in(r, e.begin), b.out(r, e.begin), e.size);
-    }
-  }
   fold_in(b, fold);
 
   // Phase 1, reduce-scatter by recursive halving, distance p/2, p/4, ..., 1. Virtual rank
@@ -321,7 +318,7 @@ void allreduce_rabenseifner(StepBuilder& b) {
   // partner's half of its own. The two transfers of a pair touch different halves, so
   // they share one step. At the end virtual rank v holds block v complete.
   // In the first step a rank that does not stand in for a neighbour sends from its
-  // input (out of place its output holds only the half it keeps; in place they are one).
+  // input and adds the half it gets to its input's half (in place they are one).
   const std::int32_t rounds = ceil_log2(p);
   for (std::int32_t k = 0; k < rounds; ++k) {
     const std::int32_t d = p >> (k + 1);
@@ -333,8 +330,10 @@ void allreduce_rabenseifner(StepBuilder& b) {
       const std::int32_t given_away = (v & d) != 0 ? lo : lo + d;  // the half the partner keeps
       const ElemRange e = blocks(given_away, d);
       const std::int32_t r = fold.real_rank(v);
+      const std::int32_t to = fold.real_rank(v ^ d);
       const Loc from = k == 0 && !stands_in(r) ? b.in(r, e.begin) : b.out(r, e.begin);
-      b.reduce(from, b.out(fold.real_rank(v ^ d), e.begin), e.size);
+      const Loc own = k == 0 && !stands_in(to) ? b.in(to, e.begin) : b.out(to, e.begin);
+      b.reduce_copy(from, own, b.out(to, e.begin), e.size);
     }
   }
 

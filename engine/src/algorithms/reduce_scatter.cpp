@@ -1,12 +1,13 @@
 // Reduce-scatter: every rank's input has n blocks; block k of the result, the sum
 // over all ranks of their block k, ends up in the output of rank k.
 //
-// A transfer can only do dst = dst (+) src, so a partial sum always needs a place
-// that already holds one part before the next part is added: the algorithms here
-// start with a local "prepare" step in which each rank copies its own parts into the
-// places it will add into (unless in place already put them there).
+// A reduce (dst = dst (+) src) needs a place that already holds one part before the
+// next part is added: recursive_halving and pairwise start with a local "prepare"
+// step in which each rank copies its own parts into the places it will add into
+// (unless in place already put them there). The ring needs none: its reduce-copies
+// (dst = own part (+) what arrives) read the rank's own part from its input.
 //
-// ring: 1 + (n-1) steps. The partial sum of each block walks once round the ring,
+// ring: n-1 steps. The partial sum of each block walks once round the ring,
 // each rank adding its part, and arrives complete at the block's owner (4 ranks,
 // blocks A B C D = 0 1 2 3; "B:2" = partial sum of block B holding 2 ranks' parts):
 //
@@ -55,12 +56,13 @@ void single_rank(StepBuilder& b) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// ring: a local step, then n-1 steps round the ring.
+// ring: n-1 steps round the ring.
 //
 // Block j's partial sum starts at rank j+1 and walks right: after step k it holds
-// the parts of k+1 ranks, and in step n-1 it reaches rank j. A rank adds into a work
-// slot that it filled with its own part one step earlier. Three slots rotate: in one
-// step a rank adds into one slot, fills the next, and its neighbour reads the third.
+// the parts of k+1 ranks, and in step n-1 it reaches rank j. Each step is one
+// reduce-copy per rank: (the partial sum that arrives) + (the rank's own part, read
+// from its input) -> a work slot, or the output in the last step. Two slots take
+// turns: in one step a rank writes one while its neighbour reads the other.
 
 void reduce_scatter_ring(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -68,31 +70,16 @@ void reduce_scatter_ring(StepBuilder& b) {
   if (c == 0) return;
   if (n == 1) return single_rank(b);
 
-  const std::int32_t slots = n >= 3 ? b.add_scratch("ring-partial", 3 * c) : -1;
+  const std::int32_t slots = n >= 3 ? b.add_scratch("ring-partial", 2 * c) : -1;
   // The block whose partial sum rank r receives in step k.
   auto received_block = [&](std::int32_t r, std::int32_t k) { return wrap(static_cast<std::int64_t>(r) - k - 1, n); };
   // Where rank r collects that block in step k: a work slot, or its output in the last step.
   auto collect_at = [&](std::int32_t r, std::int32_t k) {
-    return k == n - 1 ? b.out(r) : b.scratch(slots, r, at_block(k % 3, c));
+    return k == n - 1 ? b.out(r) : b.scratch(slots, r, at_block(k % 2, c));
   };
-  // Before step k, rank r puts its own part of the block it will receive into place.
-  auto prepare = [&](std::int32_t k) {
-    for (std::int32_t r = 0; r < n; ++r)
-      copy_unless_same(b, b.in(r, at_block(received_block(r, k), c)), collect_at(r, k), c);
-  };
-
-  // With 2 ranks in place the first block to receive is the rank's own, already in place.
-  const bool has_prepare_step = n >= 3 || !b.args().in_place;
-  const std::int32_t total = (n - 1) + (has_prepare_step ? 1 : 0);
-  std::int32_t step = 0;
-  if (has_prepare_step) {
-    b.begin_step("prepare", step_of(++step, total) + "every rank copies its own part of the block it will receive " +
-                                "first into a work slot");
-    prepare(1);
-  }
 
   for (std::int32_t k = 1; k < n; ++k) {
-    std::string caption = step_of(++step, total);
+    std::string caption = step_of(k, n - 1);
     if (k == 1)
       caption += "every rank sends its part of one block to its right neighbour, which adds its own part";
     else
@@ -102,10 +89,11 @@ void reduce_scatter_ring(StepBuilder& b) {
     b.begin_step("ring", caption);
     for (std::int32_t r = 0; r < n; ++r) {
       const std::int32_t from = wrap(r - 1, n);
-      const Loc src = k == 1 ? b.in(from, at_block(received_block(r, k), c)) : collect_at(from, k - 1);
-      b.reduce(src, collect_at(r, k), c);
+      const std::int64_t blk = received_block(r, k);
+      const Loc src = k == 1 ? b.in(from, at_block(blk, c)) : collect_at(from, k - 1);
+      // In place the last step adds straight into the rank's own block (a plain reduce).
+      b.reduce_copy(src, b.in(r, at_block(blk, c)), collect_at(r, k), c);
     }
-    if (k + 1 < n) prepare(k + 1);  // fills the slot for the next step; no one reads it now
   }
 }
 
