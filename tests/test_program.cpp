@@ -329,6 +329,42 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   auto race = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]}]})"));
   CHECK(race.id == "verify.conflict");
+  // A reduce-copy: (own x) + (the partner's x) into tmp, then back: one step fewer.
+  auto rc = run_ok(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+    {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "with": {"buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "reduce_copy"}]},
+    {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "tmp"}, "to": {"rank": "rank", "buffer": "x"}}]}]})"));
+  CHECK(rc.verified());
+  CHECK(element(rc, 0, 0, 1) == 1 + 101);
+  CHECK(element(rc, 0, 1, 0) == 0 + 100);
+  // Its second operand is read on the receiving rank, at the given offset, and bounds
+  // the count like the other two slices.
+  auto sched = lower_ok(scenario(2, R"("x": {"count": 4}, "tmp": {"count": 2, "scratch": true})",
+                                 R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+    {"op": "step", "transfers": [{"ranks": [1], "from": {"rank": 0, "buffer": "x"}, "with": {"buffer": "x", "offset": 1}, "to": {"rank": 1, "buffer": "tmp"}, "action": "reduce_copy"}]}]})"));
+  REQUIRE(sched.steps.size() == 1);
+  REQUIRE(sched.steps[0].transfers.size() == 1);
+  const Transfer& t = sched.steps[0].transfers[0];
+  CHECK(t.action == Action::reduce_copy);
+  CHECK(t.aux.rank == 1);
+  CHECK(t.aux.buf == sched.find_buffer("x"));
+  CHECK(t.aux.offset == 1);
+  CHECK(t.count == 2);
+
+  // "with" is required by a reduce_copy and refused elsewhere.
+  auto no_with = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+    {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "reduce_copy"}]}]})"));
+  CHECK(no_with.id == "scenario.missing_key");
+  CHECK(no_with.message == "a reduce_copy transfer is missing \"with\"");
+  CHECK(no_with.where.pointer == "/program/0/body/0/transfers/0");
+  auto stray = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+    {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "with": "x", "to": {"rank": "rank", "buffer": "tmp"}}]}]})"));
+  CHECK(stray.id == "scenario.bad_call");
+  CHECK(stray.message == "\"with\" belongs to \"action\": \"reduce_copy\"");
+  CHECK(stray.where.pointer == "/program/0/body/0/transfers/0/with");
+  auto bad = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+    {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "add"}]}]})"));
+  CHECK(bad.id == "scenario.bad_call");
+  CHECK(bad.message.find("\"copy\", \"reduce\" or \"reduce_copy\"") != std::string::npos);
 }
 
 TEST_CASE("groups: collectives on random subsets lower onto world ranks and verify") {

@@ -107,6 +107,7 @@ struct SliceSpec {
 struct TransferSpec {
   RankSelector ranks;
   SliceSpec from, to;
+  SliceSpec with;  // action reduce_copy only: the receiving rank's own operand (no rank)
   std::string count;
   Action action = Action::copy;
   Location where;

@@ -38,6 +38,12 @@ class WrittenStep {
         t.dst = to->first;
         t.action = ts.action;
         std::uint64_t n = std::min(from->second, to->second);
+        if (ts.action == Action::reduce_copy) {  // "with" lives on the receiving rank
+          auto with = place(ts, ts.with, env, "with", tp, t.dst.rank);
+          if (!with) return with.error();
+          t.aux = with->first;
+          n = std::min(n, with->second);
+        }
         if (!ts.count.empty()) {
           auto c = eval(ts.count, env, ts, "count", tp);
           if (!c) return c.error();
@@ -100,9 +106,12 @@ class WrittenStep {
   }
 
   // A transfer end: (where it starts, how many elements from there to the slice's end).
+  // `on_rank`: the slice's rank is given (a reduce-copy's "with"), not written.
   Result<std::pair<Loc, std::uint64_t>> place(const TransferSpec& ts, const SliceSpec& sl, const Env& env,
-                                              const std::string& key, const std::string& p) const {
-    auto rank = eval(sl.rank, env, ts, key, p);
+                                              const std::string& key, const std::string& p,
+                                              std::int32_t on_rank = -1) const {
+    Result<std::int64_t> rank = std::int64_t{on_rank};
+    if (on_rank < 0) rank = eval(sl.rank, env, ts, key, p);
     if (!rank) return rank.error();
     if (*rank < 0 || *rank >= s_.ranks)
       return make_error("program.bad_value",

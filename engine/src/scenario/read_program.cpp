@@ -26,7 +26,7 @@ const std::vector<std::string> kCopyKeys = {"op", "ranks", "src", "dst", "captio
 const std::vector<std::string> kAccumulateKeys = {"op", "ranks", "src", "dst", "reduce_op", "caption"};
 const std::vector<std::string> kRepeatKeys = {"op", "times", "var", "body", "caption"};
 const std::vector<std::string> kStepKeys = {"op", "phase", "caption", "transfers"};
-const std::vector<std::string> kTransferKeys = {"ranks", "from", "to", "count", "action"};
+const std::vector<std::string> kTransferKeys = {"ranks", "from", "to", "with", "count", "action"};
 const std::vector<std::string> kSliceKeys = {"buffer", "offset", "count"};
 const std::vector<std::string> kPlacedSliceKeys = {"rank", "buffer", "offset", "count"};
 const std::vector<std::string> kGroupKeys = {"ranks", "split"};
@@ -385,11 +385,23 @@ void ProgramReader::read_step(const Value& v, ProgramOp& op, const Scope& scope)
     if (const Member* m = t.find("count")) spec.count = expression(*m, scope, "\"count\": 4");
     if (const Member* m = t.find("ranks")) spec.ranks = rank_selector(*m, scope);
     if (const Member* m = t.find("action")) {
-      if (!m->value.is_string() || (m->value.text != "copy" && m->value.text != "reduce"))
-        fail("scenario.bad_call", "action must be \"copy\" or \"reduce\", got " + json::describe(m->value),
-             "copy: the destination becomes the source; reduce: the destination combines with it", at(*m));
-      spec.action = m->value.text == "copy" ? Action::copy : Action::reduce;
+      const std::string a = m->value.is_string() ? m->value.text : "";
+      if (a != "copy" && a != "reduce" && a != "reduce_copy")
+        fail("scenario.bad_call", "action must be \"copy\", \"reduce\" or \"reduce_copy\", got " + json::describe(m->value),
+             "copy: the destination becomes the source; reduce: the destination combines with it; reduce_copy: the "
+             "destination becomes \"with\" (the receiving rank's own slice) combined with the source",
+             at(*m));
+      spec.action = a == "copy" ? Action::copy : a == "reduce" ? Action::reduce : Action::reduce_copy;
     }
+    const Member* with = t.find("with");
+    if (spec.action == Action::reduce_copy && !with)
+      fail("scenario.missing_key", "a reduce_copy transfer is missing \"with\"",
+           "name the receiving rank's own slice it adds to the source: \"with\": {\"buffer\": \"x\", \"offset\": 0}",
+           at(t));
+    if (with && spec.action != Action::reduce_copy)
+      fail("scenario.bad_call", "\"with\" belongs to \"action\": \"reduce_copy\"",
+           "add \"action\": \"reduce_copy\", or drop \"with\"", at(*with));
+    if (with) spec.with = slice(*with, scope, false);
     op.transfers.push_back(std::move(spec));
   }
 }

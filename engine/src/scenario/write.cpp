@@ -123,7 +123,10 @@ ojson program_op_json(const ProgramOp& op) {
       e["from"] = slice_json(t.from, true);
       e["to"] = slice_json(t.to, true);
       if (!t.count.empty()) e["count"] = expr_json(t.count);
-      e["action"] = t.action == Action::reduce ? "reduce" : "copy";
+      e["action"] = t.action == Action::reduce        ? "reduce"
+                    : t.action == Action::reduce_copy ? "reduce_copy"
+                                                      : "copy";
+      if (t.action == Action::reduce_copy) e["with"] = slice_json(t.with, false);
       ts.push_back(std::move(e));
     }
     j["transfers"] = std::move(ts);
