@@ -116,18 +116,19 @@ TEST_CASE("algorithms bcast: textbook step counts") {
 
 TEST_CASE("algorithms bcast_reduce: textbook step counts") {
   using C = Collective;
-  // flat: n - 1 adds into the root's result (+1 local copy out of place).
+  // Out of place or not, no local copy step: a rank's first add is a reduce-copy of
+  // what arrives and its own input.
+  // flat: n - 1 adds into the root's result.
   CHECK(steps_of(C::reduce, "flat", 8, 1000, true, 3) == 7);
-  CHECK(steps_of(C::reduce, "flat", 8, 1000, false, 3) == 8);
-  // binomial: ceil(log2 n) + a local copy step for the non-root ranks that add
-  // (there are some from 4 ranks on) or for the root out of place.
+  CHECK(steps_of(C::reduce, "flat", 8, 1000, false, 3) == 7);
+  // binomial: ceil(log2 n).
   CHECK(steps_of(C::reduce, "binomial", 2, 1000, true) == 1);
   CHECK(steps_of(C::reduce, "binomial", 3, 1000, true, 1) == 2);
-  CHECK(steps_of(C::reduce, "binomial", 8, 1000, true, 5) == 4);
-  CHECK(steps_of(C::reduce, "binomial", 8, 1000, false) == 4);
-  // ring: local copy + (n - 1) reduce-scatter + 1 gather.
-  CHECK(steps_of(C::reduce, "ring", 4, 1000, true, 2) == 5);
-  CHECK(steps_of(C::reduce, "ring", 7, 1000, false) == 8);
+  CHECK(steps_of(C::reduce, "binomial", 8, 1000, true, 5) == 3);
+  CHECK(steps_of(C::reduce, "binomial", 8, 1000, false) == 3);
+  // ring: (n - 1) reduce-scatter + 1 gather.
+  CHECK(steps_of(C::reduce, "ring", 4, 1000, true, 2) == 4);
+  CHECK(steps_of(C::reduce, "ring", 7, 1000, false) == 7);
   for (const char* algo : {"flat", "binomial", "ring"}) {
     CHECK(steps_of(C::reduce, algo, 1, 1000, true) == 0);
     CHECK(steps_of(C::reduce, algo, 1, 1000, false) == 1);
@@ -136,13 +137,14 @@ TEST_CASE("algorithms bcast_reduce: textbook step counts") {
 
 TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   using C = Collective;
+  // Out of place or not, no local copy step (reduce-copies).
   // flat: (n - 1) fan-in + 1 fan-out.
   CHECK(steps_of(C::allreduce, "flat", 4, 1000, true) == 4);
-  CHECK(steps_of(C::allreduce, "flat", 4, 1000, false) == 5);
+  CHECK(steps_of(C::allreduce, "flat", 4, 1000, false) == 4);
   // tree: 2 ceil(log2 n).
   CHECK(steps_of(C::allreduce, "tree", 8, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "tree", 5, 1000, true) == 6);
-  CHECK(steps_of(C::allreduce, "tree", 8, 1000, false) == 7);
+  CHECK(steps_of(C::allreduce, "tree", 8, 1000, false) == 6);
   // ring: 2 (n - 1), in place or not (out of place the first reduce-scatter step reads
   // the inputs and writes the sums into the outputs).
   CHECK(steps_of(C::allreduce, "ring", 4, 1000, true) == 6);
@@ -150,12 +152,12 @@ TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   CHECK(steps_of(C::allreduce, "ring", 13, 1000, true) == 24);
   // recursive doubling: 2 steps (swap, add) per round, + fold-in and fold-out.
   CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, true) == 6);
-  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, false) == 7);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, false) == 6);
   CHECK(steps_of(C::allreduce, "recursive_doubling", 6, 1000, true) == 6);
   // rabenseifner: log2 p halving + log2 p doubling, + fold-in and fold-out.
   CHECK(steps_of(C::allreduce, "rabenseifner", 8, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "rabenseifner", 13, 1000, true) == 8);
-  CHECK(steps_of(C::allreduce, "rabenseifner", 16, 1000, false) == 8);  // no local copy: reduce-copies
+  CHECK(steps_of(C::allreduce, "rabenseifner", 16, 1000, false) == 8);
   for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"}) {
     CHECK(steps_of(C::allreduce, algo, 1, 1000, true) == 0);
     CHECK(steps_of(C::allreduce, algo, 1, 1000, false) == 1);

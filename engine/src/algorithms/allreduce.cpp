@@ -52,11 +52,10 @@
 // ranks fold in first (rank 2i hands its buffer to rank 2i+1 and waits) and get the
 // result back at the end (fold-out); see PowerOfTwoFold in common.h.
 //
-// Buffers: all sums are built in the output buffers. Out of place, flat, tree and
-// recursive_doubling first copy the input there ("local copy" step), because a reduce
-// adds into what is already in place and the input must not change. The ring and
-// rabenseifner need no such step: a reduce-copy writes (what arrives) + (the receiver's own input) straight into
-// the output, like NCCL's recvReduceSend.
+// Buffers: all sums are built in the output buffers, and the inputs never change. Out
+// of place no algorithm copies its input into its output first: where a rank adds
+// something for the first time, a reduce-copy writes (what arrives) + (its own input)
+// straight into its output, like NCCL's recvReduceSend. The ring, 4 ranks:
 //
 //   out of place, rank 1 in reduce-scatter step 1:  out1[D] = in1[D] + (rank 0's in0[D])
 //                                       step 2:  out1[C] = in1[C] + (rank 0's out0[C])
@@ -75,47 +74,25 @@ void single_rank(StepBuilder& b) {
   b.copy(b.in(0), b.out(0), b.count());
 }
 
-// Out of place: ranks for which builds_sum(r) is true copy their input into their output
-// (elements [base, base + count); all of them by default).
-template <class BuildsSum>
-void local_copy(StepBuilder& b, BuildsSum builds_sum, std::uint64_t base = 0, std::uint64_t count = ~0ull,
-                const std::string& prefix = "") {
-  if (b.args().in_place) return;
-  const std::int32_t n = b.ranks();
-  std::int64_t k = 0;
-  std::int32_t last = 0;
-  for (std::int32_t r = 0; r < n; ++r) {
-    if (builds_sum(r)) {
-      ++k;
-      last = r;
-    }
-  }
-  const std::string who = k == n   ? "every rank copies its"
-                          : k == 1 ? rank_name(last) + " copies its"
-                                   : plural(k, "rank") + " copy their";
-  b.begin_step("local copy", prefix + who + " input into the output, where the sum is built; inputs stay as they are");
-  count = std::min(count, b.count() - base);
-  for (std::int32_t r = 0; r < n; ++r)
-    if (builds_sum(r)) b.copy(b.in(r, base), b.out(r, base), count);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// flat: (n-1) fan-in steps + 1 fan-out step (+1 local copy out of place).
+// flat: (n-1) fan-in steps + 1 fan-out step.
 
 void allreduce_flat(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   if (n == 1) return single_rank(b);
   const std::uint64_t count = b.count();
 
-  local_copy(b, [](std::int32_t r) { return r == 0; });
-
   // Phase 1, fan-in: rank 0 adds one buffer per step (every step writes the same place).
+  // The first one it adds to its own input, writing the sum into its output.
   for (std::int32_t r = 1; r < n; ++r) {
     b.begin_step("fan-in", step_of(r, n - 1) + "rank 0 adds the buffer of " + rank_name(r) + "; " +
                                std::to_string(r + 1) + " of " + std::to_string(n) + " inputs are in");
-    b.reduce(b.in(r), b.out(0), count);
+    if (r == 1)
+      b.reduce_copy(b.in(1), b.in(0), b.out(0), count);
+    else
+      b.reduce(b.in(r), b.out(0), count);
   }
 
   // Phase 2, fan-out: rank 0 sends the finished sum to everyone at once.
@@ -124,7 +101,7 @@ void allreduce_flat(StepBuilder& b) {
 }
 
 // ---------------------------------------------------------------------------
-// tree: ceil(log2 n) steps up + ceil(log2 n) steps down (+1 local copy out of place).
+// tree: ceil(log2 n) steps up + ceil(log2 n) steps down.
 
 void allreduce_tree(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -132,16 +109,15 @@ void allreduce_tree(StepBuilder& b) {
   const std::uint64_t count = b.count();
   auto has_children = [n](std::int32_t r) { return binomial_has_children(r, n); };  // root 0: relative = absolute
 
-  local_copy(b, has_children);
-
   const auto rounds = binomial_rounds(n, 0);
   const auto total = static_cast<std::int32_t>(rounds.size());
 
   // Phase 1, up the tree (distance 1, 2, 4, ...): a child hands its sum to its parent,
-  // which adds it. A leaf hands up its bare input.
+  // which adds it, building its own sum in its output from its first child on. A leaf
+  // hands up its bare input.
   binomial_tree_up(
       b, rounds, n, "rank 0", [&](std::int32_t c) { return has_children(c) ? b.out(c) : b.in(c); },
-      [&](std::int32_t p) { return b.out(p); });
+      [&](std::int32_t p) { return b.out(p); }, [&](std::int32_t p) { return b.in(p); });
 
   // Phase 2, down the tree (largest distance first): rank 0's finished sum is copied
   // to every rank, overwriting the partial sums left there.
@@ -254,7 +230,7 @@ void fold_out(StepBuilder& b, const PowerOfTwoFold& fold) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// recursive_doubling: 2 log2(p) steps (+2 fold steps when n != p, +1 local copy out of place).
+// recursive_doubling: 2 log2(p) steps (+2 fold steps when n != p).
 
 void allreduce_recursive_doubling(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -262,7 +238,10 @@ void allreduce_recursive_doubling(StepBuilder& b) {
   const std::uint64_t count = b.count();
   const PowerOfTwoFold fold(n);
 
-  local_copy(b, [&](std::int32_t r) { return !fold.sits_out(r); });
+  // Out of place a rank's sum is in its input until round 1 writes it into the output
+  // (a stand-in's is in its output from the fold-in on).
+  auto stands_in = [&](std::int32_t r) { return r < 2 * fold.extra && !fold.sits_out(r); };
+  auto sum_of = [&](std::int32_t r, std::int32_t round) { return round == 0 && !stands_in(r) ? b.in(r) : b.out(r); };
   fold_in(b, fold);
 
   // Main phase among the p ranks that take part, addressed by virtual rank v. Both
@@ -276,14 +255,14 @@ void allreduce_recursive_doubling(StepBuilder& b) {
     b.begin_step("recursive doubling", round + ", swap: partners " + std::to_string(d) +
                                            " apart copy their partial sums into each other's scratch buffer");
     for (std::int32_t v = 0; v < fold.p; ++v)
-      b.copy(b.out(fold.real_rank(v)), b.scratch(received, fold.real_rank(v ^ d)), count);
+      b.copy(sum_of(fold.real_rank(v), k), b.scratch(received, fold.real_rank(v ^ d)), count);
 
     b.begin_step("recursive doubling", round + ", add: every rank adds the sum it received; each sum now covers " +
                                            std::to_string(2 * d) + " of the " + std::to_string(fold.p) +
                                            " ranks taking part");
     for (std::int32_t v = 0; v < fold.p; ++v) {
       const std::int32_t r = fold.real_rank(v);
-      b.reduce(b.scratch(received, r), b.out(r), count);
+      b.reduce_copy(b.scratch(received, r), sum_of(r, k), b.out(r), count);
     }
   }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collscope/algorithms.h"
@@ -217,14 +218,17 @@ inline void copy_unless_same(StepBuilder& b, const Loc& src, const Loc& dst, std
   if (!same_place(src, dst)) b.copy(src, dst, count);
 }
 
-// Phase "tree up" of a binomial reduction, shared by reduce and all-reduce: at
-// distance 1, 2, 4, ... a child hands its sum to its parent, which adds it to its own.
-// `from(child)` is where the child's sum is, `into(parent)` where the parent adds;
+// Phase "tree up" of a binomial reduction: at distance 1, 2, 4, ... a child hands its
+// sum to its parent, which adds it to its own. `from(child)` is where the child's sum
+// is, `into(parent)` where the parent builds its sum, `own(parent)` the parent's own
+// contribution: the first child's sum is added to it and written into `into` (a
+// reduce-copy; a plain reduce when the two are one place), later ones are added there.
 // `root_name` says who ends with the full sum ("the root", "rank 0").
-template <class From, class Into>
+template <class From, class Into, class Own>
 void binomial_tree_up(StepBuilder& b, const std::vector<TreeRound>& rounds, std::int64_t n,
-                      const std::string& root_name, From from, Into into) {
+                      const std::string& root_name, From from, Into into, Own own) {
   const auto total = static_cast<std::int32_t>(rounds.size());
+  std::vector<char> started(static_cast<std::size_t>(n), 0);  // has the parent added a child yet?
   std::int64_t active = n;
   for (std::int32_t k = 0; k < total; ++k) {
     const TreeRound& round = rounds[static_cast<std::size_t>(k)];
@@ -235,7 +239,12 @@ void binomial_tree_up(StepBuilder& b, const std::vector<TreeRound>& rounds, std:
     b.begin_step("tree up", step_of(k + 1, total) + plural(senders, "rank") +
                                 agree(senders, " sends its", " send their") + " sum to a partner " +
                                 plural(round.distance, "rank") + " nearer " + root_name + ", which adds it; " + rest);
-    for (const TreeEdge& e : round.edges) b.reduce(from(e.child), into(e.parent), b.count());
+    for (const TreeEdge& e : round.edges) {
+      if (std::exchange(started[static_cast<std::size_t>(e.parent)], 1))
+        b.reduce(from(e.child), into(e.parent), b.count());
+      else
+        b.reduce_copy(from(e.child), own(e.parent), into(e.parent), b.count());
+    }
   }
 }
 

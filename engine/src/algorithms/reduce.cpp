@@ -22,9 +22,9 @@
 //
 // Buffers: every rank has an input, only the root has an output, and inputs must not
 // change. So a partial sum lives in the root's output on the root, and in a scratch
-// buffer on any other rank that has to add something. Each of those buffers first gets a
-// copy of the rank's own input (a "local copy" step), because a step can only add one
-// thing into a given place.
+// buffer on any other rank that has to add something. Where a rank adds something for
+// the first time, a reduce-copy writes (what arrives) + (its own input) into that
+// buffer, so no rank copies its input aside first.
 #include "common.h"
 #include "families.h"
 
@@ -33,49 +33,45 @@ namespace {
 
 std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
 
-// Caption of the step in which the ranks that will add things copy their own input
-// into the buffer where their sum is built.
-std::string local_copy_caption(std::int32_t root, bool root_copies, std::int64_t others) {
-  std::string c;
-  if (root_copies) c = "the root (" + rank_name(root) + ") copies its input into its output";
-  if (others > 0) {
-    if (!c.empty()) c += "; ";
-    c += plural(others, "other rank") + (others == 1 ? " copies its" : " copy their") + " input into a scratch buffer";
-  }
-  return c + ", where partial sums are built";
+// One rank: the output is a copy of the input.
+void single_rank(StepBuilder& b) {
+  if (b.args().in_place) return;
+  b.begin_step("local copy", "only one rank: it copies its input into its output");
+  b.copy(b.in(b.root()), b.out(b.root()), b.count());
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// flat: n-1 steps (+1 local copy out of place).
+// flat: n-1 steps.
 
 void reduce_flat(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::int32_t root = b.root();
 
-  // The sum grows in the root's output. In place that already holds the root's input.
-  if (!b.args().in_place) {
-    b.begin_step("local copy", local_copy_caption(root, true, 0));
-    b.copy(b.in(root), b.out(root), b.count());
-  }
-  // Fan in: one rank after another, since every step writes the same place.
+  if (n == 1) return single_rank(b);
+  // Fan in: one rank after another, since every step writes the same place. The sum
+  // grows in the root's output, which the first step writes: (the root's input) + (the
+  // first rank's input).
   for (std::int32_t k = 1; k < n; ++k) {
     const std::int32_t r = absolute_rank(k, root, n);
     b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + rank_name(root) + ") adds the buffer of " + rank_name(r) +
                                "; " + std::to_string(k + 1) + " of " + std::to_string(n) + " inputs are in");
-    b.reduce(b.in(r), b.out(root), b.count());
+    if (k == 1)
+      b.reduce_copy(b.in(r), b.in(root), b.out(root), b.count());
+    else
+      b.reduce(b.in(r), b.out(root), b.count());
   }
 }
 
 // ---------------------------------------------------------------------------
-// binomial: ceil(log2 n) steps (+1 local copy when some rank other than an in-place
-// root has to add something: n >= 4, or out of place).
+// binomial: ceil(log2 n) steps.
 
 void reduce_binomial(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::int32_t root = b.root();
   const std::uint64_t count = b.count();
+  if (n == 1) return single_rank(b);
 
   // Where rank r builds its partial sum: the root in its output, others in scratch
   // (only ranks with children in the tree build one; from 4 ranks on, some non-root does).
@@ -85,57 +81,40 @@ void reduce_binomial(StepBuilder& b) {
   // What a rank passes up: its partial sum, or its bare input when it is a leaf.
   auto passes_up = [&](std::int32_t r) { return has_children(r) ? sum_at(r) : b.in(r); };
 
-  // Phase 0: every rank that will add something starts its sum with its own input.
-  const bool root_copies = !b.args().in_place;
-  std::int64_t others = 0;
-  for (std::int32_t r = 0; r < n; ++r)
-    if (r != root && has_children(r)) ++others;
-  b.begin_step("local copy", local_copy_caption(root, root_copies, others));
-  if (root_copies) b.copy(b.in(root), b.out(root), count);
-  for (std::int32_t r = 0; r < n; ++r)
-    if (r != root && has_children(r)) b.copy(b.in(r), sum_at(r), count);
-
-  // Phase 1, up the tree: at distance 1, 2, 4, ... a child hands its sum to its parent,
-  // which adds it to its own.
-  binomial_tree_up(b, binomial_rounds(n, root), n, "the root", passes_up, sum_at);
+  // Up the tree: at distance 1, 2, 4, ... a child hands its sum to its parent, which
+  // adds it; the first child's sum it adds to its own input, writing into its sum.
+  binomial_tree_up(b, binomial_rounds(n, root), n, "the root", passes_up, sum_at,
+                   [&](std::int32_t r) { return b.in(r); });
 }
 
 // ---------------------------------------------------------------------------
-// ring: 1 local copy + (n-1) reduce-scatter steps + 1 gather step.
+// ring: (n-1) reduce-scatter steps + 1 gather step.
 
 void reduce_ring(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::int32_t root = b.root();
   const std::uint64_t count = b.count();
-  if (n == 1) {
-    if (!b.args().in_place) {
-      b.begin_step("local copy", "only one rank: it copies its input into its output");
-      b.copy(b.in(root), b.out(root), count);
-    }
-    return;
-  }
+  if (n == 1) return single_rank(b);
   const auto parts = static_cast<std::uint64_t>(n);
   const std::int32_t partial = b.add_scratch("partial", count);
   auto sum_at = [&](std::int32_t r, std::uint64_t elem) {
     return r == root ? b.out(root, elem) : b.scratch(partial, r, elem);
   };
 
-  // Phase 0: every rank starts its partial sums with its own input.
-  b.begin_step("local copy", local_copy_caption(root, !b.args().in_place, n - 1));
-  for (std::int32_t r = 0; r < n; ++r)
-    if (r != root || !b.args().in_place) b.copy(b.in(r), sum_at(r, 0), count);
-
   // Phase 1, reduce-scatter round the ring r -> r+1: in step s rank r passes block
-  // r-1-s, which its right neighbour adds and passes on in step s+1. After n-1 steps
-  // rank r's block r holds every rank's contribution.
+  // r-1-s (from its input in step 1), to which its right neighbour adds its own input's
+  // piece, writing the sum into its partial sums, and passes it on in step s+1. After
+  // n-1 steps rank r's block r holds every rank's contribution.
   for (std::int32_t s = 0; s + 1 < n; ++s) {
     b.begin_step("reduce-scatter", step_of(s + 1, n - 1) +
                                        "every rank sends one block of partial sums to its right neighbour, "
-                                       "which adds it to its own");
+                                       "which adds its own input's piece to it");
     for (std::int32_t r = 0; r < n; ++r) {
       const auto blk = static_cast<std::uint64_t>(wrap(std::int64_t{r} - 1 - s, n));
       const std::uint64_t off = block_begin(count, parts, blk);
-      b.reduce(sum_at(r, off), sum_at((r + 1) % n, off), block_size(count, parts, blk));
+      const std::int32_t next = (r + 1) % n;
+      b.reduce_copy(s == 0 ? b.in(r, off) : sum_at(r, off), b.in(next, off), sum_at(next, off),
+                    block_size(count, parts, blk));
     }
   }
 
