@@ -46,10 +46,10 @@ std::int32_t expected_steps(const MoveCase& c) {
       if (a == "bruck") return ceil_log2(n) + 1;
       return is_pow2(n) ? floor_log2(n) : floor_log2(n) + 2;  // fold-in and fold-out
     case Collective::reduce_scatter:
-      if (a == "ring") return n - 1;  // reduce-copies: no prepare step
-      if (a == "pairwise") return (n - 1) + (out_of_place ? 1 : 0);
-      // recursive_halving: prepare (not needed for 2 ranks in place) + halving + fold-in/out
-      return floor_log2(n) + (n == 2 && c.in_place ? 0 : 1) + (is_pow2(n) ? 0 : 2);
+      // No prepare step: a rank's first add to a block is a reduce-copy.
+      if (a == "ring" || a == "pairwise") return n - 1;
+      // recursive_halving: halving + fold-in/out
+      return floor_log2(n) + (is_pow2(n) ? 0 : 2);
     case Collective::alltoall: return a == "pairwise" ? n : ceil_log2(n) + 2;
     default: break;
   }

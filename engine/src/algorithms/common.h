@@ -186,10 +186,14 @@ inline bool follows(const Loc& start, const Loc& next, std::uint64_t elems) {
   return next.rank == start.rank && next.buf == start.buf && next.offset == start.offset + elems;
 }
 
-template <class SrcFn, class DstFn>
+// Moves blocks first .. last-1 of block_elems elements each from src(x) to dst(x) with
+// `action`, as few transfers as possible: a run of blocks that stays contiguous on every
+// side is one transfer. A reduce-copy also reads aux(x) (the receiver's own part).
+template <class SrcFn, class AuxFn, class DstFn>
 void move_blocks(StepBuilder& b, Action action, std::int64_t first, std::int64_t last, std::uint64_t block_elems,
-                 SrcFn src, DstFn dst) {
+                 SrcFn src, AuxFn aux, DstFn dst) {
   if (block_elems == 0) return;
+  const bool with_aux = action == Action::reduce_copy;
   std::int64_t x = first;
   while (x < last) {
     const Loc s = src(x);
@@ -198,19 +202,28 @@ void move_blocks(StepBuilder& b, Action action, std::int64_t first, std::int64_t
       ++x;
       continue;
     }
-    std::int64_t y = x + 1;  // grow the run while both sides stay contiguous
+    const Loc a = with_aux ? aux(x) : d;
+    std::int64_t y = x + 1;  // grow the run while every side stays contiguous
     while (y < last) {
       const auto elems = static_cast<std::uint64_t>(y - x) * block_elems;
-      if (!follows(s, src(y), elems) || !follows(d, dst(y), elems)) break;
+      if (!follows(s, src(y), elems) || !follows(d, dst(y), elems) || (with_aux && !follows(a, aux(y), elems))) break;
       ++y;
     }
     const auto elems = static_cast<std::uint64_t>(y - x) * block_elems;
-    if (action == Action::reduce)
+    if (action == Action::reduce_copy)
+      b.reduce_copy(s, a, d, elems);
+    else if (action == Action::reduce)
       b.reduce(s, d, elems);
     else
       b.copy(s, d, elems);
     x = y;
   }
+}
+
+template <class SrcFn, class DstFn>
+void move_blocks(StepBuilder& b, Action action, std::int64_t first, std::int64_t last, std::uint64_t block_elems,
+                 SrcFn src, DstFn dst) {
+  move_blocks(b, action, first, last, block_elems, src, dst, dst);
 }
 
 // One copy, skipped when source and destination are the same place (in place).

@@ -2,10 +2,9 @@
 // over all ranks of their block k, ends up in the output of rank k.
 //
 // A reduce (dst = dst (+) src) needs a place that already holds one part before the
-// next part is added: recursive_halving and pairwise start with a local "prepare"
-// step in which each rank copies its own parts into the places it will add into
-// (unless in place already put them there). The ring needs none: its reduce-copies
-// (dst = own part (+) what arrives) read the rank's own part from its input.
+// next part is added. None of the algorithms here copies its own parts there first:
+// where a rank adds to a block for the first time, a reduce-copy writes (what arrives)
+// + (its own part, read from its input) into the place where the sum is built.
 //
 // ring: n-1 steps. The partial sum of each block walks once round the ring,
 // each rank adding its part, and arrives complete at the block's owner (4 ranks,
@@ -27,7 +26,7 @@
 //   input into the odd rank after them (fold-in) and wait; at the end they get
 //   their finished block back (fold-out).
 //
-// pairwise: n-1 steps (and the local copy when out of place). In step k every rank
+// pairwise: n-1 steps. In step k every rank
 // r sends its part of block r+k straight to rank r+k, which adds it to its output:
 //
 //   pairwise k:   r --part of block r+k--> r+k        (for every r at once)
@@ -98,8 +97,8 @@ void reduce_scatter_ring(StepBuilder& b) {
 }
 
 // ---------------------------------------------------------------------------
-// recursive_halving: a local step, then log2 n halving steps; when n is not a power
-// of two, a fold-in step before and a fold-out step after.
+// recursive_halving: log2 n halving steps; when n is not a power of two, a fold-in step
+// before and a fold-out step after.
 
 void reduce_scatter_recursive_halving(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -122,37 +121,20 @@ void reduce_scatter_recursive_halving(StepBuilder& b) {
   auto input_at = [&](std::int32_t r) { return [&b, r, c](std::int64_t x) { return b.in(r, at_block(x, c)); }; };
   auto sums_of = [&](std::int32_t r) { return [&sum_at, r](std::int64_t x) { return sum_at(r, x); }; };
 
-  // With 2 ranks in place, the only block a rank keeps is its own, already in place.
-  const bool has_prepare_step = !(n == 2 && b.args().in_place);
-  const std::int32_t total = rounds + (has_prepare_step ? 1 : 0) + (fold.extra > 0 ? 2 : 0);
+  const std::int32_t total = rounds + (fold.extra > 0 ? 2 : 0);
   std::int32_t step = 0;
+  // A virtual rank below `extra` stands in for a folded-in partner: its sums of every
+  // block start in the fold-in, the others' in round 1.
+  auto stands_in = [&](std::int32_t v) { return v < fold.extra; };
 
-  // Prepare: every rank taking part copies its own parts of the blocks it will add
-  // into: all n if it absorbs a folded-in partner, else the half it keeps in round 1.
-  if (has_prepare_step) {
-    b.begin_step("prepare", step_of(++step, total) + "every rank taking part copies its own parts of the blocks " +
-                                "it will add to into its work buffer");
-    for (std::int32_t v = 0; v < fold.p; ++v) {
-      std::int64_t first = 0;
-      std::int64_t last = n;
-      if (v >= fold.extra) {
-        const std::int32_t half = fold.p / 2;
-        const std::int32_t kept = v & ~(half - 1);
-        first = first_block(kept);
-        last = first_block(kept + half);
-      }
-      const std::int32_t me = fold.real_rank(v);
-      move_blocks(b, Action::copy, first, last, c, input_at(me), sums_of(me));
-    }
-  }
-
-  // Fold-in: an even rank below 2e adds its whole input into the odd rank after it.
+  // Fold-in: an even rank below 2e adds its whole input to the next rank's, writing the
+  // sums into that rank's work buffer (a reduce-copy), and waits.
   if (fold.extra > 0) {
     b.begin_step("fold-in", step_of(++step, total) + std::to_string(n) +
                                 " is not a power of two: each even rank below " + std::to_string(2 * fold.extra) +
                                 " adds its whole input into the next rank and waits");
     for (std::int32_t r = 0; r < 2 * fold.extra; r += 2)
-      move_blocks(b, Action::reduce, 0, n, c, input_at(r), sums_of(r + 1));
+      move_blocks(b, Action::reduce_copy, 0, n, c, input_at(r), input_at(r + 1), sums_of(r + 1));
   }
 
   // Halving: virtual ranks v and v^d split their common group of 2d virtual ranks;
@@ -170,13 +152,16 @@ void reduce_scatter_recursive_halving(StepBuilder& b) {
       const std::int32_t theirs = partner & ~(d - 1);  // first virtual rank of the partner's half
       const std::int32_t me = fold.real_rank(v);
       const std::int32_t to = fold.real_rank(partner);
-      // In round 1 a rank that absorbed nobody sends straight from its input: it did
-      // not copy the half it gives away.
-      const bool from_input = i == 0 && v >= fold.extra;
-      if (from_input)
-        move_blocks(b, Action::reduce, first_block(theirs), first_block(theirs + d), c, input_at(me), sums_of(to));
+      // In round 1 a rank that absorbed nobody sends straight from its input, and one
+      // that absorbed nobody receives with a reduce-copy: (what arrives) + (its own
+      // input's part) into its work buffer.
+      const std::int64_t lo = first_block(theirs), hi = first_block(theirs + d);
+      const bool first_round = i == 0;
+      const Action add = first_round && !stands_in(partner) ? Action::reduce_copy : Action::reduce;
+      if (first_round && !stands_in(v))
+        move_blocks(b, add, lo, hi, c, input_at(me), input_at(to), sums_of(to));
       else
-        move_blocks(b, Action::reduce, first_block(theirs), first_block(theirs + d), c, sums_of(me), sums_of(to));
+        move_blocks(b, add, lo, hi, c, sums_of(me), input_at(to), sums_of(to));
     }
   }
 
@@ -189,7 +174,7 @@ void reduce_scatter_recursive_halving(StepBuilder& b) {
 }
 
 // ---------------------------------------------------------------------------
-// pairwise: a local step when out of place, then n-1 steps.
+// pairwise: n-1 steps.
 
 void reduce_scatter_pairwise(StepBuilder& b) {
   const std::int32_t n = b.ranks();
@@ -197,19 +182,17 @@ void reduce_scatter_pairwise(StepBuilder& b) {
   if (c == 0) return;
   if (n == 1) return single_rank(b);
 
-  const bool has_prepare_step = !b.args().in_place;
-  const std::int32_t total = (n - 1) + (has_prepare_step ? 1 : 0);
-  std::int32_t step = 0;
-  if (has_prepare_step) {
-    b.begin_step("prepare", step_of(++step, total) + "every rank copies its own part of its own block into its output");
-    for (std::int32_t r = 0; r < n; ++r) keep_own_part(b, r);
-  }
+  // Step 1 writes (what arrives) + (the receiver's own part) into the output (a
+  // reduce-copy; in place the own part is already there), the later steps add to it.
   for (std::int32_t k = 1; k < n; ++k) {
-    b.begin_step("pairwise", step_of(++step, total) + "every rank r sends its part of block r+" + std::to_string(k) +
+    b.begin_step("pairwise", step_of(k, n - 1) + "every rank r sends its part of block r+" + std::to_string(k) +
                                  " to rank r+" + std::to_string(k) + ", which adds it to its output");
     for (std::int32_t r = 0; r < n; ++r) {
       const std::int32_t to = wrap(static_cast<std::int64_t>(r) + k, n);
-      b.reduce(b.in(r, at_block(to, c)), b.out(to), c);
+      if (k == 1)
+        b.reduce_copy(b.in(r, at_block(to, c)), b.in(to, at_block(to, c)), b.out(to), c);
+      else
+        b.reduce(b.in(r, at_block(to, c)), b.out(to), c);
     }
   }
 }
