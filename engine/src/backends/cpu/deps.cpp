@@ -79,6 +79,13 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   // Keep only the latest required step per (waiting lane, awaited lane).
   std::unordered_map<std::int64_t, std::int32_t> need;
 
+  // What the schedule reads before writing it (its inputs): slot, start, end.
+  struct Range {
+    std::size_t slot;
+    std::uint64_t a, b;
+  };
+  std::vector<Range> inputs;
+
   // Walk the schedule twice: the second pass sees the previous iteration's accesses,
   // which is what repeated runs (benchmarks) need.
   for (std::int32_t g = 0; g < 2 * S; ++g) {
@@ -91,6 +98,41 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       auto [it, fresh] = need.emplace(key, step);
       if (!fresh) it->second = std::max(it->second, step);
     };
+    if (g == S) {
+      // (A region read several times before its first write is listed several times.)
+      std::sort(inputs.begin(), inputs.end(),
+                [](const Range& x, const Range& y) { return x.slot != y.slot ? x.slot < y.slot : x.a < y.a; });
+      std::vector<Range> merged;
+      for (const Range& in : inputs)
+        if (!merged.empty() && merged.back().slot == in.slot && in.a <= merged.back().b)
+          merged.back().b = std::max(merged.back().b, in.b);
+        else
+          merged.push_back(in);
+      inputs = std::move(merged);
+      // Between two iterations every rank writes its inputs afresh, as a program that
+      // calls the collective in a loop does (and as an algorithm must not rely on them
+      // staying put): the owner does so once it has finished the previous iteration,
+      // after every read of the old values. So the first step of an iteration waits for
+      // those reads, and whoever reads an input waits for its owner to have finished the
+      // previous iteration (step S - 1, relative -1). Without this, repeating a
+      // collective whose ranks only read each other's inputs would need no
+      // synchronisation at all, and a benchmark would time no communication.
+      for (const Range& in : inputs) {
+        const auto owner = static_cast<std::int32_t>(in.slot / nbuf);
+        auto& m = memory[in.slot];
+        for (auto it = cover(m, in.a, in.b); it != m.end() && it->first < in.b; ++it) {
+          if (it->second.write_lane >= 0) require(owner, it->second.write_lane, it->second.write_step);
+          for (const auto& r : it->second.readers) require(owner, r.lane, r.step);
+        }
+      }
+      for (const Range& in : inputs) {
+        auto& m = memory[in.slot];
+        auto first = cover(m, in.a, in.b), last = first;
+        while (last != m.end() && last->first < in.b) ++last;
+        m.erase(first, last);
+        m.emplace(in.a, Segment{in.b, static_cast<std::int32_t>(in.slot / nbuf), S - 1, {}});
+      }
+    }
     for (const auto& t : st.transfers) {
       const std::int32_t d = lane_of(s, t);
       if (is_signal(t)) {  // the source rank's thread must have reached this step
@@ -102,8 +144,12 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       for_each_read(t, [&](const Loc& from) {
         auto& m = slot(from);
         const std::uint64_t a = from.offset, b = a + t.count;
-        for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it)
+        for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
           if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
+          else if (!record)
+            inputs.push_back({static_cast<std::size_t>(from.rank) * nbuf + static_cast<std::size_t>(from.buf), it->first,
+                              it->second.end});
+        }
       });
       // write-after-write and write-after-read on the destination: wait for the write of
       // what it overwrites and every read of it since (earlier accesses were awaited by
