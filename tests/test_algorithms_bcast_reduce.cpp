@@ -150,10 +150,15 @@ TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   CHECK(steps_of(C::allreduce, "ring", 4, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "ring", 4, 1000, false) == 6);
   CHECK(steps_of(C::allreduce, "ring", 13, 1000, true) == 24);
-  // recursive doubling: 2 steps (swap, add) per round, + fold-in and fold-out.
-  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, true) == 6);
-  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, false) == 6);
-  CHECK(steps_of(C::allreduce, "recursive_doubling", 6, 1000, true) == 6);
+  // recursive doubling: one reduce-copy step per round, + fold-in and fold-out; a last
+  // local copy only where the single round (p == 2) read a rank's output.
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, true) == 3);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 8, 1000, false) == 3);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 16, 1000, true) == 4);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 6, 1000, true) == 4);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 2, 1000, false) == 1);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 2, 1000, true) == 2);
+  CHECK(steps_of(C::allreduce, "recursive_doubling", 3, 1000, false) == 4);
   // rabenseifner: log2 p halving + log2 p doubling, + fold-in and fold-out.
   CHECK(steps_of(C::allreduce, "rabenseifner", 8, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "rabenseifner", 13, 1000, true) == 8);

@@ -30,9 +30,9 @@
 //
 //   buffer:  | slice 1 | slice 2 | slice 3 |      each slice: A B C D as above
 //
-// recursive_doubling: partners at distance 1, 2, 4, ... swap whole buffers and add;
-// two steps per round (swap into scratch, then add) so nobody reads what is being
-// written.
+// recursive_doubling: partners at distance 1, 2, 4, ... swap whole buffers and add,
+// one step per round: each reads the other's partial sum and its own and writes the
+// total into a buffer that nobody reads in that round (output and scratch take turns).
 //
 //   round 1:  0 <-> 1   2 <-> 3   4 <-> 5   6 <-> 7
 //   round 2:  0 <-----> 2   1 <-----> 3   4 <-----> 6   5 <-----> 7
@@ -230,39 +230,89 @@ void fold_out(StepBuilder& b, const PowerOfTwoFold& fold) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// recursive_doubling: 2 log2(p) steps (+2 fold steps when n != p).
+// recursive_doubling: log2(p) steps (+2 fold steps when n != p, +1 local copy when
+// p == 2 and a rank's single round reads its output).
 
 void allreduce_recursive_doubling(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   if (n == 1) return single_rank(b);
   const std::uint64_t count = b.count();
   const PowerOfTwoFold fold(n);
-
-  // Out of place a rank's sum is in its input until round 1 writes it into the output
-  // (a stand-in's is in its output from the fold-in on).
-  auto stands_in = [&](std::int32_t r) { return r < 2 * fold.extra && !fold.sits_out(r); };
-  auto sum_of = [&](std::int32_t r, std::int32_t round) { return round == 0 && !stands_in(r) ? b.in(r) : b.out(r); };
   fold_in(b, fold);
 
-  // Main phase among the p ranks that take part, addressed by virtual rank v. Both
-  // partners of a pair read their own sum and write the other's, so the swap goes into
-  // scratch first and the add follows in its own step.
-  const std::int32_t received = b.add_scratch("received", count);
+  // Main phase among the p ranks that take part, addressed by virtual rank v. In round
+  // k a rank reads its partner's partial sum and its own, and writes their sum into a
+  // buffer that nobody reads in that round: a reduce-copy, one step per round. So each
+  // rank's partial sum moves between buffers, round after round:
+  //
+  //   out of place, 4 ranks:   in --round 1--> sum --round 2--> out
+  //   in place, 4 ranks:      out --round 1--> sum --round 2--> out
+  //   in place, 8 ranks:      out --round 1--> sum2 --round 2--> sum --round 3--> out
+  //
+  // The sequence is chosen backwards from "the last round writes the output", never
+  // writing the buffer the round reads. Only with a single round that reads the output
+  // (in place, or a stand-in, with 2 ranks taking part) does the sum land in scratch
+  // and need a last local copy.
+  enum Where { input, output, sum, sum2 };
   const std::int32_t rounds = ceil_log2(fold.p);
+  auto stands_in = [&](std::int32_t r) { return r < 2 * fold.extra && !fold.sits_out(r); };
+  // Where rank r's partial sum is before round 0 (a stand-in's is in its output after
+  // the fold-in). plan[r][k] is where round k reads it, plan[r][k + 1] where it writes.
+  auto start = [&](std::int32_t r) { return b.args().in_place || stands_in(r) ? output : input; };
+  std::vector<std::vector<Where>> plan(static_cast<std::size_t>(n));
+  bool uses_sum = false, uses_sum2 = false, last_copy = false;
+  for (std::int32_t v = 0; v < fold.p; ++v) {
+    const std::int32_t r = fold.real_rank(v);
+    std::vector<Where>& w = plan[static_cast<std::size_t>(r)];
+    w.assign(static_cast<std::size_t>(rounds) + 1, output);
+    w[0] = start(r);
+    for (std::int32_t k = rounds - 2; k >= 0; --k)
+      w[static_cast<std::size_t>(k) + 1] = w[static_cast<std::size_t>(k) + 2] == output ? sum : output;
+    if (w[1] == w[0]) {  // round 0 would write what it reads: take another buffer
+      if (rounds == 1) {
+        w[1] = sum;  // a stand-in with 2 ranks taking part, or in place with 2 ranks
+        last_copy = true;
+      } else {
+        w[1] = w[2] == sum ? sum2 : sum;
+      }
+    }
+    for (const Where x : w) {
+      uses_sum = uses_sum || x == sum;
+      uses_sum2 = uses_sum2 || x == sum2;
+    }
+  }
+  const std::int32_t sum_id = uses_sum ? b.add_scratch("sum", count) : -1;
+  const std::int32_t sum2_id = uses_sum2 ? b.add_scratch("sum2", count) : -1;
+  auto at = [&](std::int32_t r, Where w) {
+    switch (w) {
+      case input: return b.in(r);
+      case output: return b.out(r);
+      case sum: return b.scratch(sum_id, r);
+      case sum2: break;
+    }
+    return b.scratch(sum2_id, r);
+  };
+
   for (std::int32_t k = 0; k < rounds; ++k) {
     const std::int32_t d = 1 << k;
-    const std::string round = "round " + std::to_string(k + 1) + " of " + std::to_string(rounds);
-    b.begin_step("recursive doubling", round + ", swap: partners " + std::to_string(d) +
-                                           " apart copy their partial sums into each other's scratch buffer");
-    for (std::int32_t v = 0; v < fold.p; ++v)
-      b.copy(sum_of(fold.real_rank(v), k), b.scratch(received, fold.real_rank(v ^ d)), count);
-
-    b.begin_step("recursive doubling", round + ", add: every rank adds the sum it received; each sum now covers " +
-                                           std::to_string(2 * d) + " of the " + std::to_string(fold.p) +
-                                           " ranks taking part");
+    b.begin_step("recursive doubling",
+                 step_of(k + 1, rounds) + "partners " + std::to_string(d) +
+                     " apart add each other's partial sum to their own, into a buffer not read this round; each covers " +
+                     std::to_string(2 * d) + " of " + std::to_string(fold.p) + " ranks");
     for (std::int32_t v = 0; v < fold.p; ++v) {
       const std::int32_t r = fold.real_rank(v);
-      b.reduce_copy(b.scratch(received, r), sum_of(r, k), b.out(r), count);
+      const std::int32_t partner = fold.real_rank(v ^ d);
+      const auto& w = plan[static_cast<std::size_t>(r)];
+      const auto& wp = plan[static_cast<std::size_t>(partner)];
+      const auto kk = static_cast<std::size_t>(k);
+      b.reduce_copy(at(partner, wp[kk]), at(r, w[kk]), at(r, w[kk + 1]), count);
+    }
+  }
+  if (last_copy) {
+    b.begin_step("local copy", "the sum went to scratch, as the round read the output; each rank copies it there");
+    for (std::int32_t v = 0; v < fold.p; ++v) {
+      const std::int32_t r = fold.real_rank(v);
+      if (plan[static_cast<std::size_t>(r)].back() != output) b.copy(at(r, sum), b.out(r), count);
     }
   }
 
