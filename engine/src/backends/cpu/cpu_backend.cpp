@@ -15,6 +15,8 @@
 // poisons every counter a rank may sleep on (wait.h), so that every wait returns at
 // once; the ranks go back to idle and the session's threads are joined as usual when
 // it closes. Each lane keeps a flight record of its last ops (backends/flight.h).
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -57,6 +59,8 @@ struct FreeDeleter {
   void operator()(std::uint8_t* p) const { std::free(p); }
 };
 using Memory = std::unique_ptr<std::uint8_t, FreeDeleter>;
+constexpr std::uint64_t kHugePage = 2u << 20;  // x86-64's large page
+constexpr std::uint64_t kHugeFrom = 4u << 20;  // buffers from this size on use them
 
 enum class Command : std::uint32_t { none, step, all, quit };
 
@@ -119,8 +123,12 @@ class CpuSession final : public Session {
         const std::uint64_t bytes = b.count[r] * esize_;
         Memory m;
         if (bytes) {
-          const std::uint64_t rounded = (bytes + 63) / 64 * 64;
-          m.reset(static_cast<std::uint8_t*>(std::aligned_alloc(64, rounded)));
+          // Large buffers on 2 MiB pages where the kernel has them (transparent huge
+          // pages): a 1 MiB slice then costs one TLB entry instead of 256.
+          const std::uint64_t align = bytes >= kHugeFrom ? kHugePage : 64;
+          const std::uint64_t rounded = (bytes + align - 1) / align * align;
+          m.reset(static_cast<std::uint8_t*>(std::aligned_alloc(align, rounded)));
+          if (m && align == kHugePage && !getenv("COLLSCOPE_NO_HUGE")) madvise(m.get(), rounded, MADV_HUGEPAGE);
           if (!m)
             return make_error("backend.out_of_memory",
                               "cpu backend: cannot allocate " + std::to_string(bytes) + " bytes for rank " +
