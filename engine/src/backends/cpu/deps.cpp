@@ -58,6 +58,33 @@ Segments::iterator cover(Segments& m, std::uint64_t a, std::uint64_t b) {
   return first == m.end() ? m.lower_bound(a) : first;
 }
 
+// Records a write of [a, b) by `lane` at `step`: the segments under it become one, with
+// no readers yet.
+void overwrite(Segments& m, std::uint64_t a, std::uint64_t b, std::int32_t lane, std::int32_t step) {
+  auto first = cover(m, a, b);
+  if (first->second.end == b) {  // exactly one segment: reuse it
+    first->second.write_lane = lane;
+    first->second.write_step = step;
+    first->second.readers.clear();
+    return;
+  }
+  auto last = first;
+  while (last != m.end() && last->first < b) ++last;
+  m.erase(first, last);
+  m.emplace(a, Segment{b, lane, step, {}});
+}
+
+// Calls need(lane, step) for what a write of [a, b) must wait for (write-after-write and
+// write-after-read): the write of what it overwrites and every read of it since
+// (earlier accesses were awaited by that write).
+template <class Need>
+void before_overwrite(Segments& m, std::uint64_t a, std::uint64_t b, Need need) {
+  for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
+    if (it->second.write_lane >= 0) need(it->second.write_lane, it->second.write_step);
+    for (const auto& r : it->second.readers) need(r.lane, r.step);
+  }
+}
+
 }  // namespace
 
 std::int32_t lane_count(const Schedule& s) {
@@ -119,19 +146,10 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       // synchronisation at all, and a benchmark would time no communication.
       for (const Range& in : inputs) {
         const auto owner = static_cast<std::int32_t>(in.slot / nbuf);
-        auto& m = memory[in.slot];
-        for (auto it = cover(m, in.a, in.b); it != m.end() && it->first < in.b; ++it) {
-          if (it->second.write_lane >= 0) require(owner, it->second.write_lane, it->second.write_step);
-          for (const auto& r : it->second.readers) require(owner, r.lane, r.step);
-        }
+        before_overwrite(memory[in.slot], in.a, in.b, [&](std::int32_t lane, std::int32_t step) { require(owner, lane, step); });
       }
-      for (const Range& in : inputs) {
-        auto& m = memory[in.slot];
-        auto first = cover(m, in.a, in.b), last = first;
-        while (last != m.end() && last->first < in.b) ++last;
-        m.erase(first, last);
-        m.emplace(in.a, Segment{in.b, static_cast<std::int32_t>(in.slot / nbuf), S - 1, {}});
-      }
+      for (const Range& in : inputs)
+        overwrite(memory[in.slot], in.a, in.b, static_cast<std::int32_t>(in.slot / nbuf), S - 1);
     }
     for (const auto& t : st.transfers) {
       const std::int32_t d = lane_of(s, t);
@@ -151,15 +169,9 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
                               it->second.end});
         }
       });
-      // write-after-write and write-after-read on the destination: wait for the write of
-      // what it overwrites and every read of it since (earlier accesses were awaited by
-      // that write).
-      auto& m = slot(t.dst);
-      const std::uint64_t a = t.dst.offset, b = a + t.count;
-      for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
-        if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
-        for (const auto& r : it->second.readers) require(d, r.lane, r.step);
-      }
+      // write-after-write and write-after-read on the destination
+      before_overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count,
+                       [&](std::int32_t lane, std::int32_t step) { require(d, lane, step); });
     }
     for (const auto& [key, step] : need) {
       const auto waiter = static_cast<std::int32_t>(key >> 32);
@@ -180,19 +192,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
           else rs.push_back({d, g});
         }
       });
-      auto& m = slot(t.dst);
-      const std::uint64_t a = t.dst.offset, b = a + t.count;
-      auto first = cover(m, a, b);
-      if (first->second.end == b) {  // exactly one segment: reuse it
-        first->second.write_lane = d;
-        first->second.write_step = g;
-        first->second.readers.clear();
-        continue;
-      }
-      auto last = first;
-      while (last != m.end() && last->first < b) ++last;
-      m.erase(first, last);
-      m.emplace(a, Segment{b, d, g, {}});
+      overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count, d, g);
     }
   }
   for (auto& per_lane : deps)
