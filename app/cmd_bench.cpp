@@ -78,7 +78,7 @@ struct Row {
 Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg) {
   auto scenario = scenario_from_spec(q);
   if (!scenario) return scenario.error();
-  auto schedule = lower_scenario(*scenario);
+  auto schedule = lower_scenario(*scenario, lower_options_for(f.backend));
   if (!schedule) return schedule.error();
   Row row;
   row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;

@@ -85,7 +85,7 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
 int cmd_run(const RunFlags& f) {
   auto scenario = load_for_run(f);
   if (!scenario) return report_error(scenario.error());
-  auto schedule_r = lower_scenario(*scenario);
+  auto schedule_r = lower_scenario(*scenario, lower_options_for(f.backend));
   if (!schedule_r) return report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
   const double predicted = predict_us(s, CostModel::cpu_default());

@@ -11,6 +11,8 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
+#include "collscope/run.h"
+#include "collscope/scenario.h"
 #include "collscope/verify.h"
 #include "algorithm_case.h"
 
@@ -197,6 +199,43 @@ TEST_CASE("algorithms bcast_allreduce: a large buffer goes round the ring in sli
     for (const auto& t : s.steps[k].transfers) lo = std::min(lo, t.dst.offset), hi = std::max(hi, t.dst.offset + t.count);
   CHECK(lo == 218454);  // the middle slice: elements [218454, 436907)
   CHECK(hi == 436907);
+}
+
+TEST_CASE("algorithms bcast_allreduce: lowered for a GPU backend, the ring goes round once, with the same result") {
+  CHECK(lower_options_for("cpu").slice_bytes == kCacheSliceBytes);
+  CHECK(lower_options_for("cuda").slice_bytes == 0);
+  CHECK(lower_options_for("nccl").slice_bytes == 0);
+  for (bool in_place : {false, true}) {
+    QuickSpec q;
+    q.coll = Collective::allreduce;
+    q.algorithm = "ring";
+    q.ranks = 5;
+    q.count = 655360;  // 2.5 MiB of int32 per rank: 3 slices on the cpu backend
+    q.dtype = DType::int32;  // exact: any order of additions gives the same bytes
+    q.in_place = in_place;
+    CAPTURE(in_place);
+    auto sc = scenario_from_spec(q);
+    REQUIRE(sc.ok());
+    auto sliced = lower_scenario(*sc, lower_options_for("cpu"));
+    auto whole = lower_scenario(*sc, lower_options_for("cuda"));
+    REQUIRE(sliced.ok());
+    REQUIRE(whole.ok());
+    CHECK(sliced->steps.size() == 3 * 8);
+    CHECK(whole->steps.size() == 8);
+    CHECK(whole->slice_bytes == 0);
+    CHECK(whole->steps[0].caption.rfind("step 1 of 4", 0) == 0);
+    const Scenario& scenario = *sc;
+    auto init = [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
+      return initial_value(scenario.buffers[static_cast<std::size_t>(b)], r, i);
+    };
+    auto a = execute(*sliced, init, RunOptions{});
+    auto b = execute(*whole, init, RunOptions{});
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->verified());
+    CHECK(b->verified());
+    CHECK(a->result == b->result);
+  }
 }
 
 TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers quickly") {

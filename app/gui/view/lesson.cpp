@@ -14,7 +14,7 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
                                                std::uint64_t snapshot_budget, double timeout_s) {
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
-  auto lowered = lower_scenario(run->scenario);
+  auto lowered = lower_scenario(run->scenario, lower_options_for(backend));
   if (!lowered) return lowered.error();
   run->schedule = std::move(*lowered);
   const CostModel model = CostModel::cpu_default();

@@ -22,6 +22,8 @@ class StepBuilder {
   std::uint64_t count() const { return args_.count; }
   std::int32_t root() const { return args_.root; }
   Collective collective() const { return args_.coll; }
+  // Bytes of each rank's buffer per slice for sliced algorithms; 0 = do not slice.
+  std::uint64_t slice_bytes() const { return s_.slice_bytes; }
 
   // Locations, addressed by group rank r and an element index inside that rank's
   // input / output (already shifted by the in-place offsets).

@@ -54,6 +54,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collscope/backend.h"
@@ -195,7 +196,16 @@ Result<ScenarioHeading> read_heading(const std::string& path);
 // unknown algorithm (listing the valid ones), in place not allowed, ...
 // Schedule buffer ids follow the order of s.buffers; a barrier's CollArgs use -1 for
 // in_buf and out_buf (it has no buffer).
-Result<Schedule> lower_scenario(const Scenario& s);
+//
+// The options say what the schedule is lowered for. On the cpu backend the ring
+// all-reduce goes round in cache-sized slices; on a GPU every transfer is a kernel
+// launch (or a group of NCCL calls), and slices of 1 MiB would leave the GPU waiting
+// for the host, so the GPU backends lower without slices.
+struct LowerOptions {
+  std::uint64_t slice_bytes = kCacheSliceBytes;  // 0: no slices
+};
+LowerOptions lower_options_for(std::string_view backend);
+Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options = {});
 
 // Initial contents of buffer `buf` on `rank`, as doubles (converted to the dtype by the caller).
 // random: an integer in [min, max] hashed (splitmix64) from (seed, rank, index), so each

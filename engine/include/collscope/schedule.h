@@ -127,6 +127,10 @@ struct OpRecord {
   std::vector<std::pair<std::int32_t, std::int32_t>> transfers;
 };
 
+// How much of each rank's buffer one slice of a sliced algorithm covers (the
+// all-reduce ring goes round in slices that stay in a processor's cache).
+inline constexpr std::uint64_t kCacheSliceBytes = 1u << 20;
+
 struct Schedule {
   std::int32_t ranks = 1;
   DType dtype = DType::float32;
@@ -135,6 +139,9 @@ struct Schedule {
   std::vector<Step> steps;
   std::vector<std::string> labels;  // compute span labels
   std::vector<OpRecord> ops;        // empty for programs of collectives only
+  // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
+  // no slices (LowerOptions, scenario.h).
+  std::uint64_t slice_bytes = kCacheSliceBytes;
 
   std::int32_t find_buffer(const std::string& name) const;  // -1 when absent
   std::uint64_t buffer_count(std::int32_t buf, std::int32_t rank) const { return buffers[buf].count[rank]; }

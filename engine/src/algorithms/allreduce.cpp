@@ -30,6 +30,9 @@
 //
 //   buffer:  | slice 1 | slice 2 | slice 3 |      each slice: A B C D as above
 //
+//   On a GPU the ring goes round once, unsliced: there every transfer is a kernel
+//   launch, and slices of 1 MiB would leave the GPU waiting for the host.
+//
 // recursive_doubling: partners at distance 1, 2, 4, ... swap whole buffers and add,
 // one step per round: each reads the other's partial sum and its own and writes the
 // total into a buffer that nobody reads in that round (output and scratch take turns).
@@ -138,11 +141,13 @@ void allreduce_tree(StepBuilder& b) {
 
 namespace {
 
-// A slice holds about 1 MiB of each rank's buffer, and at least 64 KiB per block, so that
-// many ranks do not cut a buffer into slivers (nor a schedule into millions of transfers).
+// A slice holds about slice_bytes() (1 MiB on the cpu backend) of each rank's buffer,
+// and at least 64 KiB per block, so that many ranks do not cut a buffer into slivers
+// (nor a schedule into millions of transfers). slice_bytes() 0: one slice.
 std::uint64_t ring_slices(const StepBuilder& b) {
+  if (b.slice_bytes() == 0) return 1;
   const std::uint64_t bytes = b.count() * size_of(b.args().dtype);
-  const std::uint64_t slice = std::max<std::uint64_t>(1u << 20, static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
+  const std::uint64_t slice = std::max<std::uint64_t>(b.slice_bytes(), static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
   return std::max<std::uint64_t>(1, (bytes + slice - 1) / slice);
 }
 

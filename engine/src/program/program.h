@@ -105,7 +105,7 @@ Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedu
 Status match(const Expansion& x, Target& t);
 
 // Lowers a whole scenario whose program is more than collectives on every rank.
-Result<Schedule> lower_program(const Scenario& s);
+Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options);
 
 // "op 3" / "op 3.1" from "/program/3/body/1".
 std::string op_label(const std::string& pointer);

@@ -7,11 +7,18 @@
 
 namespace collscope {
 
-Result<Schedule> lower_scenario(const Scenario& s) {
+LowerOptions lower_options_for(std::string_view backend) {
+  LowerOptions o;
+  if (backend == "cuda" || backend == "nccl") o.slice_bytes = 0;
+  return o;
+}
+
+Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) {
   if (auto st = scenario::check_world(s); !st) return st.error();
-  if (!scenario::is_collectives_only(s)) return program::lower_program(s);
+  if (!scenario::is_collectives_only(s)) return program::lower_program(s, options);
 
   Schedule schedule;
+  schedule.slice_bytes = options.slice_bytes;
   schedule.ranks = s.ranks;
   schedule.dtype = s.dtype;
   // Same order as s.buffers, so buffer ids from the resolver index both; the
