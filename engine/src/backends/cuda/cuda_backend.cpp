@@ -177,10 +177,13 @@ class CudaSession final : public GpuSession {
     const NvtxRange range("step " + std::to_string(k) + (lane >= s_.ranks ? " compute" : ""), rank, bytes);
     for (std::size_t i = 0; i < step.transfers.size(); ++i) {
       const Transfer& t = step.transfers[i];
-      if (cpu::lane_of(s_, t) != lane || is_signal(t)) continue;
+      if (cpu::lane_of(s_, t) != lane) continue;
+      // A signal (barrier) moves nothing: its wait is the dependency above, and its
+      // record marks when the rank passed it.
       if (o_.record_events)
         if (auto st = clock_.start(stream, k, static_cast<std::int32_t>(i), rank, device_of_lane(lane)); !st) return st;
-      if (auto r = transfer(t, k, stream); !r) return r;
+      if (!is_signal(t))
+        if (auto r = transfer(t, k, stream); !r) return r;
       if (o_.record_events)
         if (auto st = clock_.stop(stream); !st) return st;
     }

@@ -226,7 +226,7 @@ class NcclSession final : public GpuSession {
     if (any && o_.record_events)
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& t = st.transfers[i];
-        if (t.src.rank == t.dst.rank || t.action == Action::compute || is_signal(t)) continue;
+        if (t.src.rank == t.dst.rank || t.action == Action::compute) continue;
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(t.dst.rank)));
         if (auto s = clock_.start(world_.stream(t.dst.rank), k, static_cast<std::int32_t>(i), t.dst.rank,
                                   world_.device_of(t.dst.rank), &timed[i]);
@@ -253,7 +253,13 @@ class NcclSession final : public GpuSession {
     const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(st.call)].args.op);
     for (std::size_t i = 0; i < st.transfers.size(); ++i) {
       const Transfer& t = st.transfers[i];
-      if (is_signal(t)) continue;
+      if (is_signal(t)) {  // its byte has arrived: the signal's record ends there
+        if (o_.record_events && t.src.rank != t.dst.rank) {
+          COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(t.dst.rank)));
+          if (auto s = clock_.stop(world_.stream(t.dst.rank), timed[i]); !s) return s;
+        }
+        continue;
+      }
       const std::int32_t r = t.dst.rank;
       cudaStream_t stream = world_.stream(r);
       COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
