@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@
 using namespace collscope;
 
 namespace {
+
+// The repository's scenarios/: where it was built, or COLLSCOPE_SOURCE_DIR when the
+// binaries run from another checkout (tests/gpu/run.sh --prebuilt).
+std::string source_dir() {
+  const char* env = std::getenv("COLLSCOPE_SOURCE_DIR");
+  return env && *env ? env : COLLSCOPE_SOURCE_DIR;
+}
 
 int gpus() {
   for (auto& b : make_backends())
@@ -48,7 +56,7 @@ Ran run(const QuickSpec& q, const std::string& backend, RunMode mode = RunMode::
   Ran r;
   auto s = scenario_from_spec(q);
   REQUIRE(s.ok());
-  auto sched = lower_scenario(*s);
+  auto sched = lower_scenario(*s, lower_options_for(backend));
   REQUIRE(sched.ok());
   const Scenario sc = *s;
   RunOptions o;
@@ -350,7 +358,7 @@ TEST_CASE("gpu: lessons with point-to-point programs and compute spans run on th
                            "18-ddp-gradient-averaging.json", "19-pipeline-parallel.json", "21-hybrid-parallel.json",
                            "22-custom-algorithm.json"}) {
     CAPTURE(name);
-    auto s = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name);
+    auto s = load_scenario(source_dir() + "/scenarios/" + name);
     REQUIRE(s.ok());
     auto sched = lower_scenario(*s);
     REQUIRE(sched.ok());
