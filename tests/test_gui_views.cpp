@@ -218,6 +218,36 @@ TEST_CASE("gui views: tokens ease along their arrow and land") {
   CHECK(bend_point(a, b, 20).y != doctest::Approx(bend_point(b, a, 20).y));
 }
 
+TEST_CASE("gui views: token images: a disc is solid inside, a ring hollow, both soft only at their edges") {
+  const int n = 26;  // radius 12 and a pixel to spare on each side
+  auto at = [&](const std::vector<std::uint8_t>& v, int x, int y) { return static_cast<int>(v[static_cast<std::size_t>(y * n + x)]); };
+  const auto disc = ring_coverage(12, 12, n);
+  const auto ring = ring_coverage(12, 3, n);
+  REQUIRE(disc.size() == static_cast<std::size_t>(n * n));
+  REQUIRE(ring.size() == disc.size());
+  CHECK(at(disc, 13, 13) == 255);  // the centre
+  CHECK(at(ring, 13, 13) == 0);     // hollow
+  CHECK(at(disc, 0, 0) == 0);       // corners are outside
+  CHECK(at(ring, 0, 0) == 0);
+  CHECK(at(ring, 2, 13) == 255);    // on the ring, 11 pixels left of the centre
+  CHECK(at(disc, 2, 13) == 255);
+  // Every pixel of the ring is covered by the disc at least as much, and the soft edge
+  // holds the only partial values: at most one pixel ring each side of each edge.
+  int partial = 0, inside = 0;
+  for (std::size_t i = 0; i < disc.size(); ++i) {
+    CHECK(ring[i] <= disc[i]);
+    partial += disc[i] > 0 && disc[i] < 255;
+    inside += disc[i] == 255;
+  }
+  CHECK(partial > 0);
+  CHECK(partial < 2 * 2 * 3.1416 * 12.5);  // about the circumference, not an area
+  CHECK(inside == doctest::Approx(3.1416 * 12 * 12).epsilon(0.15));
+  // Symmetric: the left half mirrors the right half.
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n / 2; ++x) CHECK(at(ring, x, y) == at(ring, n - 1 - x, y));
+  CHECK(ring_coverage(5, 1, 0).empty());
+}
+
 TEST_CASE("gui views: playback moves through the steps") {
   Playback p;
   p.steps = 3;

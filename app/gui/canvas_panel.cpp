@@ -107,6 +107,41 @@ void cell_tooltip(const view::LessonRun& run, std::int32_t rank, const view::Buf
 
 }  // namespace
 
+void CanvasPanel::make_sprites(float radius, float scale) {
+  if (radius == sprites_radius_ && scale == sprites_scale_) return;
+  // (outer radius, width) of each: the token's disc under its ring, the ring on its
+  // edge, and the flash where it landed; as ImGui's AddCircle strokes a circle.
+  const float ring = std::round(2.5f * scale), flash = std::round(3 * scale);
+  const float outer[kSprites] = {radius, radius + ring / 2, radius * 1.6f + flash / 2};
+  const float width[kSprites] = {radius, ring, flash};
+  int w = 0, h = 0;
+  for (int i = 0; i < kSprites; ++i) {
+    sprite_size_[i] = static_cast<int>(std::ceil(2 * outer[i])) + 2;
+    sprite_x_[i] = w;
+    w += sprite_size_[i];
+    h = std::max(h, sprite_size_[i]);
+  }
+  std::vector<ImU32> pixels(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), 0);
+  for (int i = 0; i < kSprites; ++i) {
+    const auto cover = view::ring_coverage(outer[i], width[i], sprite_size_[i]);
+    for (int y = 0; y < sprite_size_[i]; ++y)
+      for (int x = 0; x < sprite_size_[i]; ++x)
+        pixels[static_cast<std::size_t>(y * w + sprite_x_[i] + x)] =
+            IM_COL32(255, 255, 255, cover[static_cast<std::size_t>(y * sprite_size_[i] + x)]);
+  }
+  sprites_.upload(w, h, pixels);
+  sprites_radius_ = radius;
+  sprites_scale_ = scale;
+}
+
+void CanvasPanel::draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32 colour) const {
+  const auto size = static_cast<float>(sprite_size_[which]);
+  const float W = static_cast<float>(sprites_.width()), H = static_cast<float>(sprites_.height());
+  const ImVec2 a{std::round(centre.x - size / 2), std::round(centre.y - size / 2)};  // texel to pixel
+  const float u = static_cast<float>(sprite_x_[which]);
+  dl->AddImage(sprites_.id(), a, {a.x + size, a.y + size}, {u / W, 0}, {(u + size) / W, size / H}, colour);
+}
+
 void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
   const view::LessonRun* run = lesson.run();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -191,8 +226,9 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     const bool lit = hl.rank == rc.rank;
     const bool inside = hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y;
     if (!dense) dl->AddRectFilled(m, mx, box_bg, 5 * scale);
+    // Whole-pixel widths: ImGui draws those from its texture, with a third of the triangles.
     dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f),
-                dense ? 0.0f : 5 * scale, 0, std::round((lit ? 3.0f : 1.5f) * scale));
+                dense ? 0.0f : 5 * scale, 0, std::max(1.0f, std::round((lit ? 3.0f : 1.5f) * scale)));
     if (g.title_h >= font * 0.9f) {
       std::string title = "rank " + std::to_string(rc.rank);
       if (!small && !dense && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
@@ -238,7 +274,13 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
     // apart at that size, and a third of the vertices. 0 lets ImGui choose.
     const int segments = arrows.size() > 16 ? 10 : 0;
+    const float r = 11 * scale;  // a token big enough to follow from the back of a room
+    make_sprites(r, scale);
+    // Curves and arrowheads, then every token image, then the reduce tokens' "+" on top:
+    // three channels, so the texture switches twice a frame, not at every token.
+    dl->ChannelsSplit(3);
     for (const auto& a : arrows) {
+      dl->ChannelsSetCurrent(0);
       const ImVec2 p0 = element_centre(g, *cv, a.src, a.src_buf, a.src_offset);
       const ImVec2 p1 = element_centre(g, *cv, a.dst, a.dst_buf, a.dst_offset);
       const float dist = std::hypot(p1.x - p0.x, p1.y - p0.y);
@@ -257,18 +299,20 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
       dl->AddTriangleFilled(p1, {p1.x - ux * hs * 1.6f - uy * hs, p1.y - uy * hs * 1.6f + ux * hs},
                             {p1.x - ux * hs * 1.6f + uy * hs, p1.y - uy * hs * 1.6f - ux * hs}, to_u32(col, fade));
       const auto tok = view::token_at({p0.x, p0.y}, {p1.x, p1.y}, bend, pb.t);
-      const float r = 11 * scale;  // big enough to follow from the back of a room
+      dl->ChannelsSetCurrent(1);
       if (!tok.landed) {
-        dl->AddCircleFilled(iv(tok.at), r, to_u32(a.token), segments);
-        dl->AddCircle(iv(tok.at), r, to_u32(col), segments, std::round(2.5f * scale));
+        draw_sprite(dl, kDisc, iv(tok.at), to_u32(a.token));
+        draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
         if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
+          dl->ChannelsSetCurrent(2);
           dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
           dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
         }
       } else {
-        dl->AddCircle(p1, r * 1.6f, to_u32(col, 0.9f), segments, std::round(3 * scale));  // the landing flash
+        draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash
       }
     }
+    dl->ChannelsMerge();
   }
 
   // The legend: the three things a colour can mean.

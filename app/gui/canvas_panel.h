@@ -21,6 +21,15 @@ class CanvasPanel {
   std::uint64_t cells_version_ = 0;  // of the cells in the image (0: none yet)
   ImageTexture cells_image_;
   std::vector<ImU32> cells_pixels_;
+
+  // Tokens and landing flashes as images in one texture, drawn 1:1 (two triangles each
+  // instead of a circle's dozens): a disc, the token's ring, the flash's ring.
+  enum Sprite { kDisc, kTokenRing, kFlashRing, kSprites };
+  void make_sprites(float radius, float scale);
+  void draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32 colour) const;
+  ImageTexture sprites_;
+  float sprites_radius_ = -1, sprites_scale_ = -1;
+  int sprite_x_[kSprites] = {}, sprite_size_[kSprites] = {};
 };
 
 }  // namespace collscope::app

@@ -62,4 +62,19 @@ TokenPos token_at(Vec2 a, Vec2 b, float bend, float t) {
   return p;
 }
 
+std::vector<std::uint8_t> ring_coverage(float radius, float width, int size) {
+  const auto n = static_cast<std::size_t>(std::max(0, size));
+  std::vector<std::uint8_t> out(n * n, 0);
+  const float c = static_cast<float>(size) / 2;
+  auto clamp01 = [](float v) { return std::min(1.0f, std::max(0.0f, v)); };
+  for (std::size_t y = 0; y < n; ++y)
+    for (std::size_t x = 0; x < n; ++x) {
+      const float d = std::hypot(static_cast<float>(x) + 0.5f - c, static_cast<float>(y) + 0.5f - c);
+      float a = clamp01(radius - d + 0.5f);                      // inside the outer edge
+      if (width < radius) a *= clamp01(d - (radius - width) + 0.5f);  // outside the inner edge
+      out[y * n + x] = static_cast<std::uint8_t>(std::lround(a * 255));
+    }
+  return out;
+}
+
 }  // namespace collscope::view

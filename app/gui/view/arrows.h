@@ -46,4 +46,10 @@ TokenPos token_at(Vec2 a, Vec2 b, float bend, float t);
 // The control point of that bent path (a quadratic Bezier curve).
 Vec2 bend_point(Vec2 a, Vec2 b, float bend);
 
+// How much of each pixel of a size x size square a ring covers (0 to 255, row by row):
+// outer radius `radius`, `width` pixels thick (width >= radius: a filled disc), centred,
+// with a one-pixel soft edge. The canvas draws its tokens from such images, two
+// triangles each instead of a polygon's dozens.
+std::vector<std::uint8_t> ring_coverage(float radius, float width, int size);
+
 }  // namespace collscope::view
