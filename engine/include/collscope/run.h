@@ -23,6 +23,8 @@ enum class RunMode : std::uint8_t {
 using HostMemory = std::vector<std::vector<std::vector<std::uint8_t>>>;
 
 // Initial value of element `index` of buffer `buf` on `rank`.
+// Called from several threads at once for large inputs: it must depend on its
+// arguments alone.
 using InitFn = std::function<double(std::int32_t buf, std::int32_t rank, std::uint64_t index)>;
 
 HostMemory make_inputs(const Schedule& s, const InitFn& init);

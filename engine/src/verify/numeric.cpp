@@ -1,10 +1,12 @@
 // The numeric reference and the #wrong count (DESIGN §4), like nccl-tests' check:
 // outputs are recomputed from the inputs by each collective's definition, never
 // from its schedule, and compared element by element.
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include "collscope/elementwise.h"
@@ -56,9 +58,13 @@ void reference_call(const Schedule& s, const Call& call, Reference& ref) {
   const bool floating = is_floating(s.dtype);
   const double limit = std::ldexp(1.0, precision_bits(s.dtype));
   const double eps = epsilon(s.dtype);
-  // Inputs as they were before the call (in place overwrites them).
-  const auto before = ref.want[static_cast<std::size_t>(a.in_buf)];
-  const auto tol_before = ref.tolerance[static_cast<std::size_t>(a.in_buf)];
+  // Inputs as they were before the call: a copy only in place, which overwrites them.
+  const auto in = static_cast<std::size_t>(a.in_buf);
+  const bool in_place = a.in_buf == a.out_buf;
+  const auto before_copy = in_place ? ref.want[in] : std::vector<std::vector<std::uint8_t>>{};
+  const auto tol_copy = in_place ? ref.tolerance[in] : std::vector<std::vector<double>>{};
+  const auto& before = in_place ? before_copy : ref.want[in];
+  const auto& tol_before = in_place ? tol_copy : ref.tolerance[in];
   ExpectedContents expect(s, a);
   // Ranks whose outputs follow the same rule (every rank of an all-reduce) get a copy
   // of the first one's values and tolerances instead of a second reduction.
@@ -140,19 +146,41 @@ void reference_call(const Schedule& s, const Call& call, Reference& ref) {
 HostMemory make_inputs(const Schedule& s, const InitFn& init) {
   HostMemory mem(s.buffers.size());
   const std::size_t e = size_of(s.dtype);
+  // Pieces of at most a million elements; large inputs are filled by several threads.
+  struct Piece {
+    std::int32_t buf, rank;
+    std::uint64_t begin, end;
+  };
+  constexpr std::uint64_t kPiece = 1u << 20;
+  std::vector<Piece> pieces;
   for (std::size_t b = 0; b < s.buffers.size(); ++b) {
     mem[b].resize(static_cast<std::size_t>(s.ranks));
     if (s.buffers[b].scratch) continue;
     for (std::int32_t r = 0; r < s.ranks; ++r) {
       const std::uint64_t n = s.buffers[b].count[static_cast<std::size_t>(r)];
-      auto& v = mem[b][static_cast<std::size_t>(r)];
-      v.resize(n * e);
-      cpu::with_type(s.dtype, [&]<class T>() {
-        for (std::uint64_t i = 0; i < n; ++i)
-          store<T>(v, i, from_double<T>(init(static_cast<std::int32_t>(b), r, i)));
-      });
+      mem[b][static_cast<std::size_t>(r)].resize(n * e);
+      for (std::uint64_t i = 0; i < n; i += kPiece)
+        pieces.push_back({static_cast<std::int32_t>(b), r, i, std::min(n, i + kPiece)});
     }
   }
+  auto fill = [&](const Piece& p) {
+    auto& v = mem[static_cast<std::size_t>(p.buf)][static_cast<std::size_t>(p.rank)];
+    cpu::with_type(s.dtype, [&]<class T>() {
+      for (std::uint64_t i = p.begin; i < p.end; ++i) store<T>(v, i, from_double<T>(init(p.buf, p.rank, i)));
+    });
+  };
+  const std::size_t threads = std::min<std::size_t>({pieces.size(), std::max(1u, std::thread::hardware_concurrency()), 16});
+  if (threads <= 1) {
+    for (const Piece& p : pieces) fill(p);
+    return mem;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t k; (k = next.fetch_add(1)) < pieces.size();) fill(pieces[k]);
+    });
+  for (auto& th : pool) th.join();
   return mem;
 }
 
