@@ -198,7 +198,7 @@ int cmd_run(const RunFlags& f) {
     std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
               << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
     std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
-              << predicted << " us\n";
+              << predicted << " us" << (f.backend == "cpu" ? "" : " (cpu cost model)") << "\n";
     std::cout << "  symbolic check: " << (symbolic.ok() ? "ok" : symbolic.error().format()) << "\n";
     if (executed)
       std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked

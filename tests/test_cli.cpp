@@ -108,6 +108,19 @@ TEST_CASE("cli: --dry-run verifies a large world without executing") {
   CHECK(j["steps"].get<int>() == 2 * 255);
 }
 
+TEST_CASE("cli: a dry run for a GPU backend shows the schedule that would run there, without slices") {
+  // Lowering needs no GPU: the cuda schedule of a 16 MiB ring is one lap (14 steps on
+  // 8 ranks), the cpu one goes round in slices; the prediction names its model.
+  auto gpu = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --backend cuda --dry-run");
+  REQUIRE(gpu.code == 0);
+  CHECK(gpu.out.find("14 steps") != std::string::npos);
+  CHECK(gpu.out.find("(cpu cost model)") != std::string::npos);
+  auto cpu = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --dry-run");
+  REQUIRE(cpu.code == 0);
+  CHECK(cpu.out.find("14 steps") == std::string::npos);
+  CHECK(cpu.out.find("(cpu cost model)") == std::string::npos);
+}
+
 TEST_CASE("cli: --trace writes a trace that parses") {
   const auto path = std::filesystem::temp_directory_path() / "collscope-cli-trace.json";
   std::filesystem::remove(path);

@@ -418,6 +418,12 @@ TEST_CASE("gui views: caption of a step and of the end") {
   CHECK(c.verified);
   auto end = build_caption(*run, static_cast<std::int32_t>(run->schedule.steps.size()));
   CHECK(end.position.rfind("done", 0) == 0);
+  CHECK(c.predicted_note.empty());
+  // Another backend's run: the cpu cost model's prediction is labelled as such.
+  auto other = *run;
+  other.backend = "cuda";
+  CHECK(build_caption(other, first).predicted_note == " (cpu cost model)");
+  CHECK(build_caption(other, first).predicted_us == doctest::Approx(c.predicted_us));
 }
 
 TEST_CASE("gui views: the worker runs lessons off the calling thread and reports errors") {

@@ -17,6 +17,9 @@ struct CaptionView {
   std::string caption;     // the step's caption (or the call's at the end)
   std::uint64_t bytes = 0; // moved between ranks in this step
   double predicted_us = -1;  // -1 = unknown
+  // The cost model describes the cpu backend: on another one the prediction says so
+  // (" (cpu cost model)"), so that nobody reads it as a GPU's.
+  std::string predicted_note;
   double measured_us = -1;
   std::string verdict;     // "verified: every element matches the reference" / the error
   bool verified = false;
