@@ -78,7 +78,7 @@ struct Row {
 Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg) {
   auto scenario = scenario_from_spec(q);
   if (!scenario) return scenario.error();
-  auto schedule = lower_scenario(*scenario, lower_options_for(f.backend));
+  auto schedule = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
   if (!schedule) return schedule.error();
   Row row;
   row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;
@@ -166,7 +166,7 @@ int cmd_bench(const BenchFlags& f) {
     else
       std::printf("# memory bandwidth probe (memcpy 64 MiB): 1 thread %.2f GB/s, %u threads %.2f GB/s\n", one, cores,
                   all);
-    if (f.backend != "cpu") {
+    if (capabilities_of(f.backend).devices) {
       // The GPU's own ceiling: device-to-device memcpy against our copy and reduce kernels.
       auto dev = probe_device_bandwidth(256ull << 20);
       if (!dev) {

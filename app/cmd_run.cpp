@@ -85,7 +85,7 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
 int cmd_run(const RunFlags& f) {
   auto scenario = load_for_run(f);
   if (!scenario) return report_error(scenario.error());
-  auto schedule_r = lower_scenario(*scenario, lower_options_for(f.backend));
+  auto schedule_r = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
   if (!schedule_r) return report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
   const double predicted = predict_us(s, CostModel::cpu_default());
@@ -198,7 +198,7 @@ int cmd_run(const RunFlags& f) {
     std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
               << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
     std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
-              << predicted << " us" << (f.backend == "cpu" ? "" : " (cpu cost model)") << "\n";
+              << predicted << " us" << (capabilities_of(f.backend).devices ? " (cpu cost model)" : "") << "\n";
     std::cout << "  symbolic check: " << (symbolic.ok() ? "ok" : symbolic.error().format()) << "\n";
     if (executed)
       std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked

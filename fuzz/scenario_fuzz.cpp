@@ -20,7 +20,7 @@
 #include "collscope/scenario.h"
 #include "collscope/schedule.h"
 #include "collscope/verify.h"
-#include "program/expr.h"
+#include "scenario/expr.h"
 #include "scenario/json.h"
 
 namespace {

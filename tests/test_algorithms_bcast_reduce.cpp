@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "collscope/algorithms.h"
+#include "collscope/backend.h"
+#include "collscope//algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
@@ -202,9 +203,9 @@ TEST_CASE("algorithms bcast_allreduce: a large buffer goes round the ring in sli
 }
 
 TEST_CASE("algorithms bcast_allreduce: lowered for a GPU backend, the ring goes round once, with the same result") {
-  CHECK(lower_options_for("cpu").slice_bytes == kCacheSliceBytes);
-  CHECK(lower_options_for("cuda").slice_bytes == 0);
-  CHECK(lower_options_for("nccl").slice_bytes == 0);
+  CHECK(lower_options_for(capabilities_of("cpu")).slice_bytes == kCacheSliceBytes);
+  CHECK(lower_options_for(capabilities_of("cuda")).slice_bytes == 0);
+  CHECK(lower_options_for(capabilities_of("nccl")).slice_bytes == 0);
   for (bool in_place : {false, true}) {
     QuickSpec q;
     q.coll = Collective::allreduce;
@@ -216,8 +217,8 @@ TEST_CASE("algorithms bcast_allreduce: lowered for a GPU backend, the ring goes 
     CAPTURE(in_place);
     auto sc = scenario_from_spec(q);
     REQUIRE(sc.ok());
-    auto sliced = lower_scenario(*sc, lower_options_for("cpu"));
-    auto whole = lower_scenario(*sc, lower_options_for("cuda"));
+    auto sliced = lower_scenario(*sc, lower_options_for(capabilities_of("cpu")));
+    auto whole = lower_scenario(*sc, lower_options_for(capabilities_of("cuda")));
     REQUIRE(sliced.ok());
     REQUIRE(whole.ok());
     CHECK(sliced->steps.size() == 3 * 8);

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "backends/cpu/kernels.h"
+#include "kernels/host_kernels.h"
 #include "collscope/run.h"
 #include "hand_schedules.h"
 
@@ -81,8 +81,8 @@ TEST_CASE("cpu backend: a reduce-copy gives the bytes of a copy then a reduce, i
       for (auto& b : aux) b = static_cast<std::uint8_t>(rng());
       for (auto& b : src) b = static_cast<std::uint8_t>(rng());
       want = aux;
-      cpu::reduce_bytes(t, cpu::op_kind(op), want.data(), src.data(), n);
-      cpu::reduce_copy_bytes(t, cpu::op_kind(op), got.data(), aux.data(), src.data(), n);
+      kernels::reduce_bytes(t, kernels::op_kind(op), want.data(), src.data(), n);
+      kernels::reduce_copy_bytes(t, kernels::op_kind(op), got.data(), aux.data(), src.data(), n);
       CHECK(got == want);
     }
   // And in a schedule, both modes, verified, with the same result as copy-then-reduce.

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "backends/cpu/deps.h"
+#include "ir/deps.h"
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
 
@@ -29,7 +29,7 @@ std::vector<Access> accesses(const Schedule& s) {
   for (std::int32_t k = 0; k < static_cast<std::int32_t>(s.steps.size()); ++k)
     for (const auto& t : s.steps[static_cast<std::size_t>(k)].transfers) {
       if (t.count == 0) continue;
-      const std::int32_t lane = cpu::lane_of(s, t);
+      const std::int32_t lane = dataflow::lane_of(s, t);
       for_each_read(t, [&](const Loc& l) { out.push_back({k, lane, l.rank, l.buf, l.offset, l.offset + t.count, false}); });
       out.push_back({k, lane, t.dst.rank, t.dst.buf, t.dst.offset, t.dst.offset + t.count, true});
     }
@@ -40,7 +40,7 @@ std::vector<Access> accesses(const Schedule& s) {
 // when it starts `step` (within one iteration; -1: none).
 using Known = std::vector<std::vector<std::vector<std::int32_t>>>;
 
-Known happens_before(const Schedule& s, const std::vector<std::vector<std::vector<cpu::Dep>>>& deps) {
+Known happens_before(const Schedule& s, const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
   const std::size_t lanes = deps.size(), S = s.steps.size();
   Known known(lanes, std::vector<std::vector<std::int32_t>>(S, std::vector<std::int32_t>(lanes, -1)));
   for (std::size_t k = 0; k < S; ++k)
@@ -65,7 +65,7 @@ Known happens_before(const Schedule& s, const std::vector<std::vector<std::vecto
 // Every conflicting pair (earlier step, other lane) is ordered. Returns the number of
 // pairs checked.
 std::size_t check_sufficient(const Schedule& s) {
-  const auto deps = cpu::compute_deps(s);
+  const auto deps = dataflow::compute_deps(s);
   const auto known = happens_before(s, deps);
   const auto acc = accesses(s);
   std::size_t pairs = 0;
@@ -89,7 +89,7 @@ std::size_t check_sufficient(const Schedule& s) {
 // in iteration 1, that every read of an input in iteration 2 comes after the rewrite, and
 // that every conflicting pair of accesses across the two iterations is ordered. Returns
 // the number of pairs checked.
-std::size_t check_repeated(const Schedule& s, const std::vector<std::vector<std::vector<cpu::Dep>>>& deps) {
+std::size_t check_repeated(const Schedule& s, const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
   const std::size_t lanes = deps.size(), S = s.steps.size();
   if (S == 0) return 0;
   // known[lane][K][other] over the absolute steps K of two iterations.
@@ -190,7 +190,7 @@ TEST_CASE("deps: random schedules: every conflicting access waits, directly or t
       s.steps.push_back(std::move(st));
     }
     pairs += check_sufficient(s);
-    repeated += check_repeated(s, cpu::compute_deps(s));
+    repeated += check_repeated(s, dataflow::compute_deps(s));
   }
   CHECK(pairs > 1000);  // the property was exercised, not vacuous
   CHECK(repeated > 1000);
@@ -220,7 +220,7 @@ TEST_CASE("deps: every allreduce, reduce_scatter and allgather algorithm, odd an
           a.out_buf = in_place ? 0 : 1;
           REQUIRE(lower_call(s, a, name).ok());
           pairs += check_sufficient(s);  // some (pairwise) have no conflicting pairs at all
-          repeated += check_repeated(s, cpu::compute_deps(s));
+          repeated += check_repeated(s, dataflow::compute_deps(s));
         }
   CHECK(pairs > 1000);
   CHECK(repeated > 1000);
@@ -242,7 +242,7 @@ TEST_CASE("deps: repeated runs of a 2-rank recursive doubling synchronise at eve
   a.out_buf = 1;
   REQUIRE(lower_call(s, a, "recursive_doubling").ok());
   REQUIRE(s.steps.size() == 1);
-  const auto deps = cpu::compute_deps(s);
+  const auto deps = dataflow::compute_deps(s);
   for (std::int32_t r = 0; r < 2; ++r) {
     const auto& d = deps[static_cast<std::size_t>(r)][0];
     // Rank r waits for its partner to have finished the previous iteration (its inputs

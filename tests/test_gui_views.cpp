@@ -422,6 +422,7 @@ TEST_CASE("gui views: caption of a step and of the end") {
   // Another backend's run: the cpu cost model's prediction is labelled as such.
   auto other = *run;
   other.backend = "cuda";
+  other.predicted_with_cpu_model_on_device = true;
   CHECK(build_caption(other, first).predicted_note == " (cpu cost model)");
   CHECK(build_caption(other, first).predicted_us == doctest::Approx(c.predicted_us));
 }

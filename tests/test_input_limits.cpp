@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collscope/scenario.h"
-#include "program/expr.h"
+#include "scenario/expr.h"
 
 using namespace collscope;
 
@@ -23,7 +23,7 @@ constexpr double kSlowdown = 10;
 constexpr double kSlowdown = 1;
 #endif
 
-std::string scenario(int ranks, const std::string& program, const std::string& extra = "") {
+std::string scenario_text(int ranks, const std::string& program, const std::string& extra = "") {
   return R"({"version": 1, "ranks": )" + std::to_string(ranks) + R"(, "buffers": {"x": {"count": 8}})" + extra +
          R"(, "program": [)" + program + "]}";
 }
@@ -45,7 +45,7 @@ std::string repeated(const std::string& s, int n) {
 }  // namespace
 
 TEST_CASE("input limits: expressions are bounded in length, nesting and height") {
-  using program::Expression;
+  using collscope::scenario::Expression;
   CHECK(Expression::parse(repeated("(", 60) + "1" + repeated(")", 60)).ok());
   CHECK_FALSE(Expression::parse(repeated("(", 65) + "1" + repeated(")", 65)).ok());
   CHECK(Expression::parse(repeated("not ", 60) + "rank").ok());
@@ -69,17 +69,17 @@ TEST_CASE("input limits: expressions are bounded in length, nesting and height")
 
 TEST_CASE("input limits: rank ranges are read by hand, whatever their length") {
   long a = -1, b = -1;
-  CHECK(program::parse_rank_range(" 1 .. 3 ", a, b));
+  CHECK(collscope::scenario::parse_rank_range(" 1 .. 3 ", a, b));
   CHECK(a == 1);
   CHECK(b == 3);
-  CHECK_FALSE(program::parse_rank_range("1..", a, b));
-  CHECK_FALSE(program::parse_rank_range("..3", a, b));
-  CHECK_FALSE(program::parse_rank_range("1..3 + rank", a, b));
-  CHECK_FALSE(program::parse_rank_range("1234567890..1", a, b));  // ten digits
-  CHECK_FALSE(program::parse_rank_range(std::string(200000, ' ') + "1..x", a, b));
+  CHECK_FALSE(collscope::scenario::parse_rank_range("1..", a, b));
+  CHECK_FALSE(collscope::scenario::parse_rank_range("..3", a, b));
+  CHECK_FALSE(collscope::scenario::parse_rank_range("1..3 + rank", a, b));
+  CHECK_FALSE(collscope::scenario::parse_rank_range("1234567890..1", a, b));  // ten digits
+  CHECK_FALSE(collscope::scenario::parse_rank_range(std::string(200000, ' ') + "1..x", a, b));
   // Names (requests, groups, repeat variables) of any length are checked without recursion.
   const std::string long_name(300000, 'r');
-  const auto err = parse_error(scenario(2, R"({"op": "isend", "ranks": "rank == 0", "buffer": "x", "to": 1, "request": ")" +
+  const auto err = parse_error(scenario_text(2, R"({"op": "isend", "ranks": "rank == 0", "buffer": "x", "to": 1, "request": ")" +
                                               long_name + R"(-"}, {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": 0})"));
   CHECK(err.rfind("scenario.bad_name", 0) == 0);
 }
@@ -88,17 +88,17 @@ TEST_CASE("input limits: programs that unroll too far fail at once, before build
   double seconds = 0;
   // 2 ranks x 600,000 copies: over the 1,000,000 ops of the unrolled program.
   auto err = parse_error(
-      scenario(2, R"({"op": "repeat", "times": 600000, "body": [{"op": "copy", "src": "x", "dst": "x"}]})"), &seconds);
+      scenario_text(2, R"({"op": "repeat", "times": 600000, "body": [{"op": "copy", "src": "x", "dst": "x"}]})"), &seconds);
   CHECK(err.rfind("scenario.out_of_range: the program unrolls to more than 1000000 ops", 0) == 0);
   CHECK(seconds < 10 * kSlowdown);
   // Repeats that run nothing on any rank still cost their iterations.
-  err = parse_error(scenario(2, R"({"op": "repeat", "times": 1000000, "body": [{"op": "repeat", "times": 1000000,
+  err = parse_error(scenario_text(2, R"({"op": "repeat", "times": 1000000, "body": [{"op": "repeat", "times": 1000000,
                                    "body": [{"op": "copy", "ranks": "rank > 5", "src": "x", "dst": "x"}]}]})"),
                     &seconds);
   CHECK(err.rfind("scenario.out_of_range: the program takes more than", 0) == 0);
   CHECK(seconds < 10 * kSlowdown);
   // Just inside: 100,000 iterations of a copy on 2 ranks unroll and lower.
-  err = parse_error(scenario(2, R"({"op": "repeat", "times": 100000, "body": [
+  err = parse_error(scenario_text(2, R"({"op": "repeat", "times": 100000, "body": [
                                      {"op": "copy", "src": {"buffer": "x", "count": 4}, "dst": {"buffer": "x", "offset": 4}}]})"),
                     &seconds);
   CHECK(err == "");
@@ -113,7 +113,7 @@ TEST_CASE("input limits: schedules are bounded in transfers") {
              std::to_string(i % 8) + R"(}, "to": {"rank": "(rank + 1) % size", "buffer": "x", "offset": )" +
              std::to_string(i % 8) + R"(}, "count": 1})";
   auto err = parse_error(
-      scenario(1024, R"({"op": "repeat", "times": 101, "body": [{"op": "step", "transfers": [)" + lines + "]}]}"), &seconds);
+      scenario_text(1024, R"({"op": "repeat", "times": 101, "body": [{"op": "step", "transfers": [)" + lines + "]}]}"), &seconds);
   CHECK(err.rfind("scenario.out_of_range: the program lowers to more than 8000000 transfers", 0) == 0);
   CHECK(seconds < 60 * kSlowdown);
   // Collective calls only: checked while lowering, call by call.
@@ -131,7 +131,7 @@ TEST_CASE("input limits: schedules are bounded in transfers") {
 }
 
 TEST_CASE("input limits: an expression that starts with a number is written back as an expression") {
-  auto s = parse_scenario(scenario(4, R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "to": "5-4"},
+  auto s = parse_scenario(scenario_text(4, R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "to": "5-4"},
                                          {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": "0"})"),
                           "t.json");
   REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));

@@ -7,20 +7,20 @@
 #include <random>
 #include <string>
 
-#include "backends/cpu/deps.h"
+#include "ir/deps.h"
 #include "collscope/program.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
 #include "collscope/trace.h"
 #include "collscope/verify.h"
-#include "program/expr.h"
+#include "scenario/expr.h"
 
 using namespace collscope;
 
 namespace {
 
 // A scenario around a program: `buffers` and `program` are JSON text.
-std::string scenario(int ranks, const std::string& buffers, const std::string& program, const std::string& extra = "") {
+std::string scenario_text(int ranks, const std::string& buffers, const std::string& program, const std::string& extra = "") {
   return R"({"version": 1, "title": "t", "ranks": )" + std::to_string(ranks) + R"(, "dtype": "int32", "buffers": {)" +
          buffers + "}" + extra + R"(, "program": [)" + program + "]}";
 }
@@ -63,8 +63,8 @@ std::int32_t element(const RunOutcome& o, std::int32_t buf, std::int32_t rank, s
 }  // namespace
 
 TEST_CASE("expressions: Python's arithmetic, precedence and logic") {
-  using program::Expression;
-  const program::Env env = {{"rank", 0}, {"size", 4}, {"i", 2}};
+  using scenario::Expression;
+  const scenario::Env env = {{"rank", 0}, {"size", 4}, {"i", 2}};
   auto eval = [&](const std::string& text) {
     auto e = Expression::parse(text);
     REQUIRE_MESSAGE(e.ok(), (e.ok() ? "" : e.error().format()));
@@ -101,7 +101,7 @@ TEST_CASE("expressions: Python's arithmetic, precedence and logic") {
 
 TEST_CASE("matcher: two blocking sends take two steps, two isends share one") {
   const std::string bufs = R"("x": {"count": 2, "init": "rank"}, "y": {"count": 2})";
-  const auto blocking = lower_ok(scenario(3, bufs, R"(
+  const auto blocking = lower_ok(scenario_text(3, bufs, R"(
     {"op": "send", "ranks": [0], "buffer": "x", "to": 1},
     {"op": "send", "ranks": [0], "buffer": "x", "to": 2},
     {"op": "recv", "ranks": "1..2", "buffer": "y", "from": 0})"));
@@ -110,7 +110,7 @@ TEST_CASE("matcher: two blocking sends take two steps, two isends share one") {
   CHECK(blocking.steps[0].transfers[0].dst.rank == 1);
   CHECK(blocking.steps[1].transfers[0].dst.rank == 2);
 
-  const auto nonblocking = lower_ok(scenario(3, bufs, R"(
+  const auto nonblocking = lower_ok(scenario_text(3, bufs, R"(
     {"op": "isend", "ranks": [0], "buffer": "x", "to": 1, "request": "a"},
     {"op": "isend", "ranks": [0], "buffer": "x", "to": 2, "request": "b"},
     {"op": "wait", "ranks": [0], "requests": ["a", "b"]},
@@ -124,7 +124,7 @@ TEST_CASE("matcher: two blocking sends take two steps, two isends share one") {
 TEST_CASE("matcher: messages between a pair match in program order") {
   // Rank 0 sends x[0] then x[1]; rank 1 receives into y[1] then y[0]: the first
   // message must land in y[1] whatever the slices look like.
-  auto out = run_ok(scenario(2, R"("x": {"count": 2, "init": {"values": [[5, 6], [0, 0]]}}, "y": {"count": 2})", R"(
+  auto out = run_ok(scenario_text(2, R"("x": {"count": 2, "init": {"values": [[5, 6], [0, 0]]}}, "y": {"count": 2})", R"(
     {"op": "isend", "ranks": [0], "buffer": "x", "offset": 0, "count": 1, "to": 1, "request": "a"},
     {"op": "isend", "ranks": [0], "buffer": "x", "offset": 1, "count": 1, "to": 1, "request": "b"},
     {"op": "irecv", "ranks": [1], "buffer": "y", "offset": 1, "count": 1, "from": 0, "request": "a"},
@@ -137,7 +137,7 @@ TEST_CASE("matcher: messages between a pair match in program order") {
 
 TEST_CASE("matcher: a blocking recv waits for a send that comes later in the other rank's program") {
   // Rank 1 computes first, then sends; rank 0's recv blocks across steps until then.
-  const auto s = lower_ok(scenario(2, R"("x": {"count": 1, "init": "rank"})", R"(
+  const auto s = lower_ok(scenario_text(2, R"("x": {"count": 1, "init": "rank"})", R"(
     {"op": "recv", "ranks": [0], "buffer": "x", "from": 1},
     {"op": "compute", "ranks": [1], "duration_us": 10},
     {"op": "compute", "ranks": [1], "duration_us": 10},
@@ -153,7 +153,7 @@ TEST_CASE("matcher: a blocking recv waits for a send that comes later in the oth
 }
 
 TEST_CASE("deadlock: a cycle of two and a cycle of three are named") {
-  auto two = fails(scenario(2, R"("x": {"count": 1}, "y": {"count": 1})", R"(
+  auto two = fails(scenario_text(2, R"("x": {"count": 1}, "y": {"count": 1})", R"(
     {"op": "recv", "buffer": "y", "from": "1 - rank"},
     {"op": "send", "buffer": "x", "to": "1 - rank"})"));
   CHECK(two.id == "program.deadlock");
@@ -161,7 +161,7 @@ TEST_CASE("deadlock: a cycle of two and a cycle of three are named") {
   CHECK(two.where.pointer == "/program/0");
   CHECK(two.where.line == 2);
 
-  auto three = fails(scenario(3, R"("x": {"count": 1}, "y": {"count": 1})", R"(
+  auto three = fails(scenario_text(3, R"("x": {"count": 1}, "y": {"count": 1})", R"(
     {"op": "send", "buffer": "x", "to": "(rank + 1) % size"},
     {"op": "recv", "buffer": "y", "from": "(rank - 1) % size"})"));
   CHECK(three.id == "program.deadlock");
@@ -170,7 +170,7 @@ TEST_CASE("deadlock: a cycle of two and a cycle of three are named") {
         "waits in send to rank 0 (op 0)");
 
   // The same ring with isend does not deadlock.
-  auto fine = run_ok(scenario(3, R"("x": {"count": 1, "init": "rank"}, "y": {"count": 1})", R"(
+  auto fine = run_ok(scenario_text(3, R"("x": {"count": 1, "init": "rank"}, "y": {"count": 1})", R"(
     {"op": "isend", "buffer": "x", "to": "(rank + 1) % size", "request": "r"},
     {"op": "recv", "buffer": "y", "from": "(rank - 1) % size"},
     {"op": "wait", "request": "r"})"));
@@ -178,7 +178,7 @@ TEST_CASE("deadlock: a cycle of two and a cycle of three are named") {
   for (int r = 0; r < 3; ++r) CHECK(element(fine, 1, r, 0) == (r + 2) % 3);
 
   // Ranks calling collectives in different orders wait for each other too.
-  auto order = fails(scenario(2, R"("x": {"count": 1}, "y": {"count": 1})", R"(
+  auto order = fails(scenario_text(2, R"("x": {"count": 1}, "y": {"count": 1})", R"(
     {"op": "repeat", "times": 1, "body": [
       {"op": "send", "ranks": [0], "buffer": "x", "to": 1},
       {"op": "recv", "ranks": [1], "buffer": "x", "from": 0}]},
@@ -242,7 +242,7 @@ TEST_CASE("program errors: each has its id, its message and the op's location") 
   };
   for (const Case& c : cases) {
     CAPTURE(c.program);
-    const Error e = fails(scenario(2, bufs, c.program));
+    const Error e = fails(scenario_text(2, bufs, c.program));
     CHECK(e.id == c.id);
     CHECK_MESSAGE(e.message.find(c.says) != std::string::npos, e.message);
     CHECK(e.where.pointer == c.pointer);
@@ -253,7 +253,7 @@ TEST_CASE("program errors: each has its id, its message and the op's location") 
 }
 
 TEST_CASE("compute spans: in the run record, in the trace, and on their own lane") {
-  const std::string text = scenario(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
+  const std::string text = scenario_text(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
     {"op": "compute", "duration_us": 2000, "label": "grad a", "writes": "a"},
     {"op": "allreduce", "buffer": "a", "algorithm": "ring"},
     {"op": "compute", "duration_us": 2000, "label": "grad b", "writes": "b"},
@@ -264,7 +264,7 @@ TEST_CASE("compute spans: in the run record, in the trace, and on their own lane
   // Dependencies: rank 0's compute thread waits for nothing on its second span (it
   // writes b, which nobody touched before), so it overlaps the all-reduce of a;
   // the all-reduce of b waits for the compute threads that wrote b.
-  const auto deps = cpu::compute_deps(s);
+  const auto deps = dataflow::compute_deps(s);
   REQUIRE(deps.size() == 4);  // 2 ranks + 2 compute lanes
   std::int32_t second_compute = -1, first_b_step = -1;
   for (std::size_t k = 0; k < s.steps.size(); ++k)
@@ -302,14 +302,14 @@ TEST_CASE("compute spans: in the run record, in the trace, and on their own lane
 TEST_CASE("custom algorithms: checked against the collective's definition") {
   const std::string bufs = R"("x": {"count": 2, "init": "rank_index"}, "tmp": {"count": 2, "scratch": true})";
   // A correct exchange for 2 ranks.
-  auto good = run_ok(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto good = run_ok(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}}]},
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "tmp"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]}]})"));
   CHECK(good.verified());
   CHECK(element(good, 0, 0, 1) == 1 + 101);
 
   // Forgetting rank 1's half: the symbolic check names the missing contribution.
-  auto half = run_ok(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto half = run_ok(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": [0], "from": {"rank": "rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}}]},
     {"op": "step", "transfers": [{"ranks": [1], "from": {"rank": 0, "buffer": "tmp"}, "to": {"rank": 1, "buffer": "x"}, "action": "reduce"}]}]})"));
   CHECK_FALSE(half.verified());
@@ -318,7 +318,7 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   CHECK(half.numeric.wrong > 0);
 
   // Adding twice is a double count.
-  auto twice = run_ok(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto twice = run_ok(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}}]},
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "tmp"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]},
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "tmp"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]}]})"));
@@ -326,11 +326,11 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   CHECK(twice.symbolic.error().id == "verify.double_count");
 
   // A written step that races is refused while planning.
-  auto race = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto race = fails(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]}]})"));
   CHECK(race.id == "verify.conflict");
   // A reduce-copy: (own x) + (the partner's x) into tmp, then back: one step fewer.
-  auto rc = run_ok(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto rc = run_ok(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "with": {"buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "reduce_copy"}]},
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "tmp"}, "to": {"rank": "rank", "buffer": "x"}}]}]})"));
   CHECK(rc.verified());
@@ -338,7 +338,7 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   CHECK(element(rc, 0, 1, 0) == 0 + 100);
   // Its second operand is read on the receiving rank, at the given offset, and bounds
   // the count like the other two slices.
-  auto sched = lower_ok(scenario(2, R"("x": {"count": 4}, "tmp": {"count": 2, "scratch": true})",
+  auto sched = lower_ok(scenario_text(2, R"("x": {"count": 4}, "tmp": {"count": 2, "scratch": true})",
                                  R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": [1], "from": {"rank": 0, "buffer": "x"}, "with": {"buffer": "x", "offset": 1}, "to": {"rank": 1, "buffer": "tmp"}, "action": "reduce_copy"}]}]})"));
   REQUIRE(sched.steps.size() == 1);
@@ -351,17 +351,17 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   CHECK(t.count == 2);
 
   // "with" is required by a reduce_copy and refused elsewhere.
-  auto no_with = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto no_with = fails(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "reduce_copy"}]}]})"));
   CHECK(no_with.id == "scenario.missing_key");
   CHECK(no_with.message == "a reduce_copy transfer is missing \"with\"");
   CHECK(no_with.where.pointer == "/program/0/body/0/transfers/0");
-  auto stray = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto stray = fails(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "with": "x", "to": {"rank": "rank", "buffer": "tmp"}}]}]})"));
   CHECK(stray.id == "scenario.bad_call");
   CHECK(stray.message == "\"with\" belongs to \"action\": \"reduce_copy\"");
   CHECK(stray.where.pointer == "/program/0/body/0/transfers/0/with");
-  auto bad = fails(scenario(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+  auto bad = fails(scenario_text(2, bufs, R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "1 - rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "tmp"}, "action": "add"}]}]})"));
   CHECK(bad.id == "scenario.bad_call");
   CHECK(bad.message.find("\"copy\", \"reduce\" or \"reduce_copy\"") != std::string::npos);
@@ -393,7 +393,7 @@ TEST_CASE("groups: collectives on random subsets lower onto world ranks and veri
     call += "}";
     const std::string bufs = R"("in": {"count": )" + std::to_string(2 * n) + R"(, "init": "rank_index"}, "out": {"count": )" +
                              std::to_string(2 * n) + "}";
-    const std::string text = scenario(world, bufs, call, R"(, "groups": {"g": [)" + list + "]}");
+    const std::string text = scenario_text(world, bufs, call, R"(, "groups": {"g": [)" + list + "]}");
     CAPTURE(text);
     const Schedule s = lower_ok(text);
     REQUIRE(s.calls.size() == 1);
@@ -411,7 +411,7 @@ TEST_CASE("groups: collectives on random subsets lower onto world ranks and veri
 }
 
 TEST_CASE("groups: a split runs one collective per part, all at once, in a few lines") {
-  const std::string text = scenario(8, R"("g": {"count": 4, "init": "rank"})", R"(
+  const std::string text = scenario_text(8, R"("g": {"count": 4, "init": "rank"})", R"(
     {"op": "allreduce", "buffer": "g", "group": "tp"},
     {"op": "allreduce", "buffer": "g", "group": "dp"})", R"(, "groups": {"tp": {"split": "rank / 4"}, "dp": {"split": "rank % 4"}})");
   const Schedule s = lower_ok(text);
@@ -426,7 +426,7 @@ TEST_CASE("groups: a split runs one collective per part, all at once, in a few l
 }
 
 TEST_CASE("program: fast and observable modes give the same bytes for every program lesson shape") {
-  const std::string text = scenario(4, R"("x": {"count": 8, "init": "rank_index"}, "t": {"count": 2, "scratch": true})", R"(
+  const std::string text = scenario_text(4, R"("x": {"count": 8, "init": "rank_index"}, "t": {"count": 2, "scratch": true})", R"(
     {"op": "repeat", "times": "size - 1", "var": "i", "body": [
       {"op": "isend", "buffer": "x", "offset": "((rank - i) % size) * 2", "count": 2, "to": "(rank + 1) % size", "request": "o"},
       {"op": "recv", "buffer": "t", "from": "(rank - 1) % size"},

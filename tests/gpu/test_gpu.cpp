@@ -56,7 +56,7 @@ Ran run(const QuickSpec& q, const std::string& backend, RunMode mode = RunMode::
   Ran r;
   auto s = scenario_from_spec(q);
   REQUIRE(s.ok());
-  auto sched = lower_scenario(*s, lower_options_for(backend));
+  auto sched = lower_scenario(*s, lower_options_for(capabilities_of(backend)));
   REQUIRE(sched.ok());
   const Scenario sc = *s;
   RunOptions o;

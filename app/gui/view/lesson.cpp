@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "collscope/backend.h"
 #include "collscope/elementwise.h"
 #include "collscope/model.h"
 #include "collscope/verify.h"
@@ -14,7 +15,9 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
                                                std::uint64_t snapshot_budget, double timeout_s) {
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
-  auto lowered = lower_scenario(run->scenario, lower_options_for(backend));
+  const BackendCapabilities caps = capabilities_of(backend);
+  run->predicted_with_cpu_model_on_device = caps.devices;
+  auto lowered = lower_scenario(run->scenario, lower_options_for(caps));
   if (!lowered) return lowered.error();
   run->schedule = std::move(*lowered);
   const CostModel model = CostModel::cpu_default();

@@ -15,11 +15,28 @@
 
 namespace collscope {
 
+// What a backend can do. Shared code (lowering, execution, reports, the window) asks
+// these questions and never compares a backend's name.
+struct BackendCapabilities {
+  // The algorithm name under which the backend runs a communication library's own
+  // collectives on the call's buffers ("nccl": ncclAllReduce, ...); empty: none.
+  std::string native_algorithm;
+  // Wants long transfers cut into cache-sized slices: ranks share one host memory
+  // system, so a slice that stays in the cache is read again from there. A device
+  // backend launches a kernel per transfer and wants them whole.
+  bool cache_slices = false;
+  // Ranks live on accelerators (GPU memory and kernels), not on host cores.
+  bool devices = false;
+  // Ranks are separate processes, possibly on other machines.
+  bool multi_process = false;
+};
+
 struct BackendInfo {
-  std::string name;         // "cpu", "cuda", "nccl"
+  std::string name;         // what --backend takes: "cpu", "cuda", "nccl"
   std::string description;  // one line
   bool available = false;
   std::string reason;       // why not available ("not built", "no CUDA driver", ...)
+  BackendCapabilities caps;
 };
 
 // A fault injected on purpose, for teaching what failures look like. Every backend
@@ -105,6 +122,9 @@ std::vector<std::unique_ptr<Backend>> make_backends();
 // The backend of that name if it exists and is available; otherwise an error
 // (id "backend.unknown" exit 2, or "backend.unavailable" exit 3) saying why.
 Result<std::unique_ptr<Backend>> find_backend(const std::string& name);
+// What the backend of that name can do, available or not (a default-constructed set for
+// an unknown name); for planning before a backend is opened.
+BackendCapabilities capabilities_of(const std::string& name);
 
 std::unique_ptr<Backend> make_cpu_backend();
 

@@ -204,7 +204,8 @@ Result<ScenarioHeading> read_heading(const std::string& path);
 struct LowerOptions {
   std::uint64_t slice_bytes = kCacheSliceBytes;  // 0: no slices
 };
-LowerOptions lower_options_for(std::string_view backend);
+struct BackendCapabilities;
+LowerOptions lower_options_for(const BackendCapabilities& backend);
 Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options = {});
 
 // Initial contents of buffer `buf` on `rank`, as doubles (converted to the dtype by the caller).

@@ -167,4 +167,7 @@ void for_each_read(const Transfer& t, F&& f) {
 // Bytes a step moves between ranks (local copies excluded).
 std::uint64_t step_bytes(const Schedule& s, const Step& st);
 
+// "op 3" / "op 3.1" from a program entry's JSON Pointer "/program/3/body/1".
+std::string program_op_label(const std::string& pointer);
+
 }  // namespace collscope

@@ -91,10 +91,16 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   }
   out.symbolic = verify_symbolic(s);
 
-  if (uses_native(s) && o.backend != "nccl")
+  if (uses_native(s) && capabilities_of(o.backend).native_algorithm != kNativeAlgorithm) {
+    std::string runners;  // the backends that run this library's collectives
+    for (const auto& b : make_backends())
+      if (b->info().caps.native_algorithm == kNativeAlgorithm) runners += (runners.empty() ? "" : " or ") + b->info().name;
     return make_error("backend.native_unsupported",
-                      "algorithm \"nccl\" runs NCCL's own collective, which the " + o.backend + " backend cannot run",
-                      "use --backend nccl, or another algorithm (see `collscope list`)");
+                      std::string("algorithm \"") + std::string(kNativeAlgorithm) +
+                          "\" runs the library's own collective, which the " + o.backend + " backend cannot run",
+                      (runners.empty() ? std::string() : "use --backend " + runners + ", or ") +
+                          "another algorithm (see `collscope list`)");
+  }
   if (auto st = check_faults(s, o.faults); !st) return st.error();
   auto backend = find_backend(o.backend);
   if (!backend) return backend.error();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "program/program.h"
 
 namespace collscope::flight {
 
@@ -126,7 +125,7 @@ std::string position_text(const Schedule& s, const std::vector<std::vector<Plann
   }
   const FlightOp f = describe(s, rank, *best);
   out += " (seq " + std::to_string(f.seq) + ": " + f.text;
-  if (!f.pointer.empty()) out += ", program " + program::op_label(f.pointer);
+  if (!f.pointer.empty()) out += ", program " + program_op_label(f.pointer);
   return out + ")";
 }
 

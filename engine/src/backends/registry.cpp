@@ -14,8 +14,8 @@ namespace {
 // A GPU backend this build cannot run: `list` shows it with the reason.
 class UnavailableBackend final : public Backend {
  public:
-  UnavailableBackend(std::string name, std::string description, std::string reason)
-      : info_{std::move(name), std::move(description), false, std::move(reason)} {}
+  UnavailableBackend(std::string name, std::string description, std::string reason, BackendCapabilities caps)
+      : info_{std::move(name), std::move(description), false, std::move(reason), std::move(caps)} {}
   BackendInfo info() const override { return info_; }
   Result<std::unique_ptr<Session>> open(const Schedule&, const SessionOptions&) const override {
     return make_error("backend.unavailable", "backend \"" + info_.name + "\" is not available: " + info_.reason,
@@ -40,8 +40,10 @@ std::vector<std::unique_ptr<Backend>> make_backends() {
   all.push_back(gpu::make_cuda_backend(probe));
   all.push_back(gpu::make_nccl_backend(probe));
 #else
-  all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", kNotBuilt));
-  all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step, one rank per GPU", kNotBuilt));
+  all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", kNotBuilt,
+                                                     BackendCapabilities{{}, false, true, false}));
+  all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step, one rank per GPU", kNotBuilt,
+                                                     BackendCapabilities{"nccl", false, true, false}));
 #endif
   return all;
 }
@@ -66,6 +68,14 @@ Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
     names += (names.empty() ? "" : ", ") + info.name;
   }
   return make_error("backend.unknown", "unknown backend \"" + name + "\"", "valid backends: " + names);
+}
+
+BackendCapabilities capabilities_of(const std::string& name) {
+  for (auto& b : make_backends()) {
+    auto info = b->info();
+    if (info.name == name) return info.caps;
+  }
+  return {};
 }
 
 }  // namespace collscope

@@ -1,5 +1,8 @@
 #include "collscope/schedule.h"
 
+#include <cctype>
+#include <string>
+
 #include "collscope/result.h"
 
 namespace collscope {
@@ -38,6 +41,24 @@ std::string Error::format() const {
 
 Error make_error(std::string id, std::string message, std::string hint, Location where, ExitCode exit) {
   return Error{std::move(id), std::move(message), std::move(hint), std::move(where), exit};
+}
+
+std::string program_op_label(const std::string& pointer) {
+  // "/program/3/body/1" -> "op 3.1"
+  std::string out = "op ";
+  bool first = true;
+  std::size_t i = 0;
+  while (i < pointer.size()) {
+    const std::size_t j = pointer.find('/', i + 1);
+    const std::string part = pointer.substr(i + 1, j == std::string::npos ? std::string::npos : j - i - 1);
+    if (!part.empty() && std::isdigit(static_cast<unsigned char>(part[0]))) {
+      out += (first ? "" : ".") + part;
+      first = false;
+    }
+    if (j == std::string::npos) break;
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace collscope

@@ -10,7 +10,7 @@
 
 #include "collscope/model.h"
 
-#include "backends/cpu/deps.h"
+#include "ir/deps.h"
 
 namespace collscope {
 
@@ -163,7 +163,7 @@ double predict_us(const Schedule& s, const CostModel& m) {
 double predict_sync_us(const Schedule& s, const CostModel& m) {
   const auto S = s.steps.size();
   if (S == 0) return 0;
-  const auto deps = cpu::compute_deps(s);
+  const auto deps = dataflow::compute_deps(s);
   const std::size_t lanes = deps.size();
   const int cores = m.cores > 0 ? m.cores : s.ranks;
   // Threads: one per rank, plus a compute thread per rank when there are compute spans.

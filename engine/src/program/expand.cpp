@@ -4,7 +4,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "program/expr.h"
+#include "scenario/expr.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
 
@@ -84,7 +84,7 @@ class Expander {
   }
 
   static std::string where_text(const std::string& pointer, const Env& env) {
-    std::string t = op_label(pointer);
+    std::string t = program_op_label(pointer);
     for (std::size_t i = 2; i < env.size(); ++i) t += ", " + env[i].first + "=" + std::to_string(env[i].second);
     return t;
   }
@@ -377,7 +377,7 @@ class Expander {
   Result<Signature> signature(std::int32_t sync) {
     const Sync& sy = x_.syncs[static_cast<std::size_t>(sync)];
     const ProgramOp& op = *sy.op;
-    if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + op_label(sy.pointer) + ")", false};
+    if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + program_op_label(sy.pointer) + ")", false};
     scenario::CallResolver resolver(s_);
     auto a = resolver.resolve(op, program_index(sy.pointer), op.group.empty() ? std::vector<std::int32_t>{} : sy.members);
     if (!a) return a.error();
@@ -509,24 +509,6 @@ class Expander {
 };
 
 }  // namespace
-
-std::string op_label(const std::string& pointer) {
-  // "/program/3/body/1" -> "op 3.1"
-  std::string out = "op ";
-  bool first = true;
-  std::size_t i = 0;
-  while (i < pointer.size()) {
-    const std::size_t j = pointer.find('/', i + 1);
-    const std::string part = pointer.substr(i + 1, j == std::string::npos ? std::string::npos : j - i - 1);
-    if (!part.empty() && std::isdigit(static_cast<unsigned char>(part[0]))) {
-      out += (first ? "" : ".") + part;
-      first = false;
-    }
-    if (j == std::string::npos) break;
-    i = j;
-  }
-  return out;
-}
 
 Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
                          std::vector<OpRecord>& records) {

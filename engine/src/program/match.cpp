@@ -19,7 +19,7 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/verify.h"
-#include "program/expr.h"
+#include "scenario/expr.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
 

@@ -30,8 +30,14 @@
 #include "collscope/result.h"
 #include "collscope/scenario.h"
 #include "collscope/schedule.h"
+#include "scenario/expr.h"
 
 namespace collscope::program {
+
+// Expressions belong to the scenario language (scenario/expr.h); programs evaluate them.
+using scenario::Env;
+using scenario::Expression;
+using scenario::parse_rank_range;
 
 enum class Kind : std::uint8_t { send, recv, wait, compute, copy, accumulate, sync };
 
@@ -106,8 +112,5 @@ Status match(const Expansion& x, Target& t);
 
 // Lowers a whole scenario whose program is more than collectives on every rank.
 Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options);
-
-// "op 3" / "op 3.1" from "/program/3/body/1".
-std::string op_label(const std::string& pointer);
 
 }  // namespace collscope::program

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "program/expr.h"
+#include "scenario/expr.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
 

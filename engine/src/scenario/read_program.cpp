@@ -10,7 +10,7 @@
 #include <set>
 
 #include "collscope/algorithms.h"
-#include "program/expr.h"
+#include "scenario/expr.h"
 
 namespace collscope::scenario {
 
@@ -419,7 +419,7 @@ std::string ProgramReader::expression(const Member& m, const Scope& scope, const
   }
   if (!m.value.is_string()) wrong_type(m.key, "an integer or an expression", m.value, at(m), example);
   text = m.value.text;
-  auto e = program::Expression::parse(text);
+  auto e = Expression::parse(text);
   if (!e) {
     Error err = e.error();
     err.where = at(m);
@@ -455,7 +455,7 @@ RankSelector ProgramReader::rank_selector(const Member& m, const Scope& scope) c
   sel.text = m.value.text;
   if (sel.text == "all") return sel;
   long a = 0, b = 0;
-  if (program::parse_rank_range(sel.text, a, b)) {
+  if (parse_rank_range(sel.text, a, b)) {
     if (a > b || b >= ranks_)
       fail("scenario.out_of_range", "rank range " + quote(sel.text) + " is not inside 0.." + std::to_string(ranks_ - 1),
            "write FIRST..LAST with FIRST <= LAST < " + std::to_string(ranks_), at(m));

@@ -12,7 +12,7 @@
 #include "collscope/elementwise.h"
 #include "collscope/run.h"
 #include "expect.h"
-#include "../backends/cpu/kernels.h"
+#include "kernels/host_kernels.h"
 
 namespace collscope {
 
@@ -54,7 +54,7 @@ template <class T>
 void reference_call(const Schedule& s, const Call& call, Reference& ref) {
   const CollArgs& a = call.args;
   if (a.coll == Collective::barrier) return;
-  const OpKind k = cpu::op_kind(a.op);
+  const OpKind k = kernels::op_kind(a.op);
   const bool floating = is_floating(s.dtype);
   const double limit = std::ldexp(1.0, precision_bits(s.dtype));
   const double eps = epsilon(s.dtype);
@@ -165,7 +165,7 @@ HostMemory make_inputs(const Schedule& s, const InitFn& init) {
   }
   auto fill = [&](const Piece& p) {
     auto& v = mem[static_cast<std::size_t>(p.buf)][static_cast<std::size_t>(p.rank)];
-    cpu::with_type(s.dtype, [&]<class T>() {
+    kernels::with_type(s.dtype, [&]<class T>() {
       for (std::uint64_t i = p.begin; i < p.end; ++i) store<T>(v, i, from_double<T>(init(p.buf, p.rank, i)));
     });
   };
@@ -192,7 +192,7 @@ namespace {
 // Tolerances travel with the data they describe.
 void replay_call(const Schedule& s, const Call& call, Reference& ref) {
   const std::size_t e = size_of(s.dtype);
-  const OpKind k = cpu::op_kind(call.args.op);
+  const OpKind k = kernels::op_kind(call.args.op);
   for (std::int32_t i = call.first_step; i < call.first_step + call.num_steps; ++i)
     for (const Transfer& t : s.steps[static_cast<std::size_t>(i)].transfers) {
       if (t.count == 0 || t.action == Action::compute) continue;
@@ -200,7 +200,7 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
       auto& dtol = ref.tolerance[static_cast<std::size_t>(t.dst.buf)][static_cast<std::size_t>(t.dst.rank)];
       std::uint8_t* d = dst.data() + t.dst.offset * e;
       if (t.action == Action::scale) {
-        cpu::scale_bytes(s.dtype, d, t.count, t.divisor);
+        kernels::scale_bytes(s.dtype, d, t.count, t.divisor);
         continue;
       }
       const auto& src = ref.want[static_cast<std::size_t>(t.src.buf)][static_cast<std::size_t>(t.src.rank)];
@@ -224,7 +224,7 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
       if (t.action == Action::copy) {
         if (!from.empty()) std::memcpy(d, from.data(), from.size());
       } else {
-        cpu::reduce_bytes(s.dtype, k, d, from.data(), t.count);
+        kernels::reduce_bytes(s.dtype, k, d, from.data(), t.count);
       }
       if (from_tol.empty() && dtol.empty()) continue;
       if (dtol.empty()) dtol.assign(dst.size() / e, 0.0);
@@ -252,13 +252,13 @@ Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
       continue;
     }
     if (!call.custom) {
-      cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
+      kernels::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
       continue;
     }
     // A collective the program wrote itself: its output comes from the collective's
     // definition; the workspace buffers it used hold whatever its steps left there.
     Reference def = ref;
-    cpu::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, def); });
+    kernels::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, def); });
     replay_call(s, call, ref);
     const auto out = static_cast<std::size_t>(call.args.out_buf);
     if (call.args.out_buf >= 0) {
@@ -289,7 +289,7 @@ NumericReport compare_numeric(const Schedule& s, const HostMemory& got, const Re
       const auto& g = got[b][r];
       const auto& w = ref.want[b][r];
       const auto& tol = ref.tolerance[b][r];
-      cpu::with_type(s.dtype, [&]<class T>() {
+      kernels::with_type(s.dtype, [&]<class T>() {
         const std::uint64_t n = w.size() / sizeof(T);
         rep.checked += n;
         // (memcmp on an empty buffer's null data() is undefined, even for 0 bytes.)

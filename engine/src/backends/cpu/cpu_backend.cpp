@@ -5,9 +5,9 @@
 //   observable: the main thread hands out one step at a time; every rank runs its
 //               part and reports back (a barrier per step);
 //   fast:       every rank walks the whole schedule on its own and waits only for
-//               the ranks it depends on (deps.h), without any global barrier.
+//               the ranks it depends on (ir/deps.h), without any global barrier.
 // Compute spans (Action::compute) run on a second thread per rank, its compute lane,
-// so that a rank's computation and its communication overlap (deps.h).
+// so that a rank's computation and its communication overlap (ir/deps.h).
 //
 // Failures never hang the caller. The launching thread is a watchdog while the ranks
 // run: when a rank crashes (an injected fault) or no rank finishes a step for
@@ -31,13 +31,24 @@
 
 #include "backends/flight.h"
 #include "collscope/backend.h"
-#include "deps.h"
-#include "kernels.h"
+#include "ir/deps.h"
+#include "kernels/host_kernels.h"
 #include "wait.h"
 
 namespace collscope {
 namespace cpu {
 namespace {
+
+// The dataflow dependencies (ir/deps.h) and the element-wise kernels (kernels/) are
+// shared with the other backends, the cost model and the numeric reference.
+using dataflow::compute_deps;
+using dataflow::Dep;
+using dataflow::lane_count;
+using dataflow::lane_of;
+using kernels::op_kind;
+using kernels::reduce_bytes;
+using kernels::reduce_copy_bytes;
+using kernels::scale_bytes;
 
 struct Op {
   Action action;
@@ -582,7 +593,8 @@ class CpuSession final : public Session {
 class CpuBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    return {"cpu", "one thread per rank, receivers read straight from the sender's memory", true, ""};
+    return {"cpu", "one thread per rank, receivers read straight from the sender's memory", true, "",
+            BackendCapabilities{{}, true, false, false}};
   }
   Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
     auto session = std::make_unique<CpuSession>(s, o);

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "../cpu/deps.h"
-#include "../cpu/kernels.h"
+#include "ir/deps.h"
+#include "kernels/host_kernels.h"
 #include "check.h"
 #include "gpu_backend.h"
 #include "gpu_session.h"
@@ -49,8 +49,8 @@ class CudaSession final : public GpuSession {
   }
 
   Status start() {
-    lanes_ = cpu::lane_count(s_);
-    deps_ = cpu::compute_deps(s_);
+    lanes_ = dataflow::lane_count(s_);
+    deps_ = dataflow::compute_deps(s_);
     const auto R = static_cast<std::size_t>(s_.ranks);
     const auto S = s_.steps.size();
     // Staging: the largest transfer a rank must bring in through a copy first (what it
@@ -173,11 +173,11 @@ class CudaSession final : public GpuSession {
     const Step& step = s_.steps[static_cast<std::size_t>(k)];
     std::uint64_t bytes = 0;
     for (const Transfer& t : step.transfers)
-      if (cpu::lane_of(s_, t) == lane && t.action != Action::compute) bytes += t.count * world_.esize();
+      if (dataflow::lane_of(s_, t) == lane && t.action != Action::compute) bytes += t.count * world_.esize();
     const NvtxRange range("step " + std::to_string(k) + (lane >= s_.ranks ? " compute" : ""), rank, bytes);
     for (std::size_t i = 0; i < step.transfers.size(); ++i) {
       const Transfer& t = step.transfers[i];
-      if (cpu::lane_of(s_, t) != lane) continue;
+      if (dataflow::lane_of(s_, t) != lane) continue;
       // A signal (barrier) moves nothing: its wait is the dependency above, and its
       // record marks when the rank passed it.
       if (o_.record_events)
@@ -211,7 +211,7 @@ class CudaSession final : public GpuSession {
         break;
       case Action::reduce:
       case Action::reduce_copy: {
-        const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
+        const OpKind op = kernels::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
         // The source comes from the sender's memory, or through staging without peer
         // access; the left operand (dst itself, or aux) is on this rank's GPU.
         const void* from = world_.ptr(t.src);
@@ -235,7 +235,7 @@ class CudaSession final : public GpuSession {
 
 
   std::int32_t lanes_ = 0;
-  std::vector<std::vector<std::vector<cpu::Dep>>> deps_;
+  std::vector<std::vector<std::vector<dataflow::Dep>>> deps_;
   std::vector<std::vector<cudaEvent_t>> done_;  // [lane][step], only where awaited
 };
 
@@ -243,7 +243,8 @@ class CudaSession final : public GpuSession {
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend(const GpuProbe& probe) {
-  return std::make_unique<GpuBackend<CudaSession>>(probe, "cuda", "our CUDA kernels, rank r on GPU r mod G");
+  return std::make_unique<GpuBackend<CudaSession>>(probe, "cuda", "our CUDA kernels, rank r on GPU r mod G",
+                                                   BackendCapabilities{{}, false, true, false});
 }
 
 }  // namespace collscope::gpu

@@ -14,11 +14,11 @@ namespace collscope::gpu {
 template <class S>
 class GpuBackend final : public Backend {
  public:
-  GpuBackend(GpuProbe p, std::string name, std::string description)
-      : probe_(std::move(p)), name_(std::move(name)), description_(std::move(description)) {}
+  GpuBackend(GpuProbe p, std::string name, std::string description, BackendCapabilities caps)
+      : probe_(std::move(p)), name_(std::move(name)), description_(std::move(description)), caps_(std::move(caps)) {}
 
   BackendInfo info() const override {
-    BackendInfo i{name_, description_, probe_.devices > 0, probe_.problem};
+    BackendInfo i{name_, description_, probe_.devices > 0, probe_.problem, caps_};
     if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
     return i;
   }
@@ -35,6 +35,7 @@ class GpuBackend final : public Backend {
  private:
   GpuProbe probe_;
   std::string name_, description_;
+  BackendCapabilities caps_;
 };
 
 }  // namespace collscope::gpu

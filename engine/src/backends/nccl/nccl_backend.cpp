@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "../cpu/kernels.h"
+#include "kernels/host_kernels.h"
 #include "../cuda/check.h"
 #include "../cuda/gpu_backend.h"
 #include "../cuda/gpu_session.h"
@@ -250,7 +250,7 @@ class NcclSession final : public GpuSession {
       }
       COLLSCOPE_NCCL(ncclGroupEnd());
     }
-    const OpKind op = cpu::op_kind(s_.calls[static_cast<std::size_t>(st.call)].args.op);
+    const OpKind op = kernels::op_kind(s_.calls[static_cast<std::size_t>(st.call)].args.op);
     for (std::size_t i = 0; i < st.transfers.size(); ++i) {
       const Transfer& t = st.transfers[i];
       if (is_signal(t)) {  // its byte has arrived: the signal's record ends there
@@ -346,7 +346,8 @@ class NcclSession final : public GpuSession {
 }  // namespace
 
 std::unique_ptr<Backend> make_nccl_backend(const GpuProbe& probe) {
-  return std::make_unique<GpuBackend<NcclSession>>(probe, "nccl", "NCCL send/recv per step, one rank per GPU");
+  return std::make_unique<GpuBackend<NcclSession>>(probe, "nccl", "NCCL send/recv per step, one rank per GPU",
+                                                   BackendCapabilities{"nccl", false, true, false});
 }
 
 }  // namespace collscope::gpu

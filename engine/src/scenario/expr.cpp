@@ -1,9 +1,9 @@
-#include "program/expr.h"
+#include "scenario/expr.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace collscope::program {
+namespace collscope::scenario {
 
 class ExprParser {
  public:
@@ -300,4 +300,4 @@ Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const
   }
 }
 
-}  // namespace collscope::program
+}  // namespace collscope::scenario

@@ -9,7 +9,7 @@
 #include "collscope/elementwise.h"
 #include "collscope/schedule.h"
 
-namespace collscope::cpu {
+namespace collscope::kernels {
 
 inline OpKind op_kind(ReduceOp op) {
   switch (op) {
@@ -89,4 +89,4 @@ inline void scale_bytes(DType t, void* dst, std::uint64_t n, std::uint32_t divis
   with_type(t, [&]<class T>() { scale_typed<T>(dst, n, divisor); });
 }
 
-}  // namespace collscope::cpu
+}  // namespace collscope::kernels

@@ -1,10 +1,10 @@
-#include "deps.h"
+#include "ir/deps.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-namespace collscope::cpu {
+namespace collscope::dataflow {
 
 namespace {
 
@@ -201,4 +201,4 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   return deps;
 }
 
-}  // namespace collscope::cpu
+}  // namespace collscope::dataflow

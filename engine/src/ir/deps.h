@@ -21,7 +21,7 @@
 
 #include "collscope/schedule.h"
 
-namespace collscope::cpu {
+namespace collscope::dataflow {
 
 struct Dep {
   std::int32_t rank;
@@ -38,4 +38,4 @@ inline std::int32_t lane_of(const Schedule& s, const Transfer& t) {
 // deps[lane][step]: what the lane must wait for before running its part of step.
 std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s);
 
-}  // namespace collscope::cpu
+}  // namespace collscope::dataflow

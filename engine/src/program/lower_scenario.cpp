@@ -1,15 +1,16 @@
 // Scenario -> Schedule: declare the user's buffers, then lower every program call
 // with the algorithms library. Also the initial contents of buffers.
 #include "collscope/algorithms.h"
+#include "collscope/backend.h"
 #include "collscope/scenario.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
 
 namespace collscope {
 
-LowerOptions lower_options_for(std::string_view backend) {
+LowerOptions lower_options_for(const BackendCapabilities& backend) {
   LowerOptions o;
-  if (backend == "cuda" || backend == "nccl") o.slice_bytes = 0;
+  if (!backend.cache_slices) o.slice_bytes = 0;
   return o;
 }
 

@@ -25,7 +25,7 @@
 
 #include "collscope/result.h"
 
-namespace collscope::program {
+namespace collscope::scenario {
 
 // Values of the variables in scope, innermost last.
 using Env = std::vector<std::pair<std::string, std::int64_t>>;
@@ -70,4 +70,4 @@ class Expression {
 // "ranks" selectors write it. False for anything else (an expression, perhaps).
 bool parse_rank_range(const std::string& text, long& first, long& last);
 
-}  // namespace collscope::program
+}  // namespace collscope::scenario
