@@ -5,14 +5,14 @@
 #
 #   bench/peer.sh [ROUNDS] [OUT_DIR] [ALGO]
 #
-# ROUNDS defaults to 5, OUT_DIR to bench/out-peer, ALGO (collscope's algorithm) to
+# ROUNDS defaults to 5, OUT_DIR to build/bench-out/peer, ALGO (collscope's algorithm) to
 # auto. Each round, for 2, 4 and 8 ranks: 8 B (-n 3000 -w 200) and 16, 64 and
 # 256 MiB (-n 5 -w 1), float32 sum, out of place and in place, results checked on
 # both sides. Needs Open MPI (Debian: openmpi-bin libopenmpi-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
-out=${2:-bench/out-peer}
+out=${2:-build/bench-out/peer}
 algo=${3:-auto}
 if ! command -v mpicc > /dev/null || ! command -v mpirun > /dev/null; then
   echo "error: Open MPI is not installed; as root run: apt-get install -y openmpi-bin libopenmpi-dev" >&2

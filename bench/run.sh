@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-quick}
-out=${2:-bench/out}
+out=${2:-build/bench-out/run}
 mkdir -p "$out"
 bin=build/collscope
 [ -x "$bin" ] || scripts/build.sh

@@ -7,7 +7,7 @@ in-place, plus the memory-bandwidth probes of the same runs.
 """
 import glob, os, re, sys
 
-out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
+out = sys.argv[1] if len(sys.argv) > 1 else "build/bench-out/run"
 prefix = sys.argv[2] if len(sys.argv) > 2 else ""
 rows = {}
 probes = []
