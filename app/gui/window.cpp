@@ -8,13 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <cstdlib>
 #include <iostream>
 
 #include "gui/style.h"
-
-#ifndef COLLSCOPE_DEFAULT_FONT
-#define COLLSCOPE_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-#endif
+#include "gui/view/font.h"
 
 namespace collscope::app {
 
@@ -78,10 +76,13 @@ void Window::rebuild_fonts() {
   const float px = std::round(17.0f * ui_scale_);
   io.Fonts->Clear();
   fonts_ = {};
-  std::error_code ec;
-  if (std::filesystem::exists(COLLSCOPE_DEFAULT_FONT, ec)) {
-    fonts_.body = io.Fonts->AddFontFromFileTTF(COLLSCOPE_DEFAULT_FONT, px);
-    fonts_.caption = io.Fonts->AddFontFromFileTTF(COLLSCOPE_DEFAULT_FONT, std::round(px * 1.35f));
+  if (font_.source.empty()) {  // looked up once per window
+    font_ = view::find_font([](const char* name) { return std::getenv(name); });
+    if (!font_.note.empty()) std::cerr << "warning: " << font_.note << "; using " << font_.source << " font\n";
+  }
+  if (!font_.path.empty()) {
+    fonts_.body = io.Fonts->AddFontFromFileTTF(font_.path.c_str(), px);
+    fonts_.caption = io.Fonts->AddFontFromFileTTF(font_.path.c_str(), std::round(px * 1.35f));
     fonts_.real_font = fonts_.body && fonts_.caption;
   }
   if (!fonts_.real_font) {

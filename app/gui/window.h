@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collscope/result.h"
+#include "gui/view/font.h"
 
 struct GLFWwindow;
 struct ImFont;
@@ -55,6 +56,7 @@ class Window {
   GLFWwindow* w_ = nullptr;
   std::string ini_path_;
   Fonts fonts_;
+  view::FontChoice font_;  // where the TTF came from (gui/view/font.h)
   float content_scale_ = 1.0f, zoom_ = 1.0f, ui_scale_ = 1.0f;
   bool presenter_ = false, fonts_dirty_ = true;
 };
