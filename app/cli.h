@@ -9,6 +9,10 @@
 #include "collscope/run.h"
 #include "collscope/scenario.h"
 
+namespace CLI {
+class App;
+}
+
 namespace collscope::app {
 
 // Prints an error in the one style of DESIGN §5 and returns its exit code.
@@ -33,6 +37,8 @@ struct RunFlags {
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
   double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
   std::string flight_record;        // write the flight record here (always; and on failure)
+  std::string topology;             // what the prediction is for (machine.h); "" = the backend's default
+  std::int64_t nodes = 0;           // nodes of that topology (0 = its own count)
 };
 
 // Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).
@@ -79,5 +85,23 @@ bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
 bool display_present();
 int cmd_gui(const GuiFlags& f);
+
+// `collscope calibrate` (cmd_calibrate.cpp).
+struct CalibrateFlags {
+  CLI::App* command = nullptr;
+  double seconds = 30;
+  std::string output;  // "" = the config folder's calibration.json
+  bool json = false;
+};
+void add_calibrate_command(CLI::App& app, CalibrateFlags& f);
+int cmd_calibrate(const CalibrateFlags& f);
+
+// `collscope predict` (cmd_predict.cpp): the run flags that describe a call, plus where.
+struct PredictFlags {
+  CLI::App* command = nullptr;
+  RunFlags run;  // the call, and --topology / --nodes
+};
+void add_predict_command(CLI::App& app, PredictFlags& f);
+int cmd_predict(const PredictFlags& f);
 
 }  // namespace collscope::app

@@ -5,6 +5,8 @@
 #include "cli.h"
 #include "collscope/algorithms.h"
 #include "collscope/backend.h"
+#include "collscope/calibration.h"
+#include "collscope/topology.h"
 
 namespace collscope::app {
 
@@ -33,6 +35,16 @@ int cmd_list(bool json) {
                              {"reason", info.reason},
                              {"description", info.description}});
   }
+  // What predictions can be made for (--topology): this machine, then the presets.
+  j["topologies"] = nlohmann::ordered_json::array();
+  j["topologies"].push_back({{"name", "this-machine"},
+                             {"title", "this machine's cpu model: " + cpu_model_for(DType::float32, user_config_dir()).origin}});
+  for (const auto& name : topology_presets()) {
+    auto t = load_topology(name);
+    nlohmann::ordered_json e = {{"name", name}, {"title", t ? t->title : t.error().format()}};
+    if (t) e["devices_per_node"] = t->devices_per_node;
+    j["topologies"].push_back(std::move(e));
+  }
   j["lessons"] = nlohmann::ordered_json::array();
   for (const auto& file : lesson_files()) {
     auto s = load_scenario(file);
@@ -60,6 +72,9 @@ int cmd_list(bool json) {
     std::printf("  %-6s %s%s\n", b["name"].get<std::string>().c_str(),
                 b["available"].get<bool>() ? "available: " : "unavailable: ",
                 (b["available"].get<bool>() ? b["description"] : b["reason"]).get<std::string>().c_str());
+  std::cout << "topologies (--topology on run and predict; " << topology_dir() << "):\n";
+  for (const auto& t : j["topologies"])
+    std::printf("  %-14s %s\n", t["name"].get<std::string>().c_str(), t["title"].get<std::string>().c_str());
   std::cout << "lessons (" << scenario_dir() << "):\n";
   for (const auto& l : j["lessons"]) {
     const std::string file = l["file"].get<std::string>();

@@ -7,6 +7,7 @@
 #include "program_report.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
+#include "collscope/machine.h"
 #include "collscope/verify.h"
 
 namespace collscope::app {
@@ -88,12 +89,15 @@ int cmd_run(const RunFlags& f) {
   auto schedule_r = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
   if (!schedule_r) return report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
-  const double predicted = predict_us(s, CostModel::cpu_default());
 
   RunMode mode = RunMode::fast;
   if (f.mode == "observable") mode = RunMode::observable;
   else if (f.mode != "fast")
     return report_error(make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
+  // The model this run is predicted with (machine.h): named in the report.
+  auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), s.dtype, user_config_dir());
+  if (!machine) return report_error(machine.error());
+  const double predicted = predict(s, *machine, mode == RunMode::fast).us;
 
   Status symbolic = ok_status();
   NumericReport numeric;
@@ -163,6 +167,7 @@ int cmd_run(const RunFlags& f) {
     j["algorithm"] = joined_calls(s, true);
     j["time_us"] = executed ? record.time_us : 0.0;
     j["predicted_us"] = predicted;
+    j["model"] = machine->label();
     j["executed"] = executed;
     j["mode"] = f.dry_run ? "dry-run" : f.mode;
     j["dtype"] = name_of(s.dtype);
@@ -198,7 +203,7 @@ int cmd_run(const RunFlags& f) {
     std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
               << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
     std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
-              << predicted << " us" << (capabilities_of(f.backend).devices ? " (cpu cost model)" : "") << "\n";
+              << predicted << " us (" << machine->label() << ")\n";
     std::cout << "  symbolic check: " << (symbolic.ok() ? "ok" : symbolic.error().format()) << "\n";
     if (executed)
       std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked

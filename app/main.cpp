@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
                   "abort the run when no rank finishes a step for this many seconds (default 5; fractions allowed)");
   run->add_option("--flight-record", rf.flight_record,
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
+  run->add_option("--topology", rf.topology, "predict for this topology: this-machine, a preset or a file");
+  run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)");
 
   std::string analyze_file;
   bool analyze_json = false;
@@ -81,6 +83,11 @@ int main(int argc, char** argv) {
   gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
   gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
 
+  app::CalibrateFlags cf;
+  app::add_calibrate_command(app, cf);
+  app::PredictFlags pf;
+  app::add_predict_command(app, pf);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -102,6 +109,8 @@ int main(int argc, char** argv) {
   if (*analyze) return app::cmd_analyze(analyze_file, analyze_json);
   if (*bench) return app::cmd_bench(bf);
   if (*gui) return app::cmd_gui(gf);
+  if (*cf.command) return app::cmd_calibrate(cf);
+  if (*pf.command) return app::cmd_predict(pf);
   // No arguments: the window on the default lesson when it can open, else how to start.
   if (app::gui_built() && app::display_present()) return app::cmd_gui(gf);
   std::cout << app.help();

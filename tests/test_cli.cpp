@@ -114,11 +114,20 @@ TEST_CASE("cli: a dry run for a GPU backend shows the schedule that would run th
   auto gpu = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --backend cuda --dry-run");
   REQUIRE(gpu.code == 0);
   CHECK(gpu.out.find("14 steps") != std::string::npos);
-  CHECK(gpu.out.find("(cpu cost model)") != std::string::npos);
+  // A GPU backend is never priced with the cpu's parameters: a GPU topology, named.
+  CHECK(gpu.out.find("cpu model") == std::string::npos);
+  CHECK(gpu.out.find("(topology dgx-h100, 1 node x 8 GPUs (assumed: pass --topology))") != std::string::npos);
+  auto pinned = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --backend cuda --dry-run "
+                          "--topology dgx-h200");
+  REQUIRE(pinned.code == 0);
+  CHECK(pinned.out.find("(topology dgx-h200, 1 node x 8 GPUs)") != std::string::npos);
+  auto refused = collscope("run --coll allreduce --ranks 8 --backend cuda --dry-run --topology this-machine", true);
+  CHECK(refused.code == 2);
+  CHECK(refused.out.find("error[topology.unsuitable]") != std::string::npos);
   auto cpu = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --dry-run");
   REQUIRE(cpu.code == 0);
   CHECK(cpu.out.find("14 steps") == std::string::npos);
-  CHECK(cpu.out.find("(cpu cost model)") == std::string::npos);
+  CHECK(cpu.out.find("(cpu model, ") != std::string::npos);
 }
 
 TEST_CASE("cli: --trace writes a trace that parses") {

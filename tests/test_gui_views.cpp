@@ -418,12 +418,13 @@ TEST_CASE("gui views: caption of a step and of the end") {
   CHECK(c.verified);
   auto end = build_caption(*run, static_cast<std::int32_t>(run->schedule.steps.size()));
   CHECK(end.position.rfind("done", 0) == 0);
-  CHECK(c.predicted_note.empty());
-  // Another backend's run: the cpu cost model's prediction is labelled as such.
+  // Every prediction names its model: here this machine's cpu model.
+  CHECK(c.predicted_note.find("cpu model") != std::string::npos);
+  // Another model's run is labelled with that model.
   auto other = *run;
   other.backend = "cuda";
-  other.predicted_with_cpu_model_on_device = true;
-  CHECK(build_caption(other, first).predicted_note == " (cpu cost model)");
+  other.model = "dgx-h100, assumed";
+  CHECK(build_caption(other, first).predicted_note == " (dgx-h100, assumed)");
   CHECK(build_caption(other, first).predicted_us == doctest::Approx(c.predicted_us));
 }
 

@@ -7,7 +7,7 @@ namespace collscope::view {
 CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   const Schedule& s = run.schedule;
   CaptionView c;
-  if (run.predicted_with_cpu_model_on_device) c.predicted_note = " (cpu cost model)";
+  if (!run.model.empty()) c.predicted_note = " (" + run.model + ")";
   c.title = run.scenario.title.empty() ? run.scenario.file : run.scenario.title;
   const auto n = static_cast<std::int32_t>(s.steps.size());
   c.verified = run.outcome.verified();

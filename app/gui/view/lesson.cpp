@@ -6,6 +6,7 @@
 
 #include "collscope/backend.h"
 #include "collscope/elementwise.h"
+#include "collscope/machine.h"
 #include "collscope/model.h"
 #include "collscope/verify.h"
 
@@ -16,13 +17,16 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
   const BackendCapabilities caps = capabilities_of(backend);
-  run->predicted_with_cpu_model_on_device = caps.devices;
   auto lowered = lower_scenario(run->scenario, lower_options_for(caps));
   if (!lowered) return lowered.error();
   run->schedule = std::move(*lowered);
-  const CostModel model = CostModel::cpu_default();
-  run->predicted_us = predict_us(run->schedule, model);
-  for (const auto& st : run->schedule.steps) run->predicted_step_us.push_back(predict_step_us(run->schedule, st, model));
+  // The window runs in observable mode: a barrier after every step, priced as such.
+  auto machine = machine_for("", 0, caps, run->schedule.dtype, user_config_dir());
+  if (!machine) return machine.error();
+  run->model = machine->short_label();
+  const Prediction p = predict(run->schedule, *machine, false);
+  run->predicted_us = p.us;
+  run->predicted_step_us = p.step_us;
 
   RunOptions o;
   o.backend = backend;

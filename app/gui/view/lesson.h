@@ -18,8 +18,7 @@ struct LessonRun {
   Schedule schedule;
   RunOutcome outcome;
   std::string backend;                    // the backend that actually ran
-  // The cost model's parameters are the cpu backend's; a device backend's report says so.
-  bool predicted_with_cpu_model_on_device = false;
+  std::string model;                      // what predicted the times ("cpu model", "dgx-h100, assumed")
   double predicted_us = 0;                // cost model, whole schedule
   std::vector<double> predicted_step_us;  // cost model, per step
 };

@@ -31,12 +31,18 @@
 // step model instead.)
 #pragma once
 
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include "collscope/schedule.h"
+#include "collscope/topology.h"
 
 namespace collscope {
 
 struct CostModel {
   double alpha_us = 1.0;       // latency per step (synchronisation), microseconds
+  double alpha_per_rank_us = 0;  // what each rank beyond the cores adds to a step's synchronisation
   double beta_gbps = 10.0;     // copy bandwidth per receiving rank, GB/s
   double gamma_gbps = 6.0;     // reduce bandwidth (read two, write one), GB/s
   double shared_gbps = 30.0;   // bandwidth all ranks share (one memory system); 0 = unlimited
@@ -54,5 +60,45 @@ double predict_us(const Schedule& s, const CostModel& m);
 // The chain of wake-ups above (data time excluded), and auto's estimate.
 double predict_sync_us(const Schedule& s, const CostModel& m);
 double predict_auto_us(const Schedule& s, const CostModel& m);
+
+// ---------------------------------------------------------------------------
+// On a topology of devices and nodes (topology.h): a flow-level model, for the GPU
+// backends and for clusters (topology_model.cpp).
+
+// What bounds a step: a device's own memory, the links inside a node, the network
+// between nodes, or the devices' fixed costs (launches) and compute spans.
+enum class Level : std::uint8_t { memory, node, network, launch };
+const char* level_name(Level l);  // "device memory", "inside the node", "across nodes", ...
+
+struct LevelTime {
+  std::string level;
+  double us = 0;
+};
+
+struct Prediction {
+  double us = 0;
+  std::vector<double> step_us;    // per step of the schedule
+  std::vector<LevelTime> levels;  // the time of the steps each level bounds
+};
+
+class TopologyPricer {
+ public:
+  TopologyPricer(const Topology& t, const Placement& p);
+  struct StepCost {
+    double us = 0;        // the step's time
+    double data_us = 0;   // its busiest resource
+    double fixed_us = 0;  // latency and synchronisation
+    Level level = Level::memory;
+  };
+  StepCost step(const Schedule& s, const Step& st) const;
+
+ private:
+  int card_of(int device) const;
+  double bandwidth(std::uint64_t resource) const;
+  const Topology& t_;
+  Placement p_;
+};
+
+Prediction price_on_topology(const Schedule& s, const Topology& t, const Placement& p);
 
 }  // namespace collscope

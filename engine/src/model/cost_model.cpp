@@ -110,7 +110,8 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
   if (memory_bytes >= 0) total_bytes = memory_bytes;
   if (m.shared_gbps > 0) slowest = std::max(slowest, total_bytes / (m.shared_gbps * 1e3));
-  return m.alpha_us + slowest;
+  const double extra = m.cores > 0 ? std::max(0, s.ranks - m.cores) : 0;
+  return m.alpha_us + m.alpha_per_rank_us * extra + slowest;
 }
 
 }  // namespace

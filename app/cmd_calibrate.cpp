@@ -1,0 +1,58 @@
+// `collscope calibrate`: measure this machine for the cost model and keep the result
+// in the user's config folder, where every later prediction finds it.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli.h"
+#include "collscope/calibration.h"
+
+namespace collscope::app {
+
+void add_calibrate_command(CLI::App& app, CalibrateFlags& f) {
+  f.command = app.add_subcommand("calibrate", "measure this machine for the cost model (at most 60 s) and keep it");
+  f.command->add_option("--seconds", f.seconds, "time to spend measuring, 2 to 60 (default 30)");
+  f.command->add_option("-o,--output", f.output, "write here instead of the config folder's calibration.json");
+  f.command->add_flag("--json", f.json, "print the calibration as JSON");
+}
+
+int cmd_calibrate(const CalibrateFlags& f) {
+  if (!(f.seconds >= 2 && f.seconds <= 60))
+    return report_error(make_error("cli.usage", "--seconds " + std::to_string(f.seconds) + " is out of range",
+                                   "give 2 to 60 seconds"));
+  const std::string path = f.output.empty() ? calibration_path(user_config_dir()) : f.output;
+  if (path.empty())
+    return report_error(make_error("calibration.io", "no config folder: neither $XDG_CONFIG_HOME nor $HOME is set",
+                                   "set one, or pass -o FILE"));
+  int last = -1;
+  const Calibration c = measure_machine(f.seconds, [&](double done, const std::string& what) {
+    const int pct = static_cast<int>(done * 100);
+    if (pct == last) return;
+    last = pct;
+    std::fprintf(stderr, "\rcalibrating: %3d%%  %-60s", pct, what.c_str());
+    std::fflush(stderr);
+  });
+  std::fprintf(stderr, "\n");
+  if (auto st = save_calibration(c, path); !st) return report_error(st.error());
+  if (f.json) {
+    std::cout << to_json(c);
+    return 0;
+  }
+  std::printf("calibrated %s in %.1f s (%s)\n", c.machine.c_str(), c.seconds, c.date.c_str());
+  std::printf("  copy, one thread:      %7.2f GB/s from memory, %7.2f GB/s in the cache\n", c.copy_gbps,
+              c.copy_in_cache_gbps);
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i)
+    std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache\n",
+                std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i]);
+  std::printf("  memory, %d cores:       %7.2f GB/s\n", c.cores, c.shared_gbps);
+  std::printf("  last-level cache:      %7.1f MiB\n", c.cache_bytes / (1 << 20));
+  std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,
+              c.switch_us);
+  std::printf("  observable barrier:    %7.2f us, +%.2f us per rank beyond the cores\n", c.barrier_us,
+              c.barrier_per_rank_us);
+  std::printf("written to %s\n", path.c_str());
+  return 0;
+}
+
+}  // namespace collscope::app

@@ -1,0 +1,163 @@
+// `collscope predict`: what the cost model says a collective (or a scenario) takes on
+// this machine or on a topology, for one algorithm, auto's pick, or every algorithm.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "collscope/machine.h"
+
+namespace collscope::app {
+
+void add_predict_command(CLI::App& app, PredictFlags& f) {
+  f.command = app.add_subcommand("predict", "predicted time, algbw and busbw of a collective or scenario on a topology");
+  f.command->add_option("scenario", f.run.file, "scenario JSON file (or describe one collective with the flags)");
+  f.command->add_option("--coll", f.run.coll, "collective (default allreduce)");
+  f.command->add_option("--algo", f.run.algo, "algorithm, auto (default) or all");
+  f.command->add_option("--ranks", f.run.ranks, "number of ranks (default 4)");
+  f.command->add_option("--count", f.run.count, "elements, with NCCL's meaning per collective (default 1024)");
+  f.command->add_option("--dtype", f.run.dtype, "dtype (default float32)");
+  f.command->add_option("--op", f.run.op, "reduction (default sum)");
+  f.command->add_option("--root", f.run.root, "root rank (default 0)");
+  f.command->add_flag("--in-place", f.run.in_place, "in place");
+  f.command->add_option("--topology", f.run.topology, "this-machine (default), a preset (see `collscope list`) or a file");
+  f.command->add_option("--nodes", f.run.nodes, "nodes the ranks fill (default: the topology's)");
+  f.command->add_option("--backend", f.run.backend, "price for this backend (default cpu)");
+  f.command->add_option("--mode", f.run.mode, "fast (default) or observable");
+  f.command->add_flag("--json", f.run.json, "print one JSON object per row");
+}
+
+namespace {
+
+Result<Scenario> load_scenario_or_spec(const RunFlags& f) {
+  if (!f.file.empty()) return load_scenario(f.file);
+  auto q = spec_from_flags(f);
+  if (!q) return q.error();
+  return scenario_from_spec(*q);
+}
+
+struct Row {
+  std::string algorithm;
+  Prediction p;
+  double algbw = 0, busbw = 0;
+  std::uint64_t transfers = 0;
+};
+
+}  // namespace
+
+int cmd_predict(const PredictFlags& f) {
+  RunFlags rf = f.run;
+  if (!rf.file.empty() && !rf.coll.empty())
+    return report_error(make_error("cli.usage", "give either a scenario file or --coll, not both",
+                                   "collscope predict FILE, or collscope predict --coll allreduce ..."));
+  if (rf.coll.empty() && rf.file.empty()) rf.coll = "allreduce";
+  const bool all = rf.algo == "all";
+  if (all) rf.algo = "auto";
+  if (rf.mode != "fast" && rf.mode != "observable")
+    return report_error(make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
+  const bool fast = rf.mode == "fast";
+  auto scenario = load_scenario_or_spec(rf);
+  if (!scenario) return report_error(scenario.error());
+  const BackendCapabilities caps = capabilities_of(rf.backend);
+  auto machine = machine_for(rf.topology, rf.nodes, caps, scenario->dtype, user_config_dir());
+  if (!machine) return report_error(machine.error());
+
+  // The algorithms to price: the scenario as written, or every algorithm of the one call.
+  std::vector<std::string> algos;
+  const bool one_call = rf.file.empty();
+  std::optional<QuickSpec> spec;
+  if (one_call) {
+    auto q = spec_from_flags(rf);
+    if (!q) return report_error(q.error());
+    spec = *q;
+    if (all || rf.algo == "auto") algos = algorithm_names(q->coll);
+    else algos = {rf.algo};
+  } else {
+    if (all) return report_error(make_error("cli.usage", "--algo all needs one collective described by flags",
+                                            "drop the scenario file, or --algo"));
+    algos = {""};
+  }
+
+  std::vector<Row> rows;
+  for (const auto& a : algos) {
+    Result<Scenario> sc = *scenario;
+    if (one_call) {
+      QuickSpec q = *spec;
+      q.algorithm = a;
+      sc = scenario_from_spec(q);
+      if (!sc) return report_error(sc.error());
+    }
+    // A device topology is priced on schedules lowered for devices: whole transfers,
+    // no cache slices.
+    BackendCapabilities lowering = caps;
+    if (!machine->cpu) lowering.cache_slices = false;
+    auto s = lower_scenario(*sc, lower_options_for(lowering));
+    if (!s) return report_error(s.error());
+    Row r;
+    r.algorithm = one_call ? a : "(as written)";
+    r.p = predict(*s, *machine, fast);
+    r.transfers = s->total_transfers();
+    if (one_call && r.p.us > 0) {
+      const double bytes = static_cast<double>(message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype));
+      r.algbw = bytes / (r.p.us * 1e3);
+      r.busbw = r.algbw * bus_factor(spec->coll, spec->ranks);
+    }
+    rows.push_back(std::move(r));
+  }
+  // auto's pick by this model: the fastest, where estimates within 2% tie and the one
+  // with fewer transfers wins (the tuner's rule, algorithms.h).
+  std::size_t pick = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const Row &a = rows[i], &b = rows[pick];
+    const bool tie = std::abs(a.p.us - b.p.us) <= 0.02 * std::max(a.p.us, b.p.us);
+    if ((tie && a.transfers < b.transfers) || (!tie && a.p.us < b.p.us)) pick = i;
+  }
+  if (one_call && !all && rf.algo == "auto") rows = {rows[pick]}, pick = 0;
+
+  const std::string label = machine->label();
+  if (rf.json) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      nlohmann::ordered_json j;
+      j["algorithm"] = rows[i].algorithm;
+      j["predicted_us"] = rows[i].p.us;
+      if (one_call) {
+        j["algbw_gbps"] = rows[i].algbw;
+        j["busbw_gbps"] = rows[i].busbw;
+        j["bytes"] = message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype);
+      }
+      j["auto_pick"] = one_call && i == pick;
+      j["model"] = label;
+      j["mode"] = rf.mode;
+      nlohmann::ordered_json lv = nlohmann::ordered_json::object();
+      for (const auto& l : rows[i].p.levels) lv[l.level] = l.us;
+      j["levels"] = lv;
+      std::cout << j.dump() << "\n";
+    }
+    return 0;
+  }
+  std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
+  if (one_call)
+    std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
+                static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
+  std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+              "time by what bounds each step");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string levels;
+    for (const auto& l : rows[i].p.levels) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s %.3g us", levels.empty() ? "" : ", ", l.level.c_str(), l.us);
+      levels += buf;
+    }
+    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", rows[i].algorithm.c_str(), rows[i].p.us, rows[i].algbw,
+                rows[i].busbw, levels.c_str(), one_call && all && i == pick ? "  <- auto" : "");
+  }
+  if (one_call && !all && f.run.algo == "auto") std::printf("auto picks %s\n", rows[0].algorithm.c_str());
+  return 0;
+}
+
+}  // namespace collscope::app

@@ -1,0 +1,67 @@
+// What the cost model needs to know about the machine it runs on, measured by
+// `collscope calibrate` and kept in the user's config folder
+// ($XDG_CONFIG_HOME/collscope/calibration.json, else ~/.config/collscope/).
+// Without one, predictions use CostModel's defaults and say so.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+
+#include "collscope/model.h"
+#include "collscope/result.h"
+#include "collscope/types.h"
+
+namespace collscope {
+
+inline constexpr std::size_t kCalibratedDTypes = 8;  // every DType, indexed by its value
+static_assert(static_cast<std::size_t>(DType::float64) + 1 == kCalibratedDTypes);
+
+struct Calibration {
+  std::string date;      // UTC, "2026-12-01T21:40Z"
+  std::string machine;   // "2 cores, x86_64, AMD EPYC 7B13"
+  double seconds = 0;    // how long the measurement took
+  int cores = 0;
+  double cache_bytes = 0;           // last-level cache, shared by the cores
+  double copy_in_cache_gbps = 0;    // one thread, a buffer that stays in the cache
+  double copy_gbps = 0;             // one thread, from memory to memory
+  // Reduce (dst = dst + src, per dtype), one thread, from memory.
+  std::array<double, kCalibratedDTypes> reduce_gbps{};
+  std::array<double, kCalibratedDTypes> reduce_in_cache_gbps{};
+  double shared_gbps = 0;   // every core copying at once: the memory system's bandwidth
+  double wake_us = 0;       // one thread waking another that spins on its own core
+  double switch_us = 0;     // the same when threads outnumber cores (a scheduler round trip)
+  double barrier_us = 0;    // observable mode's barrier after a step, ranks = cores
+  double barrier_per_rank_us = 0;  // and what each rank beyond the cores adds
+
+  // The cost model these figures give (dtype: the reduce bandwidth's).
+  CostModel model(DType dtype) const;
+};
+
+// "" when neither $XDG_CONFIG_HOME nor $HOME is set.
+std::string user_config_dir();
+std::string calibration_path(const std::string& config_dir);
+
+std::string to_json(const Calibration& c);
+// calibration.parse / calibration.io with the file's place on a bad file.
+Result<Calibration> parse_calibration(const std::string& text, const std::string& file);
+// Missing file: an error with id calibration.missing (callers fall back to defaults).
+Result<Calibration> load_calibration(const std::string& path);
+
+// The cpu cost model every prediction on this machine uses, and where it came from:
+// "calibrated 2026-12-01T21:40Z" or "defaults (not calibrated: run `collscope calibrate`)".
+struct CpuModel {
+  CostModel model;
+  std::string origin;
+  bool calibrated = false;
+};
+CpuModel cpu_model_for(DType dtype, const std::string& config_dir);
+
+// Measures this machine in about `budget_s` seconds (2 to 60), with the element-wise
+// kernels and the cpu backend (calibrate/measure.cpp); `progress` hears the fraction
+// done and what is being measured.
+Calibration measure_machine(double budget_s, const std::function<void(double, const std::string&)>& progress);
+// Written atomically; calibration.io on failure.
+Status save_calibration(const Calibration& c, const std::string& path);
+
+}  // namespace collscope

@@ -1,0 +1,268 @@
+// `collscope calibrate`: measures what the cost model needs on this machine (model.h).
+//
+// Bandwidths are measured with the element-wise kernels the cpu backend runs, in and
+// out of the cache; wake-ups and barriers with the cpu backend itself, on schedules
+// written for the purpose:
+//
+//   a chain   step k: rank k mod R copies one element from rank k-1 mod R. In fast
+//             mode every step waits for the one before it on another rank, so the
+//             time per step is one wake-up (R = 2: a core each; R = 4 x cores: the
+//             ranks take turns on the cores).
+//   a barrier every rank copies one element locally, in observable mode, where the
+//             backend waits for every rank after every step.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "collscope/backend.h"
+#include "collscope/calibration.h"
+#include "kernels/host_kernels.h"
+
+namespace collscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Repeats f until `budget_s` has passed or `reps` runs are done (at least one run);
+// the best rate in GB/s of `bytes` per run.
+template <class F>
+double best_gbps(double bytes, int reps, double budget_s, F&& f) {
+  double best = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < reps && (i < 1 || seconds_since(start) < budget_s); ++i) {
+    const auto t0 = Clock::now();
+    f();
+    const double s = seconds_since(t0);
+    if (s > 0) best = std::max(best, bytes / s / 1e9);
+  }
+  return best;
+}
+
+struct Buffers {
+  std::vector<std::uint8_t> a, b;
+  explicit Buffers(std::size_t n) : a(n, 1), b(n, 2) {}
+};
+
+// The last-level cache, measured: copy bandwidth for buffers from 256 KiB up, doubling;
+// the cache ends where a copy falls below halfway between the smallest buffer's rate
+// and the largest's (which comes from memory). 0 when no step is seen.
+double measured_cache_bytes(std::size_t largest, double budget_s);
+
+double copy_gbps(std::size_t bytes, int inner, double budget_s) {
+  Buffers m(bytes);
+  return best_gbps(static_cast<double>(bytes) * inner, 40, budget_s, [&] {
+    for (int i = 0; i < inner; ++i) std::memcpy(m.b.data(), m.a.data(), bytes);
+  });
+}
+
+double reduce_gbps(DType t, std::size_t bytes, int inner, double budget_s) {
+  Buffers m(bytes);
+  // Small integers in every dtype: no denormals or infinities slow a floating sum down.
+  std::fill(m.a.begin(), m.a.end(), std::uint8_t{0});
+  std::fill(m.b.begin(), m.b.end(), std::uint8_t{0});
+  const std::uint64_t n = bytes / size_of(t);
+  return best_gbps(static_cast<double>(bytes) * inner, 40, budget_s, [&] {
+    for (int i = 0; i < inner; ++i) kernels::reduce_bytes(t, OpKind::sum, m.b.data(), m.a.data(), n);
+  });
+}
+
+double shared_gbps(int cores, std::size_t bytes_per_core, double budget_s) {
+  std::vector<std::unique_ptr<Buffers>> bufs;
+  for (int c = 0; c < cores; ++c) bufs.push_back(std::make_unique<Buffers>(bytes_per_core));
+  return best_gbps(static_cast<double>(bytes_per_core) * cores, 20, budget_s, [&] {
+    std::vector<std::thread> pool;
+    for (int c = 0; c < cores; ++c)
+      pool.emplace_back([&, c] { std::memcpy(bufs[c]->b.data(), bufs[c]->a.data(), bytes_per_core); });
+    for (auto& th : pool) th.join();
+  });
+}
+
+double measured_cache_bytes(std::size_t largest, double budget_s) {
+  std::vector<std::pair<std::size_t, double>> rates;
+  const double each = budget_s / 12;
+  for (std::size_t n = 256 << 10; n <= largest; n *= 2) {
+    // Enough repetitions to move at least 64 MiB, so small buffers are timed well.
+    const int inner = static_cast<int>(std::max<std::size_t>(1, (64u << 20) / n));
+    rates.push_back({n, copy_gbps(n, inner, each)});
+  }
+  if (rates.size() < 3) return 0;
+  const double hi = rates.front().second, lo = rates.back().second;
+  if (hi < 1.5 * lo) return 0;  // no step: the cache is not seen from here
+  const double mid = (hi + lo) / 2;
+  std::size_t last = 0;
+  for (const auto& [n, r] : rates)
+    if (r >= mid) last = n;
+  // The copy touches source and destination: both fit in the cache at `last`.
+  return static_cast<double>(2 * last);
+}
+
+Schedule one_element_world(std::int32_t ranks) {
+  Schedule s;
+  s.ranks = ranks;
+  s.dtype = DType::int32;
+  s.slice_bytes = 0;
+  s.buffers.push_back(BufferDecl{"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), 2), false});
+  Call c;
+  c.kind = CallKind::program;
+  c.algorithm = "calibration";
+  s.calls.push_back(c);
+  return s;
+}
+
+Schedule chain(std::int32_t ranks, std::int32_t steps) {
+  Schedule s = one_element_world(ranks);
+  for (std::int32_t k = 0; k < steps; ++k) {
+    Step st;
+    st.phase = "chain";
+    Transfer t;
+    t.dst = {k % ranks, 0, static_cast<std::uint64_t>(k % 2)};
+    t.src = {(k + ranks - 1) % ranks, 0, static_cast<std::uint64_t>((k + 1) % 2)};
+    t.count = 1;
+    st.transfers.push_back(t);
+    s.steps.push_back(std::move(st));
+  }
+  s.calls[0].num_steps = steps;
+  return s;
+}
+
+Schedule barrier_steps(std::int32_t ranks, std::int32_t steps) {
+  Schedule s = one_element_world(ranks);
+  for (std::int32_t k = 0; k < steps; ++k) {
+    Step st;
+    st.phase = "local";
+    for (std::int32_t r = 0; r < ranks; ++r) {
+      Transfer t;
+      t.src = {r, 0, 0};
+      t.dst = {r, 0, 1};
+      t.count = 1;
+      st.transfers.push_back(t);
+    }
+    s.steps.push_back(std::move(st));
+  }
+  s.calls[0].num_steps = steps;
+  return s;
+}
+
+// Microseconds per step of a fast-mode run of the chain (best of a few runs).
+double wake_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
+  const Schedule s = chain(ranks, steps);
+  auto backend = make_cpu_backend();
+  SessionOptions o;
+  o.record_events = false;
+  auto session = backend->open(s, o);
+  if (!session) return 0;
+  double best = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < 20 && (i < 2 || seconds_since(start) < budget_s); ++i) {
+    if (!(*session)->run_all(1)) return 0;
+    const double us = (*session)->last_run_us() / steps;
+    best = best == 0 ? us : std::min(best, us);
+  }
+  return best;
+}
+
+// Microseconds per observable-mode step (the barrier) with `ranks` ranks.
+double barrier_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
+  const Schedule s = barrier_steps(ranks, steps);
+  auto backend = make_cpu_backend();
+  SessionOptions o;
+  o.record_events = false;
+  auto session = backend->open(s, o);
+  if (!session) return 0;
+  double best = 0;
+  const auto start = Clock::now();
+  for (int round = 0; round < 5 && (round < 1 || seconds_since(start) < budget_s); ++round) {
+    const auto t0 = Clock::now();
+    for (std::int32_t k = 0; k < steps; ++k)
+      if (!(*session)->run_step(k)) return 0;
+    const double us = seconds_since(t0) * 1e6 / steps;
+    best = best == 0 ? us : std::min(best, us);
+  }
+  return best;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%MZ", &tm);
+  return buf;
+}
+
+std::string machine_text(int cores) {
+  std::string model;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(' ', colon + 1));
+      break;
+    }
+  return std::to_string(cores) + " cores" + (model.empty() ? "" : ", " + model);
+}
+
+}  // namespace
+
+Calibration measure_machine(double budget_s, const std::function<void(double, const std::string&)>& progress) {
+  budget_s = std::clamp(budget_s, 2.0, 60.0);
+  const auto start = Clock::now();
+  Calibration c;
+  c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.date = utc_now();
+  c.machine = machine_text(c.cores);
+  auto say = [&](const std::string& what) {
+    if (progress) progress(std::min(0.99, seconds_since(start) / budget_s), what);
+  };
+  // The budget's shares: the cache 15%, bandwidths 45%, wake-ups 25%, barriers 15%.
+  say("cache size");
+  const double sysfs_cache = CostModel::cpu_default().cache_bytes;
+  c.cache_bytes = measured_cache_bytes(256u << 20, budget_s * 0.15);
+  if (c.cache_bytes <= 0) c.cache_bytes = sysfs_cache;
+  // Out of the cache: four times the cache, from 64 to 256 MiB.
+  const std::size_t big = static_cast<std::size_t>(std::clamp(4 * c.cache_bytes, 64.0 * (1 << 20), 256.0 * (1 << 20)));
+  const std::size_t small = 256 << 10;  // inside any L2
+  const int small_reps = 64;
+  const double share = budget_s * 0.45 / (4 + 2 * static_cast<double>(kCalibratedDTypes));
+
+  say("copy bandwidth");
+  c.copy_gbps = copy_gbps(big, 1, share);
+  c.copy_in_cache_gbps = copy_gbps(small, small_reps, share * 0.5);
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
+    const auto t = static_cast<DType>(i);
+    say("reduce bandwidth, " + std::string(name_of(t)));
+    c.reduce_gbps[i] = reduce_gbps(t, big, 1, share * 0.8);
+    c.reduce_in_cache_gbps[i] = reduce_gbps(t, small, small_reps, share * 0.4);
+  }
+  say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
+  c.shared_gbps = shared_gbps(c.cores, big / static_cast<std::size_t>(c.cores), share);
+
+  say("wake-up latency");
+  const double wake_budget = budget_s * 0.25 / 2;
+  c.wake_us = wake_us(std::min(2, c.cores), 2000, wake_budget);
+  say("wake-up latency, ranks outnumbering cores");
+  // In the chain only one rank at a time has work; every hop waits for the scheduler
+  // to run the next rank among 4 per core. The model's switch_us is per rank per core.
+  const std::int32_t crowd = 4 * c.cores;
+  c.switch_us = wake_us(crowd, 400, wake_budget) / (static_cast<double>(crowd) / c.cores);
+
+  say("observable mode's barrier");
+  const double bar_budget = budget_s * 0.15 / 2;
+  const double at_cores = barrier_us(c.cores, 200, bar_budget);
+  const double at_crowd = barrier_us(crowd, 100, bar_budget);
+  c.barrier_us = at_cores;
+  c.barrier_per_rank_us = std::max(0.0, (at_crowd - at_cores) / (crowd - c.cores));
+  c.seconds = seconds_since(start);
+  if (progress) progress(1.0, "done");
+  return c;
+}
+
+}  // namespace collscope

@@ -1,0 +1,175 @@
+// The calibration file: written with nlohmann's writer, read back with the scenario
+// reader's JSON parser so that a damaged file is reported at its line and column.
+#include "collscope/calibration.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "scenario/json.h"
+#include "trace/atomic_file.h"
+
+namespace collscope {
+
+namespace {
+
+constexpr std::uint64_t kMaxCalibrationBytes = 64 << 10;
+
+DType dtype_at(std::size_t i) { return static_cast<DType>(i); }
+
+}  // namespace
+
+CostModel Calibration::model(DType dtype) const {
+  CostModel m = CostModel::cpu_default();
+  if (cores > 0) m.cores = cores;
+  if (cache_bytes > 0) m.cache_bytes = cache_bytes;
+  if (copy_gbps > 0) m.beta_gbps = copy_gbps;
+  const auto d = static_cast<std::size_t>(dtype);
+  if (d < reduce_gbps.size() && reduce_gbps[d] > 0) m.gamma_gbps = reduce_gbps[d];
+  if (shared_gbps > 0) m.shared_gbps = shared_gbps;
+  if (wake_us > 0) m.wake_us = wake_us;
+  if (switch_us > 0) m.switch_us = switch_us;
+  if (barrier_us > 0) m.alpha_us = barrier_us;
+  m.alpha_per_rank_us = barrier_per_rank_us;
+  return m;
+}
+
+std::string user_config_dir() {
+  namespace fs = std::filesystem;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return (fs::path(x) / "collscope").string();
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".config" / "collscope").string();
+  return "";
+}
+
+std::string calibration_path(const std::string& config_dir) {
+  return config_dir.empty() ? "" : (std::filesystem::path(config_dir) / "calibration.json").string();
+}
+
+std::string to_json(const Calibration& c) {
+  nlohmann::ordered_json j;
+  j["version"] = 1;
+  j["date"] = c.date;
+  j["machine"] = c.machine;
+  j["seconds"] = c.seconds;
+  j["cores"] = c.cores;
+  j["cache_bytes"] = c.cache_bytes;
+  j["copy_gbps"] = c.copy_gbps;
+  j["copy_in_cache_gbps"] = c.copy_in_cache_gbps;
+  nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_c = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
+    const std::string name(name_of(dtype_at(i)));
+    red[name] = c.reduce_gbps[i];
+    red_c[name] = c.reduce_in_cache_gbps[i];
+  }
+  j["reduce_gbps"] = red;
+  j["reduce_in_cache_gbps"] = red_c;
+  j["shared_gbps"] = c.shared_gbps;
+  j["wake_us"] = c.wake_us;
+  j["switch_us"] = c.switch_us;
+  j["barrier_us"] = c.barrier_us;
+  j["barrier_per_rank_us"] = c.barrier_per_rank_us;
+  return j.dump(2) + "\n";
+}
+
+Result<Calibration> parse_calibration(const std::string& text, const std::string& file) {
+  auto doc = json::parse(text, file);
+  if (!doc) {
+    Error e = doc.error();
+    e.id = "calibration.parse";
+    e.hint = "run `collscope calibrate` again to write a new one";
+    return e;
+  }
+  auto bad = [&](const json::Value& v, const std::string& what) {
+    return make_error("calibration.parse", what, "run `collscope calibrate` again to write a new one",
+                      {file, v.line, v.col, v.pointer});
+  };
+  if (!doc->is_object()) return bad(*doc, "a calibration is a JSON object");
+  Calibration c;
+  auto num = [&](const char* key, double& out, bool required) -> Status {
+    const json::Member* m = doc->find(key);
+    if (!m) {
+      if (required) return bad(*doc, std::string("missing \"") + key + "\"");
+      return ok_status();
+    }
+    if (!m->value.is_number() || !std::isfinite(m->value.number) || m->value.number < 0)
+      return bad(m->value, std::string("\"") + key + "\" must be a number, 0 or more");
+    out = m->value.number;
+    return ok_status();
+  };
+  const json::Member* version = doc->find("version");
+  if (!version || !version->value.is_number() || version->value.number != 1)
+    return bad(version ? version->value : *doc, "this collscope reads calibrations of version 1");
+  for (const char* key : {"date", "machine"})
+    if (const json::Member* m = doc->find(key)) {
+      if (!m->value.is_string()) return bad(m->value, std::string("\"") + key + "\" must be a string");
+      (std::string(key) == "date" ? c.date : c.machine) = m->value.text;
+    }
+  double cores = 0;
+  for (auto [key, out, req] : {std::tuple{"seconds", &c.seconds, false}, std::tuple{"cores", &cores, true},
+                               std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
+                               std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false},
+                               std::tuple{"shared_gbps", &c.shared_gbps, true}, std::tuple{"wake_us", &c.wake_us, true},
+                               std::tuple{"switch_us", &c.switch_us, true}, std::tuple{"barrier_us", &c.barrier_us, false},
+                               std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
+    if (auto st = num(key, *out, req); !st) return st.error();
+  if (cores < 1 || cores > 65536 || cores != std::floor(cores)) return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");
+  c.cores = static_cast<int>(cores);
+  for (auto [key, table] : {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps}}) {
+    const json::Member* m = doc->find(key);
+    if (!m) continue;
+    if (!m->value.is_object()) return bad(m->value, std::string("\"") + key + "\" must be an object of dtypes");
+    for (const auto& d : m->value.members) {
+      auto t = parse_dtype(d.key);
+      if (!t) return bad(d.value, "unknown dtype \"" + d.key + "\"");
+      if (!d.value.is_number() || !std::isfinite(d.value.number) || d.value.number < 0)
+        return bad(d.value, "a bandwidth must be a number, 0 or more");
+      (*table)[static_cast<std::size_t>(*t)] = d.value.number;
+    }
+  }
+  return c;
+}
+
+Result<Calibration> load_calibration(const std::string& path) {
+  namespace fs = std::filesystem;
+  const Location where{path, 0, 0, ""};
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec))
+    return make_error("calibration.missing", "no calibration", "run `collscope calibrate`", where);
+  if (!fs::is_regular_file(path, ec))
+    return make_error("calibration.io", "not a regular file", "remove it and run `collscope calibrate`", where);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("calibration.io", "cannot open the file", "check its permissions", where);
+  std::string text(kMaxCalibrationBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxCalibrationBytes)
+    return make_error("calibration.io", "file is too large for a calibration", "run `collscope calibrate` again", where);
+  return parse_calibration(text, path);
+}
+
+Status save_calibration(const Calibration& c, const std::string& path) {
+  std::error_code ec;
+  const auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  return write_file_atomically(path, to_json(c), "calibration.io");
+}
+
+CpuModel cpu_model_for(DType dtype, const std::string& config_dir) {
+  CpuModel m;
+  auto c = load_calibration(calibration_path(config_dir));
+  if (c) {
+    m.model = c->model(dtype);
+    m.origin = "calibrated " + (c->date.empty() ? std::string("(undated)") : c->date);
+    m.calibrated = true;
+    return m;
+  }
+  m.model = CostModel::cpu_default();
+  m.origin = c.error().id == "calibration.missing"
+                 ? "defaults (not calibrated: run `collscope calibrate`)"
+                 : "defaults (the calibration could not be read: " + c.error().format() + ")";
+  return m;
+}
+
+}  // namespace collscope

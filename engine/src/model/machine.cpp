@@ -1,0 +1,66 @@
+#include "collscope/machine.h"
+
+#include <algorithm>
+
+namespace collscope {
+
+std::string Machine::label() const {
+  if (cpu) return "cpu model, " + cpu_model.origin;
+  const int per = devices_used > 0 ? devices_used : topology.devices_per_node;
+  std::string l = "topology " + topology.name + ", " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+                  " x " + std::to_string(per) + " " + (topology.device_kind == "gpu" ? "GPUs" : "devices");
+  if (assumed) l += " (assumed: pass --topology)";
+  return l;
+}
+
+std::string Machine::short_label() const {
+  if (cpu) return cpu_model.calibrated ? "cpu model" : "cpu model, not calibrated";
+  return topology.name + (assumed ? ", assumed" : "");
+}
+
+Placement Machine::placement(std::int64_t ranks) const {
+  Placement p = place(topology, ranks, nodes);
+  if (devices_used > 0) p.devices_per_node = std::min(devices_used, p.devices_per_node);
+  return p;
+}
+
+Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, const BackendCapabilities& backend,
+                            DType dtype, const std::string& config_dir) {
+  Machine m;
+  if (nodes < 0)
+    return make_error("cli.usage", "--nodes " + std::to_string(nodes) + " is below 1", "give the number of nodes, 1 or more");
+  const bool this_machine = topology.empty() ? !backend.devices : topology == "this-machine";
+  if (this_machine) {
+    if (backend.devices)
+      return make_error("topology.unsuitable", "the cpu model of this machine cannot price a GPU backend",
+                        "pass a GPU topology with --topology (see `collscope list`), e.g. dgx-h100");
+    if (nodes > 1)
+      return make_error("cli.usage", "--nodes needs a topology of nodes",
+                        "pass --topology, e.g. --topology dgx-h100 --nodes " + std::to_string(nodes));
+    m.cpu = true;
+    m.cpu_model = cpu_model_for(dtype, config_dir);
+    return m;
+  }
+  auto t = load_topology(topology.empty() ? std::string("dgx-h100") : topology);
+  if (!t) return t.error();
+  if (backend.devices && t->device_kind != "gpu")
+    return make_error("topology.unsuitable", "topology \"" + t->name + "\" has no GPUs to price a GPU backend with",
+                      "pass a GPU topology with --topology");
+  m.cpu = false;
+  m.topology = std::move(*t);
+  m.nodes = nodes >= 1 ? nodes : m.topology.nodes;
+  m.assumed = topology.empty();
+  return m;
+}
+
+Prediction predict(const Schedule& s, const Machine& m, bool fast) {
+  if (!m.cpu) return price_on_topology(s, m.topology, m.placement(s.ranks));
+  Prediction p;
+  const CostModel& cm = m.cpu_model.model;
+  for (const auto& st : s.steps) p.step_us.push_back(predict_step_us(s, st, cm));
+  p.us = fast ? predict_auto_us(s, cm) : predict_us(s, cm);
+  p.levels.push_back({"this machine's cores and memory", p.us});
+  return p;
+}
+
+}  // namespace collscope

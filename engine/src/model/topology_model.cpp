@@ -1,0 +1,164 @@
+// Pricing a Schedule on a topology of devices, nodes and switches (topology.h).
+//
+// Every transfer of a step loads the resources it passes through:
+//
+//   same device          the device's memory: read and write (a reduce reads twice)
+//   two devices, 1 node  the sender's link out, the receiver's link in (NVLink, PCIe)
+//   two nodes            the sender's card out, the receiver's card in, and for every
+//                        switch tier whose group the message leaves, that group's
+//                        uplink on the way up and the other group's on the way down
+//
+// and a step takes as long as its busiest resource needs for its bytes, plus the
+// slowest message's latency, plus the devices' fixed costs (a kernel launch per
+// transfer a device runs, one synchronisation per step). Steps run one after another,
+// as the GPU backends run them. This is a flow-level model: it knows where bytes
+// contend, not how a link's protocol packs them.
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "collscope/model.h"
+
+namespace collscope {
+
+namespace {
+
+enum class Res : std::uint8_t { memory, link_out, link_in, card_out, card_in, up, down };
+
+std::uint64_t key(Res r, std::int64_t a, std::int64_t b, std::int64_t c = 0) {
+  // a: node or tier group, b: device or card (or -1), c: tier index. Packed into
+  // 64 bits with room for 2^24 groups, 2^20 devices and 64 tiers.
+  return (static_cast<std::uint64_t>(r) << 58) | (static_cast<std::uint64_t>(c & 0x3f) << 52) |
+         (static_cast<std::uint64_t>(a & 0xffffff) << 28) | (static_cast<std::uint64_t>((b + 1) & 0xfffffff));
+}
+
+}  // namespace
+
+TopologyPricer::TopologyPricer(const Topology& t, const Placement& p) : t_(t), p_(p) {}
+
+int TopologyPricer::card_of(int device) const {
+  return t_.nic.per_node > 0 ? device % t_.nic.per_node : 0;
+}
+
+double TopologyPricer::bandwidth(std::uint64_t k) const {
+  const auto r = static_cast<Res>(k >> 58);
+  switch (r) {
+    case Res::memory: return t_.memory_gbps;
+    case Res::link_out:
+    case Res::link_in: return t_.intra.effective_gbps();
+    case Res::card_out:
+    case Res::card_in: return t_.nic.effective_gbps();
+    case Res::up:
+    case Res::down: {
+      const auto tier = static_cast<std::size_t>((k >> 52) & 0x3f);
+      const SwitchTier& s = t_.tiers[tier];
+      // What leaves a group: every card of its nodes (one rail's cards on a
+      // rail-optimised fabric), divided by the tier's oversubscription.
+      const double nodes = static_cast<double>(std::min<std::int64_t>(s.nodes, p_.nodes));
+      const double cards = t_.nic.rails ? 1.0 : static_cast<double>(t_.nic.per_node);
+      return nodes * cards * t_.nic.effective_gbps() / s.oversubscription;
+    }
+  }
+  return 1;
+}
+
+TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st) const {
+  std::unordered_map<std::uint64_t, double> load;  // bytes per resource
+  std::unordered_map<std::int64_t, int> launches;  // transfers per device (node * 2^20 + device)
+  std::unordered_map<std::int64_t, double> compute;
+  double latency = 0;
+  const double esize = static_cast<double>(size_of(s.dtype));
+  auto add = [&](std::uint64_t k, double bytes) { load[k] += bytes; };
+  for (const auto& x : st.transfers) {
+    const std::int64_t sn = p_.node_of(x.src.rank), dn = p_.node_of(x.dst.rank);
+    const int sd = p_.device_of(x.src.rank), dd = p_.device_of(x.dst.rank);
+    const std::int64_t dev_id = dn * (1 << 20) + dd;
+    if (x.action == Action::compute) {
+      compute[dev_id] += x.duration_us;
+      continue;
+    }
+    if (is_signal(x)) {
+      latency = std::max(latency, sn == dn ? (sd == dd ? 0.0 : t_.intra.latency_us) : t_.nic.latency_us);
+      continue;
+    }
+    ++launches[dev_id];
+    const double bytes = static_cast<double>(x.count) * esize;
+    const bool reduces = is_reduction(x.action) || x.action == Action::scale;
+    // The receiver's memory: it writes the result and, for a reduction, reads its own operand.
+    add(key(Res::memory, dn, dd), bytes * (reduces ? 2.0 : 1.0));
+    if (sn == dn && sd == dd) {
+      add(key(Res::memory, sn, sd), bytes);  // the local read of the source
+      continue;
+    }
+    add(key(Res::memory, sn, sd), bytes);  // the sender's memory is read
+    if (sn == dn) {
+      add(key(Res::link_out, sn, sd), bytes);
+      add(key(Res::link_in, dn, dd), bytes);
+      latency = std::max(latency, t_.intra.latency_us);
+      continue;
+    }
+    // Across nodes. On rails the message leaves through the card of the receiver's
+    // rail, reaching it over NVLink first when the sender sits on another rail (PXN).
+    const int card = t_.nic.rails ? card_of(dd) : card_of(sd);
+    if (t_.nic.rails && card_of(sd) != card) {
+      add(key(Res::link_out, sn, sd), bytes);
+      add(key(Res::link_in, sn, card), bytes);
+    }
+    add(key(Res::card_out, sn, card), bytes);
+    add(key(Res::card_in, dn, t_.nic.rails ? card : card_of(dd)), bytes);
+    double lat = t_.nic.latency_us;
+    for (std::size_t k = 0; k < t_.tiers.size(); ++k) {
+      const std::int64_t per = std::max<std::int64_t>(1, t_.tiers[k].nodes);
+      const std::int64_t gs = sn / per, gd = dn / per;
+      if (gs == gd) break;  // both under one group of this tier: the message turns here
+      const std::int64_t rail = t_.nic.rails ? card : -1;
+      add(key(Res::up, gs, rail, static_cast<std::int64_t>(k)), bytes);
+      add(key(Res::down, gd, rail, static_cast<std::int64_t>(k)), bytes);
+      lat += t_.tiers[k].latency_us;
+    }
+    latency = std::max(latency, lat);
+  }
+  StepCost c;
+  for (const auto& [k, bytes] : load) {
+    const double us = bytes / (bandwidth(k) * 1e3);
+    if (us > c.data_us) {
+      c.data_us = us;
+      const auto r = static_cast<Res>(k >> 58);
+      c.level = r == Res::memory ? Level::memory : (r == Res::link_out || r == Res::link_in) ? Level::node : Level::network;
+    }
+  }
+  double busiest_device = 0;
+  for (const auto& [d, n] : launches) busiest_device = std::max(busiest_device, n * t_.launch_us);
+  for (const auto& [d, us] : compute) busiest_device = std::max(busiest_device, us);
+  c.fixed_us = t_.step_us + latency;
+  c.us = c.fixed_us + std::max(c.data_us, busiest_device);
+  if (busiest_device > c.data_us) c.level = Level::launch;
+  return c;
+}
+
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::memory: return "device memory";
+    case Level::node: return "inside the node";
+    case Level::network: return "across nodes";
+    case Level::launch: return "launches and compute";
+  }
+  return "?";
+}
+
+Prediction price_on_topology(const Schedule& s, const Topology& t, const Placement& p) {
+  TopologyPricer pricer(t, p);
+  Prediction out;
+  double by_level[4] = {0, 0, 0, 0};
+  for (const auto& st : s.steps) {
+    const auto c = pricer.step(s, st);
+    out.us += c.us;
+    out.step_us.push_back(c.us);
+    by_level[static_cast<int>(c.level)] += c.us;
+  }
+  for (int l = 0; l < 4; ++l)
+    if (by_level[l] > 0) out.levels.push_back({level_name(static_cast<Level>(l)), by_level[l]});
+  return out;
+}
+
+}  // namespace collscope

@@ -1,0 +1,109 @@
+// `collscope predict` and `collscope calibrate` as a user runs them.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "collscope/calibration.h"
+#include "shell.h"
+
+namespace {
+
+using test_shell::Output;
+
+Output cs(const std::string& args, bool with_stderr = false) {
+  return test_shell::shell(std::string(COLLSCOPE_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> rows;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("cli predict: every algorithm on a topology, with auto's pick and the model named") {
+  auto o = cs("predict --coll allreduce --ranks 16 --count 4194304 --algo all --topology dgx-h100 --nodes 2 --json");
+  REQUIRE(o.code == 0);
+  const auto rows = json_lines(o.out);
+  REQUIRE(rows.size() == 5);  // flat, tree, ring, recursive_doubling, rabenseifner
+  int picks = 0;
+  double fastest = 1e300;
+  for (const auto& r : rows) {
+    CHECK(r["predicted_us"].get<double>() > 0);
+    CHECK(r["model"] == "topology dgx-h100, 2 nodes x 8 GPUs");
+    CHECK(r["bytes"] == 4194304 * 4);
+    CHECK(r["busbw_gbps"].get<double>() ==
+          doctest::Approx(r["algbw_gbps"].get<double>() * 2 * 15 / 16.0));
+    CHECK(r["levels"].contains("across nodes"));
+    fastest = std::min(fastest, r["predicted_us"].get<double>());
+    if (r["auto_pick"].get<bool>()) {
+      ++picks;
+      CHECK(r["predicted_us"].get<double>() <= 1.02 * fastest + 1e-9);
+    }
+  }
+  CHECK(picks == 1);
+  // --algo auto prints the pick alone; the text table names the model.
+  auto one = cs("predict --coll allreduce --ranks 16 --count 4194304 --topology dgx-h100 --nodes 2 --json");
+  REQUIRE(one.code == 0);
+  REQUIRE(json_lines(one.out).size() == 1);
+  auto text = cs("predict --coll allgather --ranks 8 --count 1024 --algo all");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("# predicted with the cpu model, ") != std::string::npos);
+  CHECK(text.out.find("<- auto") != std::string::npos);
+}
+
+TEST_CASE("cli predict: bad topologies and flags are usage errors") {
+  auto o = cs("predict --coll allreduce --topology dgx-h10", true);
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[topology.unknown]") != std::string::npos);
+  CHECK(o.out.find("did you mean \"dgx-h100\"") != std::string::npos);
+  o = cs("predict --coll allreduce --topology this-machine --nodes 3", true);
+  CHECK(o.code == 2);
+  o = cs("predict --coll allreduce --mode sideways", true);
+  CHECK(o.code == 2);
+  const auto bad = std::filesystem::temp_directory_path() / ("collscope-bad-topology-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(bad) << "{\"version\": 1,\n  \"devices\": {\"kind\": \"gpu\", \"per_node\": 0, \"memory_gbps\": 1}}";
+  o = cs("predict --coll allreduce --topology " + bad.string(), true);
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[topology.out_of_range] " + bad.string() + ":2:") != std::string::npos);
+  CHECK(o.out.find("/devices/per_node") != std::string::npos);
+  std::filesystem::remove(bad);
+}
+
+TEST_CASE("cli calibrate: measures within its budget, writes a calibration that run then names") {
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-cal-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string env = "XDG_CONFIG_HOME=" + dir.string() + " ";
+  auto o = test_shell::shell(env + COLLSCOPE_BINARY + " calibrate --seconds 2 2>/dev/null");
+  REQUIRE(o.code == 0);
+  const std::string path = (dir / "collscope" / "calibration.json").string();
+  auto c = collscope::load_calibration(path);
+  REQUIRE(c.ok());
+  CHECK(c->cores >= 1);
+  CHECK(c->copy_gbps > 0);
+  CHECK(c->shared_gbps > 0);
+  CHECK(c->wake_us > 0);
+  CHECK(c->seconds < 10);  // asked for 2 s; a loaded machine may stretch it, not five times
+  auto run = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
+  REQUIRE(run.code == 0);
+  auto j = nlohmann::json::parse(run.out);
+  CHECK(j["model"] == "cpu model, calibrated " + c->date);
+  // A damaged calibration is named, and the defaults are used instead.
+  std::ofstream(path) << "{\"version\": 1, \"cores\": \"two\"}";
+  run = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
+  REQUIRE(run.code == 0);
+  j = nlohmann::json::parse(run.out);
+  CHECK(j["model"].get<std::string>().find("could not be read") != std::string::npos);
+  auto bad = cs("calibrate --seconds 100", true);
+  CHECK(bad.code == 2);
+  std::filesystem::remove_all(dir);
+}

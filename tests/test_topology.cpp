@@ -1,0 +1,309 @@
+// Topology files, their presets, and the flow-level model that prices a Schedule on
+// them: what a bound resource is, and that more contention never makes a step faster.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "collscope/calibration.h"
+#include "collscope/collective.h"
+#include "collscope/machine.h"
+#include "collscope/model.h"
+#include "collscope/scenario.h"
+#include "collscope/topology.h"
+
+using namespace collscope;
+
+namespace {
+
+Topology parse_ok(const std::string& text) {
+  auto t = parse_topology(text, "t.json");
+  if (!t) FAIL(t.error().format());
+  return *t;
+}
+
+Error parse_err(const std::string& text) {
+  auto t = parse_topology(text, "t.json");
+  REQUIRE_FALSE(t.ok());
+  return t.error();
+}
+
+// Two GPUs per node, 2 cards per node, on rails under one leaf of 2 nodes, then a spine.
+const char* kSmall = R"({
+  "version": 1, "name": "small",
+  "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1000},
+  "intra": {"kind": "nvlink", "bandwidth_gbps": 100, "latency_us": 1},
+  "nic": {"per_node": 2, "bandwidth_gbps": 10, "latency_us": 5, "rails": true},
+  "tiers": [{"name": "leaf", "nodes": 2, "latency_us": 1}, {"name": "spine", "nodes": 64, "oversubscription": 4, "latency_us": 2}]
+})";
+
+Schedule lowered(Collective c, const std::string& algo, std::int32_t ranks, std::uint64_t count) {
+  QuickSpec q;
+  q.coll = c;
+  q.algorithm = algo;
+  q.ranks = ranks;
+  q.count = count;
+  auto sc = scenario_from_spec(q);
+  REQUIRE(sc.ok());
+  LowerOptions o;
+  o.slice_bytes = 0;
+  auto s = lower_scenario(*sc, o);
+  REQUIRE(s.ok());
+  return *s;
+}
+
+// A schedule of one step with the given transfers of `count` float32 elements.
+Schedule one_step(std::int32_t ranks, const std::vector<std::pair<int, int>>& pairs, std::uint64_t count) {
+  Schedule s;
+  s.ranks = ranks;
+  s.dtype = DType::float32;
+  s.buffers.push_back(BufferDecl{"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), 4 * count), false});
+  s.calls.push_back(Call{});
+  Step st;
+  int slot = 0;
+  for (auto [a, b] : pairs) {
+    Transfer t;
+    t.src = {a, 0, 0};
+    t.dst = {b, 0, static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(1 + (slot++ % 3))};
+    t.count = count;
+    st.transfers.push_back(t);
+  }
+  s.steps.push_back(st);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("topology: every preset reads, cites its sources and is a GPU topology") {
+  const auto presets = topology_presets();
+  for (const char* name : {"dgx-h100", "dgx-h200", "pcie-8gpu", "gb200-nvl72"})
+    CHECK(std::find(presets.begin(), presets.end(), name) != presets.end());
+  for (const auto& name : presets) {
+    CAPTURE(name);
+    auto t = load_topology(name);
+    REQUIRE(t.ok());
+    CHECK(t->name == name);
+    CHECK_FALSE(t->title.empty());
+    CHECK(t->sources.size() >= 2);
+    CHECK(t->device_kind == "gpu");
+    CHECK(t->intra.bandwidth_gbps > 0);
+    CHECK(t->nic.per_node > 0);
+    CHECK_FALSE(t->tiers.empty());
+  }
+  auto h100 = load_topology("dgx-h100");
+  REQUIRE(h100.ok());
+  CHECK(h100->devices_per_node == 8);
+  CHECK(h100->intra.bandwidth_gbps == 450);  // NVLink 4: 900 GB/s both ways
+  CHECK(h100->nic.bandwidth_gbps == 50);     // 400 Gb/s
+}
+
+TEST_CASE("topology: mistakes are reported with their place, id and what to do") {
+  auto e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 8, "memory_gbps": 1, "luanch_us": 2}})");
+  CHECK(e.id == "topology.unknown_key");
+  CHECK(e.message.find("did you mean \"launch_us\"") != std::string::npos);
+  CHECK(e.where.file == "t.json");
+  CHECK(e.where.line == 1);
+  CHECK(e.where.col > 1);
+  CHECK(e.where.pointer == "/devices/luanch_us");
+
+  e = parse_err("{\"version\": 1,\n \"devices\": {\"kind\": \"gpu\", \"per_node\": \"8\", \"memory_gbps\": 1}}");
+  CHECK(e.id == "topology.wrong_type");
+  CHECK(e.where.line == 2);
+  CHECK(e.where.pointer == "/devices/per_node");
+
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1},
+                    "intra": {"bandwidth_gbps": -5}})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/intra/bandwidth_gbps");
+
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1}})");
+  CHECK(e.id == "topology.missing_key");  // two devices and no link between them
+  CHECK(e.message.find("intra") != std::string::npos);
+
+  e = parse_err(R"({"version": 2})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/version");
+
+  e = parse_err(R"({"version": 1, "devices": {"kind": "tpu", "per_node": 1, "memory_gbps": 1}})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/devices/kind");
+
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1},
+                    "nic": {"per_node": 1, "bandwidth_gbps": 1},
+                    "tiers": [{"name": "leaf", "nodes": 8}, {"name": "spine", "nodes": 4}]})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/tiers/1/nodes");
+
+  e = parse_err(R"({"version": 1, "nodes": 4, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1}})");
+  CHECK(e.message.find("needs \"nic\"") != std::string::npos);
+
+  e = parse_err("{\"version\": 1,, }");
+  CHECK(e.id == "topology.parse");
+  CHECK(e.where.line == 1);
+
+  auto u = load_topology("dgx-h10");
+  REQUIRE_FALSE(u.ok());
+  CHECK(u.error().id == "topology.unknown");
+  CHECK(u.error().message.find("did you mean \"dgx-h100\"") != std::string::npos);
+  CHECK(u.error().hint.find("this-machine") != std::string::npos);
+}
+
+TEST_CASE("topology model: a step is as long as its busiest resource, plus latency and fixed costs") {
+  const Topology t = parse_ok(kSmall);
+  const Placement p = place(t, 8, 4);  // 4 nodes x 2 GPUs
+  CHECK(p.ranks_per_node == 2);
+  CHECK(p.node_of(5) == 2);
+  CHECK(p.device_of(5) == 1);
+  TopologyPricer pricer(t, p);
+  const std::uint64_t n = 1 << 20;  // 4 MiB of float32
+  const double mb = 4.0 * n / 1e3;  // bytes / 1e3: microseconds at 1 GB/s
+
+  // Inside a node: the NVLink of 100 GB/s bounds it, plus its 1 us latency.
+  auto intra = pricer.step(one_step(8, {{0, 1}}, n), one_step(8, {{0, 1}}, n).steps[0]);
+  CHECK(intra.level == Level::node);
+  CHECK(intra.us == doctest::Approx(mb / 100 + 1));
+
+  // Across nodes under one leaf: the card (10 GB/s) bounds it; latency 5 + the leaf's 0.
+  Schedule across = one_step(8, {{0, 2}}, n);
+  auto a = pricer.step(across, across.steps[0]);
+  CHECK(a.level == Level::network);
+  CHECK(a.us == doctest::Approx(mb / 10 + 5));
+
+  // Over the spine: the leaf group's uplink for rail 0 carries 2 nodes x 10 GB/s, so one
+  // message is still card-bound, but it pays the leaf tier's latency.
+  Schedule spine = one_step(8, {{0, 4}}, n);
+  auto sp = pricer.step(spine, spine.steps[0]);
+  CHECK(sp.us == doctest::Approx(mb / 10 + 5 + 1));
+
+  // Two senders on one card: twice as long. On two cards: as long as one.
+  Schedule same_card = one_step(8, {{0, 2}, {0, 3}}, n);  // device 0 to devices 0 and 1 of node 1: rails 0 and 1
+  Schedule shared = one_step(8, {{0, 2}, {2, 4}}, n);
+  auto sc = pricer.step(same_card, same_card.steps[0]);
+  // Rank 0 -> rank 3 leaves through rail 1 (PXN): over NVLink to device 1 first.
+  CHECK(sc.us == doctest::Approx(mb / 10 + 5));
+  Schedule two_on_one = one_step(8, {{0, 2}, {1, 4}}, n);  // both to device 0 of other nodes: rail 0 twice on node 0
+  auto two = pricer.step(two_on_one, two_on_one.steps[0]);
+  CHECK(two.us == doctest::Approx(2 * mb / 10 + 5 + 1));
+  (void)shared;
+}
+
+TEST_CASE("topology model: oversubscription slows what crosses the tier, and only that") {
+  Topology t = parse_ok(kSmall);
+  const Placement p = place(t, 64, 32);
+  // Both nodes of leaf group 0 (nodes 0, 1) send from device 0 to nodes 16 and 17:
+  // 2 messages through the group's rail-0 uplink. Non-blocking, it carries 2 nodes x
+  // 10 GB/s and each card is the bound; 4 times oversubscribed, it carries 5 GB/s.
+  std::vector<std::pair<int, int>> pairs = {{0, 32}, {2, 34}};
+  Schedule s = one_step(64, pairs, 1 << 20);
+  const double mb = 4.0 * (1 << 20) / 1e3;
+  TopologyPricer full(t, p);
+  CHECK(full.step(s, s.steps[0]).us == doctest::Approx(mb / 10 + 5 + 1));
+  t.tiers[0].oversubscription = 4;
+  TopologyPricer over(t, p);
+  auto c = over.step(s, s.steps[0]);
+  CHECK(c.level == Level::network);
+  CHECK(c.us == doctest::Approx(2 * mb / 5 + 5 + 1));
+  // A message that stays under one leaf does not feel the leaf's uplinks.
+  Schedule near = one_step(64, {{0, 2}}, 1 << 20);
+  CHECK(over.step(near, near.steps[0]).us == doctest::Approx(mb / 10 + 5));
+}
+
+TEST_CASE("topology model: ring all-reduce inside an NVSwitch node reaches the link's bandwidth") {
+  auto t = load_topology("dgx-h100");
+  REQUIRE(t.ok());
+  for (std::int32_t ranks : {2, 4, 8}) {
+    CAPTURE(ranks);
+    const std::uint64_t count = 64u << 20;  // 256 MiB per rank: latencies vanish
+    const Schedule s = lowered(Collective::allreduce, "ring", ranks, count);
+    const Prediction p = price_on_topology(s, *t, place(*t, ranks, 1));
+    const double algbw = 4.0 * count / (p.us * 1e3);
+    const double busbw = algbw * bus_factor(Collective::allreduce, ranks);
+    // Within the per-step latency and synchronisation (2 us of about 75 at 8 ranks).
+    CHECK(busbw == doctest::Approx(t->intra.effective_gbps()).epsilon(0.035));
+    CHECK(busbw < t->intra.effective_gbps());
+    REQUIRE(p.levels.size() == 1);
+    CHECK(p.levels[0].level == "inside the node");
+  }
+}
+
+TEST_CASE("topology model: more nodes, more contention, never less time") {
+  auto t = load_topology("dgx-h100");
+  REQUIRE(t.ok());
+  for (const char* algo : {"ring", "tree", "recursive_doubling", "rabenseifner"}) {
+    CAPTURE(algo);
+    double last = 0;
+    for (std::int64_t nodes : {1, 2, 4}) {
+      const Schedule s = lowered(Collective::allreduce, algo, static_cast<std::int32_t>(8 * nodes), 1 << 22);
+      const double us = price_on_topology(s, *t, place(*t, 8 * nodes, nodes)).us;
+      CHECK(us >= last);
+      last = us;
+    }
+  }
+  // Ranks that share one GPU (the cuda backend on a one-GPU machine) are bound by its memory.
+  const Schedule s = lowered(Collective::allreduce, "ring", 8, 1 << 24);
+  Placement one_gpu = place(*t, 8, 1);
+  one_gpu.devices_per_node = 1;
+  const Prediction p = price_on_topology(s, *t, one_gpu);
+  REQUIRE_FALSE(p.levels.empty());
+  CHECK(p.levels[0].level == "device memory");
+}
+
+TEST_CASE("machine: what predicts a run, and its name") {
+  BackendCapabilities host{{}, true, false, false}, device{{}, false, true, false};
+  auto cpu = machine_for("", 0, host, DType::float32, "/nonexistent-collscope-config");
+  REQUIRE(cpu.ok());
+  CHECK(cpu->cpu);
+  CHECK(cpu->label() == "cpu model, defaults (not calibrated: run `collscope calibrate`)");
+  CHECK(cpu->short_label() == "cpu model, not calibrated");
+  auto gpu = machine_for("", 0, device, DType::float32, "/nonexistent-collscope-config");
+  REQUIRE(gpu.ok());
+  CHECK_FALSE(gpu->cpu);
+  CHECK(gpu->assumed);
+  CHECK(gpu->label().find("dgx-h100") != std::string::npos);
+  auto refused = machine_for("this-machine", 0, device, DType::float32, "");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().id == "topology.unsuitable");
+  auto nodes = machine_for("dgx-h200", 4, host, DType::float32, "");
+  REQUIRE(nodes.ok());
+  CHECK(nodes->label() == "topology dgx-h200, 4 nodes x 8 GPUs");
+  CHECK(nodes->placement(32).node_of(31) == 3);
+  auto bad_nodes = machine_for("this-machine", 2, host, DType::float32, "");
+  CHECK_FALSE(bad_nodes.ok());
+}
+
+TEST_CASE("calibration: written, read back, and used by the cpu model") {
+  Calibration c;
+  c.date = "2026-12-01T12:00Z";
+  c.machine = "2 cores";
+  c.cores = 2;
+  c.cache_bytes = 32 << 20;
+  c.copy_gbps = 5;
+  c.copy_in_cache_gbps = 40;
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i) c.reduce_gbps[i] = 3 + static_cast<double>(i);
+  c.shared_gbps = 8;
+  c.wake_us = 0.2;
+  c.switch_us = 1.5;
+  c.barrier_us = 2.5;
+  c.barrier_per_rank_us = 0.25;
+  auto back = parse_calibration(to_json(c), "c.json");
+  REQUIRE(back.ok());
+  CHECK(to_json(*back) == to_json(c));
+  const CostModel m = back->model(DType::float32);
+  CHECK(m.cores == 2);
+  CHECK(m.beta_gbps == 5);
+  CHECK(m.gamma_gbps == 3 + static_cast<double>(DType::float32));
+  CHECK(m.alpha_us == 2.5);
+  CHECK(m.alpha_per_rank_us == 0.25);
+  CHECK(m.wake_us == 0.2);
+
+  auto e = parse_calibration("{\"version\": 1, \"cores\": 2}", "c.json");
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().id == "calibration.parse");
+  CHECK(e.error().message.find("copy_gbps") != std::string::npos);
+  e = parse_calibration("{\"version\": 1, \"cores\": 2, \"copy_gbps\": -1}", "c.json");
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().where.pointer == "/copy_gbps");
+  e = parse_calibration("[", "c.json");
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().id == "calibration.parse");
+}
