@@ -80,6 +80,7 @@ struct GuiFlags {
   std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
   std::string slides;          // write one PNG per step into this folder (the Export panel's sequence) and exit
   std::string export_trace;    // write the run's trace from the window (the Export panel's trace) and exit
+  bool what_if = false;        // with --screenshot: the "what if" window open
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit");
   gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
   gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
+  gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
 
   app::CalibrateFlags cf;
   app::add_calibrate_command(app, cf);

@@ -21,6 +21,8 @@
 #include "gui/view/run_worker.h"
 #include "gui/view/settings.h"
 #include "gui/view/timeline.h"
+#include "gui/view/what_if.h"
+#include "collscope/algorithms.h"
 
 using namespace collscope;
 using namespace collscope::view;
@@ -521,4 +523,50 @@ TEST_CASE("gui views: a program step's caption names its point-to-point ops in p
   CHECK(c.call == "call 1 of 1: point-to-point (isend, compute, irecv)");  // rank by rank
   // The isend (op 0) is told before the compute span (op 2) that shares its step.
   CHECK(c.caption.find("starts sending") < c.caption.find("works on something else"));
+}
+
+TEST_CASE("gui views: what if prices every algorithm at every size and marks where the fastest changes") {
+  view::WhatIfQuery q;
+  q.coll = Collective::allreduce;
+  q.ranks = 16;
+  q.nodes = 2;
+  q.topology = "dgx-h100";
+  q.min_bytes = 8;
+  q.max_bytes = 64u << 20;
+  auto w = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE(w.ok());
+  CHECK(w->model == "topology dgx-h100, 2 nodes x 8 GPUs");
+  REQUIRE(w->bytes.size() == 12);  // 8 B, 32 B, ..., 32 MiB: four times each step
+  CHECK(w->series.size() == algorithm_names(Collective::allreduce).size());
+  for (const auto& s : w->series) {
+    REQUIRE(s.us.size() == w->bytes.size());
+    for (std::size_t i = 0; i + 1 < s.us.size(); ++i)
+      if (s.us[i] > 0) CHECK(s.us[i + 1] >= s.us[i]);  // more bytes never take less time
+  }
+  // The fastest per size is within 2% of the best, and every change is a crossover.
+  std::size_t changes = 0;
+  for (std::size_t i = 0; i < w->bytes.size(); ++i) {
+    double best = 1e300, mine = 0;
+    for (const auto& s : w->series)
+      if (s.us[i] > 0) {
+        best = std::min(best, s.us[i]);
+        if (s.algorithm == w->fastest[i]) mine = s.us[i];
+      }
+    CHECK(mine <= 1.02 * best);
+    if (i > 0 && w->fastest[i] != w->fastest[i - 1]) ++changes;
+  }
+  CHECK(changes == w->crossovers.size());
+  // Across two nodes small messages and large ones are won by different algorithms.
+  CHECK(w->fastest.front() != w->fastest.back());
+  for (const auto& c : w->crossovers) CHECK(w->fastest[c.index] == c.to);
+  // The lesson's call sits between the sizes around it.
+  const auto at = view::place_on(*w, 3000);
+  CHECK(w->bytes[at.index] <= 3000);
+  CHECK(w->bytes[at.index + 1] > 3000);
+  CHECK(at.frac > 0);
+  CHECK(at.frac < 1);
+  CHECK(view::size_label(64u << 20) == "64 MiB");
+  CHECK(view::size_label(1536) == "1.5 KiB");
+  q.topology = "no-such-topology";
+  CHECK_FALSE(view::build_what_if(q, "").ok());
 }

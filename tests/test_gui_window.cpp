@@ -17,6 +17,8 @@
 
 #ifdef COLLSCOPE_HAVE_GUI
 #include <stb/stb_image.h>
+
+#include "gui/view/palette.h"
 #endif
 
 namespace {
@@ -168,6 +170,34 @@ TEST_CASE("gui window: the Export panel's slides and trace, end to end") {
   CHECK_FALSE(fs::exists(blocker / "sub"));
   auto both = gui(lesson(name) + " --slides " + slides.string() + " --export-trace " + trace.string(), dir);
   CHECK(both.code == 2);
+}
+
+TEST_CASE("gui window: the what-if window plots every algorithm and marks the crossovers") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("what-if");
+  const auto plain = dir / "plain.png", open = dir / "what-if.png";
+  auto o0 = gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --screenshot " + plain.string(), dir);
+  REQUIRE_MESSAGE(o0.code == 0, o0.out);
+  auto o1 = gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --what-if --screenshot " + open.string(), dir);
+  REQUIRE_MESSAGE(o1.code == 0, o1.out);
+  const Image a = load(plain), b = load(open);
+  CHECK(differing_pixels(a, b) > 20000);  // a window of plot over the canvas
+  // The fifth algorithm's colour (rank 4's, which a 4-rank lesson never shows) is its
+  // legend square and its curve: many pixels with the window open, none without.
+  const collscope::view::Rgba c = collscope::view::rank_colour(4);
+  auto count = [&](const Image& img) {
+    const int r = static_cast<int>(c.r * 255 + 0.5f), g = static_cast<int>(c.g * 255 + 0.5f),
+              bl = static_cast<int>(c.b * 255 + 0.5f);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
+      if (std::abs(img.px[i] - r) < 3 && std::abs(img.px[i + 1] - g) < 3 && std::abs(img.px[i + 2] - bl) < 3) ++n;
+    return n;
+  };
+  CHECK(count(a) < 10);
+  CHECK(count(b) > 200);
 }
 
 TEST_CASE("gui window: presenter mode renders larger text than the normal mode") {

@@ -147,6 +147,14 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
                                    "use a step in 0.." + std::to_string(pb.steps)));
   pb.jump(f.step);
   pb.t = f.step < pb.steps ? 0.35f : 0.0f;  // tokens half-way along their arrows
+  if (f.what_if) {
+    // One frame starts the pricing; wait for it, then draw the picture.
+    screen.show_what_if(true);
+    (*win)->new_frame();
+    screen.frame(0);
+    (*win)->render();
+    screen.settle_what_if();
+  }
   // A few frames: ImGui sizes windows and builds fonts over the first ones.
   for (int i = 0; i < 3; ++i) {
     (*win)->new_frame();

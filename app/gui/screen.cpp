@@ -101,6 +101,7 @@ void Screen::handle_keys() {
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     settings_.zoom = std::max(0.5f, settings_.zoom / 1.1f);
   if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) settings_.show_timeline = !settings_.show_timeline;
+  if (ImGui::IsKeyPressed(GLFW_KEY_W, false)) show_what_if_ = !show_what_if_;
 }
 
 void Screen::left_panel(float w, float h) {
@@ -118,6 +119,7 @@ void Screen::left_panel(float w, float h) {
   if (ImGui::CollapsingHeader("View")) {
     ImGui::Checkbox("presenter mode (F11)", &settings_.presenter);
     ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
+    ImGui::Checkbox("what if: every algorithm on a topology (W)", &show_what_if_);
     ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
     ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart");
     if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
@@ -203,6 +205,8 @@ void Screen::frame(float dt) {
     timeline_.draw(lesson_, pb_, hl_, s);
     ImGui::End();
   }
+
+  what_if_.draw(lesson_, show_what_if_, s);
 
   // The two boundaries the user can drag; where they end up is remembered.
   const float grip = std::round(6 * s);

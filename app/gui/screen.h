@@ -16,6 +16,7 @@
 #include "gui/params_panel.h"
 #include "gui/view/settings.h"
 #include "gui/timeline_panel.h"
+#include "gui/what_if_panel.h"
 #include "gui/view/playback.h"
 #include "gui/view/run_worker.h"
 #include "gui/window.h"
@@ -46,6 +47,9 @@ class Screen {
   void frame(float dt);   // between Window::new_frame and Window::render
   void after_render();    // captures the frame for exports that asked for it
   view::Playback& playback() { return pb_; }
+  // The "what if" window (W): shown or not, and waiting for its pricing (headless).
+  void show_what_if(bool on) { show_what_if_ = on; }
+  void settle_what_if() { what_if_.settle(); }
   LessonState& lesson() { return lesson_; }
 
  private:
@@ -70,6 +74,8 @@ class Screen {
   CaptionPanel caption_;
   ControlsPanel controls_;
   TimelinePanel timeline_;
+  WhatIfPanel what_if_;
+  bool show_what_if_ = false;
 
   std::string png_request_;
   std::optional<Error> export_error_;

@@ -1,0 +1,101 @@
+#include "gui/view/what_if.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "collscope/machine.h"
+#include "collscope/scenario.h"
+
+namespace collscope::view {
+
+Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir) {
+  if (!(q.factor > 1.0) || q.min_bytes == 0 || q.max_bytes < q.min_bytes)
+    return make_error("gui.what_if", "the sizes must grow: at least 1 byte, a factor above 1",
+                      "choose a smaller first size or a larger last one");
+  const BackendCapabilities host{{}, true, false, false};
+  auto machine = machine_for(q.topology, q.nodes, host, q.dtype, config_dir);
+  if (!machine) return machine.error();
+  WhatIf w;
+  w.model = machine->label();
+  // A device topology prices schedules lowered for devices: whole transfers.
+  BackendCapabilities lowering = host;
+  if (!machine->cpu) lowering.cache_slices = false;
+
+  // Message bytes per count: nccl-tests' size of one element of `count`.
+  const double per_count =
+      static_cast<double>(message_bytes(q.coll, q.ranks, 1, q.dtype));
+  for (double b = static_cast<double>(q.min_bytes); b <= static_cast<double>(q.max_bytes) * 1.0001; b *= q.factor) {
+    const auto count = static_cast<std::uint64_t>(std::floor(b / std::max(1.0, per_count)));
+    w.bytes.push_back(static_cast<std::uint64_t>(b));
+    w.counts.push_back(count);
+  }
+  for (const auto& name : algorithm_names(q.coll)) {
+    WhatIfSeries series{name, {}};
+    for (std::size_t i = 0; i < w.bytes.size(); ++i) {
+      if (w.counts[i] == 0 && q.coll != Collective::barrier) {
+        series.us.push_back(0);
+        continue;
+      }
+      QuickSpec spec;
+      spec.coll = q.coll;
+      spec.algorithm = name;
+      spec.ranks = q.ranks;
+      spec.count = w.counts[i];
+      spec.dtype = q.dtype;
+      spec.op = q.op;
+      auto sc = scenario_from_spec(spec);
+      if (!sc) return sc.error();
+      auto s = lower_scenario(*sc, lower_options_for(lowering));
+      if (!s) return s.error();
+      series.us.push_back(predict(*s, *machine, q.fast).us);
+    }
+    w.series.push_back(std::move(series));
+  }
+  for (std::size_t i = 0; i < w.bytes.size(); ++i) {
+    const WhatIfSeries* best = nullptr;
+    for (const auto& s : w.series)
+      if (s.us[i] > 0 && (!best || s.us[i] < best->us[i])) best = &s;
+    // Within 2% the one that was fastest at the size before stays (auto's tie rule):
+    // two curves that run together do not make a crossover at every size.
+    if (best && i > 0)
+      for (const auto& s : w.series)
+        if (s.algorithm == w.fastest[i - 1] && s.us[i] > 0 && s.us[i] <= 1.02 * best->us[i]) best = &s;
+    w.fastest.push_back(best ? best->algorithm : "");
+    if (i > 0 && best && !w.fastest[i - 1].empty() && w.fastest[i - 1] != best->algorithm)
+      w.crossovers.push_back({i, w.bytes[i], w.fastest[i - 1], best->algorithm});
+  }
+  return w;
+}
+
+Placing place_on(const WhatIf& w, std::uint64_t bytes) {
+  Placing p;
+  if (w.bytes.empty() || bytes == 0) return p;
+  const double x = std::log(static_cast<double>(bytes));
+  for (std::size_t i = 0; i + 1 < w.bytes.size(); ++i) {
+    const double a = std::log(static_cast<double>(w.bytes[i])), b = std::log(static_cast<double>(w.bytes[i + 1]));
+    if (x < b || i + 2 == w.bytes.size()) {
+      p.index = i;
+      p.frac = std::clamp((x - a) / (b - a), 0.0, 1.0);
+      return p;
+    }
+  }
+  return p;
+}
+
+std::string size_label(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (std::fabs(v - std::round(v)) < 1e-9) std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace collscope::view
