@@ -22,6 +22,7 @@
 #include "gui/view/settings.h"
 #include "gui/view/timeline.h"
 #include "gui/view/what_if.h"
+#include "gui/view/keys.h"
 #include "collscope/algorithms.h"
 
 using namespace collscope;
@@ -569,4 +570,30 @@ TEST_CASE("gui views: what if prices every algorithm at every size and marks whe
   CHECK(view::size_label(1536) == "1.5 KiB");
   q.topology = "no-such-topology";
   CHECK_FALSE(view::build_what_if(q, "").ok());
+}
+
+TEST_CASE("gui views: the list of keys is the README's table, row for row") {
+  std::ifstream in(std::string(COLLSCOPE_SOURCE_DIR) + "/README.md");
+  REQUIRE(in.good());
+  std::vector<std::pair<std::string, std::string>> rows;
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "| key | action |") {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line.rfind("|---", 0) == 0) continue;
+    if (line.empty() || line[0] != '|') break;
+    const auto mid = line.find(" | ");
+    REQUIRE(mid != std::string::npos);
+    rows.emplace_back(line.substr(2, mid - 2), line.substr(mid + 3, line.size() - mid - 5));
+  }
+  const auto& keys = view::key_help();
+  REQUIRE(rows.size() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[i].first == keys[i].keys);
+    CHECK(rows[i].second == keys[i].action);
+  }
 }

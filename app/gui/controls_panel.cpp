@@ -26,8 +26,9 @@ void ControlsPanel::draw(view::Playback& pb) {
 void ControlsPanel::handle_keys(view::Playback& pb) {
   if (ImGui::GetIO().WantTextInput) return;
   if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) pb.toggle();
-  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) pb.forward();
-  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) pb.back();
+  // PageDown and PageUp: what presentation clickers send (view/keys.h).
+  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) pb.forward();
+  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) pb.back();
   if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) pb.restart();
 }
 

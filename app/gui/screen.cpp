@@ -10,6 +10,7 @@
 #include "collscope/trace.h"
 #include "gui/png.h"
 #include "gui/style.h"
+#include "gui/view/keys.h"
 #include "gui/view/panels.h"
 
 namespace collscope::app {
@@ -94,6 +95,12 @@ bool Screen::poll() {
 
 void Screen::handle_keys() {
   if (ImGui::GetIO().WantTextInput) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsKeyPressed(GLFW_KEY_B, false) || ImGui::IsKeyPressed(GLFW_KEY_PERIOD, false)) blank_ = !blank_;
+  if (ImGui::IsKeyPressed(GLFW_KEY_F1, false) || (io.KeyShift && ImGui::IsKeyPressed(GLFW_KEY_SLASH, false)))
+    show_keys_ = !show_keys_;
+  if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) blank_ = show_keys_ = false;
+  if (blank_) return;  // the room looks at the speaker: no key moves the lesson meanwhile
   ControlsPanel::handle_keys(pb_);
   if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) settings_.presenter = !settings_.presenter;
   if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
@@ -121,8 +128,25 @@ void Screen::left_panel(float w, float h) {
     ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
     ImGui::Checkbox("what if: every algorithm on a topology (W)", &show_what_if_);
     ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
-    ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart");
+    ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart, ? every key");
     if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
+  }
+  ImGui::End();
+}
+
+void Screen::keys_overlay(float w, float h) {
+  ImGui::SetNextWindowPos({w * 0.5f, h * 0.5f}, ImGuiCond_Always, {0.5f, 0.5f});
+  ImGui::SetNextWindowBgAlpha(0.94f);
+  ImGui::Begin("Keys (? or F1 to close)", &show_keys_, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
+  if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    for (const auto& k : view::key_help()) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.keys.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.action.c_str());
+    }
+    ImGui::EndTable();
   }
   ImGui::End();
 }
@@ -207,6 +231,16 @@ void Screen::frame(float dt) {
   }
 
   what_if_.draw(lesson_, show_what_if_, s);
+  if (show_keys_) keys_overlay(size.x, size.y);
+  if (blank_) {
+    // Black over everything, as a projector's blank: nothing else is drawn on top.
+    ImGui::SetNextWindowPos({0, 0});
+    ImGui::SetNextWindowSize(size);
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 255));
+    ImGui::Begin("##blank", nullptr, kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoInputs);
+    ImGui::End();
+    ImGui::PopStyleColor();
+  }
 
   // The two boundaries the user can drag; where they end up is remembered.
   const float grip = std::round(6 * s);

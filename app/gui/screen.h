@@ -50,11 +50,14 @@ class Screen {
   // The "what if" window (W): shown or not, and waiting for its pricing (headless).
   void show_what_if(bool on) { show_what_if_ = on; }
   void settle_what_if() { what_if_.settle(); }
+  void show_keys(bool on) { show_keys_ = on; }
+  void blank(bool on) { blank_ = on; }
   LessonState& lesson() { return lesson_; }
 
  private:
   void handle_keys();
   void left_panel(float w, float h);
+  void keys_overlay(float w, float h);
 
   Window& window_;
   Settings& settings_;
@@ -76,6 +79,8 @@ class Screen {
   TimelinePanel timeline_;
   WhatIfPanel what_if_;
   bool show_what_if_ = false;
+  bool blank_ = false;      // B or .: a black screen, as a slide remote's blank key asks
+  bool show_keys_ = false;  // ? or F1: the list of keys
 
   std::string png_request_;
   std::optional<Error> export_error_;

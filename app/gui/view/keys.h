@@ -1,0 +1,17 @@
+// Every key the window answers to, in the words of the help overlay (?) and the
+// README's table; the window's key handling (screen.cpp, controls_panel.cpp) follows it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace collscope::view {
+
+struct KeyHelp {
+  std::string keys;    // "Right / PageDown"
+  std::string action;  // "step forward"
+};
+
+const std::vector<KeyHelp>& key_help();
+
+}  // namespace collscope::view
