@@ -23,6 +23,7 @@
 #include "gui/view/timeline.h"
 #include "gui/view/what_if.h"
 #include "gui/view/keys.h"
+#include "gui/view/quantize.h"
 #include "collscope/algorithms.h"
 
 using namespace collscope;
@@ -596,4 +597,36 @@ TEST_CASE("gui views: the list of keys is the README's table, row for row") {
     CHECK(rows[i].first == keys[i].keys);
     CHECK(rows[i].second == keys[i].action);
   }
+}
+
+TEST_CASE("gui views: 256 colours for a GIF, chosen by how often they appear") {
+  // A frame of three flat colours: each comes back exactly.
+  std::vector<std::uint8_t> flat;
+  const std::uint8_t cols[3][3] = {{10, 20, 30}, {250, 214, 64}, {200, 90, 40}};
+  for (int i = 0; i < 3000; ++i)
+    for (int c = 0; c < 3; ++c) flat.push_back(cols[i % 3][c]), c == 2 ? flat.push_back(255) : void();
+  view::Quantizer q;
+  q.sample(flat);
+  q.build();
+  REQUIRE(q.palette().size() == 4 * 3);  // three colours, padded to a power of two
+  const auto idx = q.map(flat);
+  REQUIRE(idx.size() == 3000);
+  for (std::size_t p = 0; p < idx.size(); ++p)
+    for (int c = 0; c < 3; ++c) CHECK(q.palette()[3 * idx[p] + static_cast<std::size_t>(c)] == cols[p % 3][c]);
+
+  // A gradient of 4096 colours: 256 entries, the most frequent kept, every pixel near one.
+  std::vector<std::uint8_t> grad;
+  for (int i = 0; i < 4096; ++i)
+    for (int rep = 0; rep < 1 + (i % 7 == 0 ? 20 : 0); ++rep)
+      grad.insert(grad.end(), {static_cast<std::uint8_t>(i & 255), static_cast<std::uint8_t>((i >> 4) & 255),
+                               static_cast<std::uint8_t>(i >> 4), 255});
+  view::Quantizer g;
+  g.sample(grad);
+  g.build();
+  REQUIRE(g.palette().size() == 256 * 3);
+  const auto gi = g.map(grad);
+  double err = 0;
+  for (std::size_t p = 0; p < gi.size(); ++p)
+    for (int c = 0; c < 3; ++c) err += std::abs(static_cast<int>(g.palette()[3 * gi[p] + static_cast<std::size_t>(c)]) - grad[4 * p + static_cast<std::size_t>(c)]);
+  CHECK(err / static_cast<double>(gi.size() * 3) < 24);  // mean error per channel
 }
