@@ -24,6 +24,7 @@
 #include "gui/view/what_if.h"
 #include "gui/view/keys.h"
 #include "gui/view/quantize.h"
+#include "gui/view/gif.h"
 #include "collscope/algorithms.h"
 
 using namespace collscope;
@@ -629,4 +630,41 @@ TEST_CASE("gui views: 256 colours for a GIF, chosen by how often they appear") {
   for (std::size_t p = 0; p < gi.size(); ++p)
     for (int c = 0; c < 3; ++c) err += std::abs(static_cast<int>(g.palette()[3 * gi[p] + static_cast<std::size_t>(c)]) - grad[4 * p + static_cast<std::size_t>(c)]);
   CHECK(err / static_cast<double>(gi.size() * 3) < 24);  // mean error per channel
+}
+
+TEST_CASE("gui views: a GIF of frames, in one palette, that reads back as so many frames") {
+#if defined(COLLSCOPE_HAVE_CGIF)
+  const int w = 64, h = 48;
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (int k = 0; k < 5; ++k) {
+    std::vector<std::uint8_t> f(static_cast<std::size_t>(w * h * 4), 30);
+    for (int y = 0; y < h; ++y)
+      for (int x = k * 10; x < k * 10 + 10; ++x) {
+        auto* p = &f[static_cast<std::size_t>((y * w + x) * 4)];
+        p[0] = 250, p[1] = 214, p[2] = 64, p[3] = 255;
+      }
+    frames.push_back(std::move(f));
+  }
+  view::Quantizer q;
+  for (const auto& f : frames) q.sample(f);
+  q.build();
+  view::GifEncoder gif;
+  REQUIRE(gif.start(w, h, q).ok());
+  for (const auto& f : frames) REQUIRE(gif.add(f, 50).ok());
+  auto bytes = gif.finish();
+  REQUIRE(bytes.ok());
+  const auto info = view::read_gif_info(*bytes);
+  CHECK(info.frames == 5);
+  CHECK(info.width == w);
+  CHECK(info.height == h);
+  // Cut short or damaged, it is not taken for a GIF.
+  CHECK(view::read_gif_info(bytes->substr(0, bytes->size() / 2)).frames == -1);
+  CHECK(view::read_gif_info("PNG....").frames == -1);
+#else
+  view::GifEncoder gif;
+  view::Quantizer q;
+  auto st = gif.start(8, 8, q);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().id == "gui.gif_unavailable");
+#endif
 }
