@@ -27,8 +27,10 @@ void allreduce_rabenseifner(StepBuilder& b);
 // scatter_gather.cpp
 void scatter_flat(StepBuilder& b);
 void scatter_binomial(StepBuilder& b);
+void scatter_chain(StepBuilder& b);
 void gather_flat(StepBuilder& b);
 void gather_binomial(StepBuilder& b);
+void gather_chain(StepBuilder& b);
 
 // allgather.cpp
 void allgather_ring(StepBuilder& b);

@@ -28,10 +28,31 @@
 //   step 2:   0 <==[2 3]== 2                4 <==[6 7]== 6
 //   step 3:   0 <==[4 5 6 7]== 4
 //
+// chain: the ranks form a chain, root -> 1 -> 2 -> ... -> n-1 (counted from the root),
+// and the blocks flow along it like a pipeline, one rank further every step. A scatter
+// sends the block for the far end first, so that all blocks arrive in the same last
+// step (4 ranks):
+//
+//   step 1:   0 =[3]=> 1         2         3
+//   step 2:   0 =[2]=> 1 =[3]=> 2         3
+//   step 3:   0 =[1]=> 1 =[2]=> 2 =[3]=> 3        every rank gets its own block
+//
+// A gather is the mirror image: in step 1 every rank sends its own block one rank
+// nearer the root, and later steps pass on what arrived, the nearest block first:
+//
+//   step 1:   0 <=[1]= 1 <=[2]= 2 <=[3]= 3
+//   step 2:   0 <=[2]= 1 <=[3]= 2         3
+//   step 3:   0 <=[3]= 1         2         3
+//
+// Every link carries one block per step, so the root sends (or receives) one block
+// at a time, like the flat algorithm, while the other ranks forward at the same time.
+//
 // Buffers: only the root has the large buffer (n blocks); the others have room for
 // exactly one block. A rank in the middle of the tree must hold the blocks of its
 // whole subtree for a while, so it keeps them in a scratch buffer and keeps its own
-// block in its output (scatter) or input (gather). In place, the root's own block
+// block in its output (scatter) or input (gather). In the chain a rank holds one block
+// in passing: it receives the next one into the other of two scratch slots while it
+// passes that one on. In place, the root's own block
 // already sits in the right spot of its large buffer and does not move.
 #include <algorithm>
 
@@ -208,6 +229,98 @@ void gather_binomial(StepBuilder& b) {
       move_blocks(
           b, Action::copy, child, subtree_end(child, n), c, [&](std::int64_t x) { return places.at(child, x); },
           [&](std::int64_t x) { return places.at(parent, x); });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// chain: n-1 steps for scatter and gather alike.
+
+namespace {
+
+// The two scratch slots where a rank in the middle of the chain holds a block in
+// passing: the block that arrives in step s goes to slot s mod 2 (-1: no rank holds
+// blocks for others, with 2 ranks).
+struct ChainSlots {
+  const StepBuilder& b;
+  std::int32_t id = -1;
+
+  // Where the rank at chain position v keeps the block that arrived in step s.
+  Loc held(std::int32_t v, std::int64_t s) const {
+    return b.scratch(id, absolute_rank(v, b.root(), b.ranks()), static_cast<std::uint64_t>(s % 2) * b.count());
+  }
+};
+
+ChainSlots chain_slots(StepBuilder& b) {
+  ChainSlots slots{b, -1};
+  if (b.ranks() >= 3) slots.id = b.add_scratch("chain-hold", 2 * b.count());
+  return slots;
+}
+
+}  // namespace
+
+void scatter_chain(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const ChainSlots slots = chain_slots(b);
+  auto rank_at = [&](std::int64_t v) { return absolute_rank(static_cast<std::int32_t>(v), root, n); };
+  const std::int32_t total = n - 1;
+  for (std::int32_t s = 1; s <= total; ++s) {
+    // Link i joins chain positions i and i+1. The root injects one block per step, the
+    // far end's first: in step s link i carries the block injected in step s-i, the
+    // block of position n-(s-i), which reaches its owner in the last step.
+    const std::int32_t injected = n - s;  // position whose block the root sends now
+    std::string caption = step_of(s, total);
+    if (s < total) {
+      caption += "the root (" + rank_name(root) + ") sends the block for " + rank_name(rank_at(injected)) +
+                 " down the chain";
+      if (s > 1) caption += "; " + plural(s - 1, "rank") + agree(s - 1, " passes", " pass") + " on what arrived last";
+    } else {
+      caption += "the root (" + rank_name(root) + ") sends " + rank_name(rank_at(1)) + " its block";
+      if (s > 1) caption += ", and every other rank passes the block it holds on to its owner";
+    }
+    b.begin_step("chain", caption);
+    if (s == 1) root_keeps_own_block(b);
+    for (std::int32_t i = 0; i < s; ++i) {
+      const std::int32_t x = n - (s - i);  // the block on link i
+      const Loc src = i == 0 ? b.in(root, static_cast<std::uint64_t>(rank_at(x)) * c) : slots.held(i, s - 1);
+      const Loc dst = x == i + 1 ? b.out(rank_at(i + 1)) : slots.held(i + 1, s);
+      b.copy(src, dst, c);
+    }
+  }
+}
+
+void gather_chain(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const ChainSlots slots = chain_slots(b);
+  auto rank_at = [&](std::int64_t v) { return absolute_rank(static_cast<std::int32_t>(v), root, n); };
+  const std::int32_t total = n - 1;
+  for (std::int32_t s = 1; s <= total; ++s) {
+    // Link i joins chain positions i+1 and i (towards the root). In step s it carries
+    // the block of position i+s, which set out from its owner in step 1.
+    const std::int32_t links = n - s;
+    std::string caption = step_of(s, total);
+    if (s == 1)
+      caption += "every rank but the root sends its own block one rank nearer the root along the chain";
+    else
+      caption += plural(links, "rank") + agree(links, " passes on the block it", " pass on the blocks they") +
+                 " got last; the root (" + rank_name(root) + ") receives the block of " + rank_name(rank_at(s));
+    b.begin_step("chain", caption);
+    if (s == 1) root_keeps_own_block(b);
+    for (std::int32_t i = 0; i < links; ++i) {
+      const std::int32_t x = i + s;  // the block on link i
+      const Loc src = s == 1 ? b.in(rank_at(i + 1)) : slots.held(i + 1, s - 1);
+      const Loc dst = i == 0 ? b.out(root, static_cast<std::uint64_t>(rank_at(x)) * c) : slots.held(i, s);
+      b.copy(src, dst, c);
     }
   }
 }
