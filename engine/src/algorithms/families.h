@@ -45,6 +45,7 @@ void reduce_scatter_pairwise(StepBuilder& b);
 // alltoall.cpp
 void alltoall_pairwise(StepBuilder& b);
 void alltoall_bruck(StepBuilder& b);
+void alltoall_linear(StepBuilder& b);
 
 // barrier.cpp
 void barrier_dissemination(StepBuilder& b);

@@ -49,6 +49,8 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {C::alltoall, "pairwise", "step k: rank r sends its block for r+k and receives from r-k",
        algo::alltoall_pairwise},
       {C::alltoall, "bruck", "log2 n steps of rotated block bundles, then a local rotation", algo::alltoall_bruck},
+      {C::alltoall, "linear", "one step: every rank sends all its blocks at once, the k-th to rank r+k (spread out)",
+       algo::alltoall_linear},
       {C::barrier, "dissemination", "round k: every rank signals rank r+2^k", algo::barrier_dissemination},
   };
   return table;
