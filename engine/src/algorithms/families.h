@@ -49,5 +49,7 @@ void alltoall_linear(StepBuilder& b);
 
 // barrier.cpp
 void barrier_dissemination(StepBuilder& b);
+void barrier_central(StepBuilder& b);
+void barrier_tree(StepBuilder& b);
 
 }  // namespace collscope::algo

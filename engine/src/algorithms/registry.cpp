@@ -52,6 +52,10 @@ const std::vector<AlgorithmInfo>& all_algorithms() {
       {C::alltoall, "linear", "one step: every rank sends all its blocks at once, the k-th to rank r+k (spread out)",
        algo::alltoall_linear},
       {C::barrier, "dissemination", "round k: every rank signals rank r+2^k", algo::barrier_dissemination},
+      {C::barrier, "central", "a central counter: everyone signals rank 0, then rank 0 releases everyone",
+       algo::barrier_central},
+      {C::barrier, "tree", "a tournament up a binomial tree to rank 0, then the release down the tree",
+       algo::barrier_tree},
   };
   return table;
 }
