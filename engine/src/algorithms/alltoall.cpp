@@ -45,12 +45,8 @@
 namespace collscope::algo {
 namespace {
 
-std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
-
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: it copies its one block from its input to its output");
-  b.copy(b.in(0), b.out(0), b.count());
-}
+// What the single rank does, in its own words.
+constexpr const char* kOneRank = "only one rank: it copies its one block from its input to its output";
 
 // "j = 1, 3, 5, ..." : the first indices below n with bit `bit` set, for captions.
 std::string indices_with_bit(std::int32_t bit, std::int32_t n) {
@@ -74,7 +70,7 @@ void alltoall_pairwise(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   b.begin_step("local copy", step_of(1, n) + "every rank copies its block for itself to its own place in its output");
   for (std::int32_t r = 0; r < n; ++r) b.copy(b.in(r, at_block(r, c)), b.out(r, at_block(r, c)), c);
@@ -96,7 +92,7 @@ void alltoall_bruck(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   const std::int32_t rounds = ceil_log2(n);
   const std::int32_t total = rounds + 2;
@@ -161,7 +157,7 @@ void alltoall_linear(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   b.begin_step("spread out", "every rank r sends all its blocks at once, the k-th to rank r+k for k = 1.." +
                                  std::to_string(n - 1) + ", and copies its own block to its output");

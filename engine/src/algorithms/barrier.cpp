@@ -91,8 +91,9 @@ void barrier_tree(StepBuilder& b) {
     const auto losers = static_cast<std::int64_t>(round.edges.size());
     players -= losers;
     b.begin_step("arrive", step_of(k + 1, 2 * total) + plural(losers, "rank") +
-                               agree(losers, " tells its", " tell their") + " partner " + plural(round.distance, "rank") +
-                               " nearer rank 0 that " + agree(losers, "its", "their") + " subtree arrived; " +
+                               agree(losers, " tells its", " tell their") + " partner " +
+                               plural(round.distance, "rank") + " nearer rank 0 that " + agree(losers, "its", "their") +
+                               " subtree arrived; " +
                                (players == 1 ? "rank 0 has heard from all" : std::to_string(players) + " play on"));
     for (const TreeEdge& e : round.edges) b.signal(e.child, e.parent);
   }
