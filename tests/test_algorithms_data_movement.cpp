@@ -103,6 +103,11 @@ std::vector<bool> modes_of(Collective c) {
   return modes;
 }
 
+// The count a case of algorithm `a` is lowered with: a barrier has none.
+std::uint64_t count_for(const AlgorithmInfo& a, std::uint64_t count) {
+  return a.coll == Collective::barrier ? 0 : count;
+}
+
 // All-to-all moves about n blocks per rank and step in these: n^2 transfers in a step
 // are inherent, not a lowering that grew quadratic.
 bool quadratic_steps(const AlgorithmInfo& a) {
@@ -148,9 +153,8 @@ TEST_CASE("data-movement algorithms work on a group of the world's ranks") {
   for (const AlgorithmInfo* alg : data_movement_algorithms())
     for (std::int32_t root : roots_for(alg->coll, static_cast<std::int32_t>(group.size())))
       for (bool in_place : modes_of(alg->coll)) {
-        const std::uint64_t elems = alg->coll == Collective::barrier ? 0 : 5;
-        MoveCase c{alg->coll, std::string(alg->name), static_cast<std::int32_t>(group.size()), elems, root, in_place,
-                   group, world};
+        const auto ranks = static_cast<std::int32_t>(group.size());
+        MoveCase c{alg->coll, std::string(alg->name), ranks, count_for(*alg, 5), root, in_place, group, world};
         const Schedule s = lower(c);
         check_verified(s, c);
         CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
@@ -159,7 +163,7 @@ TEST_CASE("data-movement algorithms work on a group of the world's ranks") {
 
 TEST_CASE("data-movement algorithms scale to 256 ranks") {
   for (const AlgorithmInfo* alg : data_movement_algorithms()) {
-    MoveCase c{alg->coll, std::string(alg->name), 256, alg->coll == Collective::barrier ? 0u : 3u, 255, false, {}, 0};
+    MoveCase c{alg->coll, std::string(alg->name), 256, count_for(*alg, 3), 255, false, {}, 0};
     const Schedule s = lower(c);
     check_verified(s, c);
     CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
@@ -173,7 +177,7 @@ TEST_CASE("ring-like and tree algorithms emit O(n) transfers per step at 1024 ra
   for (const AlgorithmInfo* alg : data_movement_algorithms()) {
     if (quadratic_steps(*alg)) continue;
     for (bool in_place : modes_of(alg->coll)) {
-      MoveCase c{alg->coll, std::string(alg->name), n, alg->coll == Collective::barrier ? 0u : 1024u, 3, in_place, {}, 0};
+      MoveCase c{alg->coll, std::string(alg->name), n, count_for(*alg, 1024), 3, in_place, {}, 0};
       const Schedule s = lower(c);
       CHECK(static_cast<std::int32_t>(s.steps.size()) == expected_steps(c));
       check_captions(s, c);
@@ -223,7 +227,8 @@ TEST_CASE("barriers: textbook step counts and everyone hears from everyone") {
         }
       }
       bool everyone = true;
-      for (const auto& row : heard) everyone = everyone && std::all_of(row.begin(), row.end(), [](bool h) { return h; });
+      for (const auto& row : heard)
+        everyone = everyone && std::all_of(row.begin(), row.end(), [](bool h) { return h; });
       CHECK_MESSAGE(everyone, describe(c) << ": some rank may leave before another has arrived");
     }
 }
@@ -234,7 +239,7 @@ TEST_CASE("every transfer of a data-movement algorithm is needed") {
   for (const AlgorithmInfo* alg : data_movement_algorithms())
     for (std::int32_t n : {5, 8})
       for (bool in_place : modes_of(alg->coll)) {
-        MoveCase c{alg->coll, std::string(alg->name), n, alg->coll == Collective::barrier ? 0u : 3u, 1, in_place, {}, 0};
+        MoveCase c{alg->coll, std::string(alg->name), n, count_for(*alg, 3), 1, in_place, {}, 0};
         const Schedule s = lower(c);
         REQUIRE(verify_symbolic(s).ok());
         for (std::size_t i = 0; i < s.steps.size(); ++i)
