@@ -44,15 +44,15 @@
 //   step 2:   0 <=[2]= 1 <=[3]= 2         3
 //   step 3:   0 <=[3]= 1         2         3
 //
-// Every link carries one block per step, so the root sends (or receives) one block
-// at a time, like the flat algorithm, while the other ranks forward at the same time.
+// Every link carries one block per step, so no rank sends or receives more than one
+// block at a time (flat has the root handle n-1 at once), for the price of n-1 steps.
 //
 // Buffers: only the root has the large buffer (n blocks); the others have room for
 // exactly one block. A rank in the middle of the tree must hold the blocks of its
 // whole subtree for a while, so it keeps them in a scratch buffer and keeps its own
-// block in its output (scatter) or input (gather). In the chain a rank holds one block
-// in passing: it receives the next one into the other of two scratch slots while it
-// passes that one on. In place, the root's own block
+// block in its output (scatter) or input (gather). A rank in the middle of the chain
+// holds one block in passing, in one of two scratch slots: it receives the next block
+// into the other slot while it passes this one on. In place, the root's own block
 // already sits in the right spot of its large buffer and does not move.
 #include <algorithm>
 
