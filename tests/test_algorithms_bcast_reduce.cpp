@@ -274,3 +274,54 @@ TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers
   CHECK(ms < 3000);
 #endif
 }
+
+TEST_CASE("algorithms: lowering appends one call that covers its steps; nccl is one native step") {
+  Schedule s;
+  s.ranks = 4;
+  s.buffers.push_back({"x", std::vector<std::uint64_t>(4, 100), false});
+  CollArgs a;
+  a.coll = Collective::allreduce;
+  a.ranks = 4;
+  a.count = 100;
+  a.in_place = true;
+  a.op = ReduceOp::avg;
+  REQUIRE(lower_call(s, a, "ring", "first").ok());
+  REQUIRE(lower_call(s, a, "auto", "second", 1).ok());
+  REQUIRE(lower_call(s, a, kNativeAlgorithm, "third", 2).ok());
+  REQUIRE(s.calls.size() == 3);
+  CHECK(s.calls[0].algorithm == "ring");
+  CHECK(!s.calls[0].auto_picked);
+  CHECK(s.calls[0].caption == "first");
+  CHECK(s.calls[0].num_steps == 7);  // 3 + 3 ring steps and the average
+  CHECK(s.steps[6].phase == "average");
+  CHECK(s.calls[1].auto_picked);
+  CHECK(find_algorithm(Collective::allreduce, s.calls[1].algorithm) != nullptr);
+  CHECK(s.calls[1].program_index == 1);
+  CHECK(s.calls[1].first_step == 7);
+  CHECK(s.calls[2].first_step == s.calls[1].first_step + s.calls[1].num_steps);
+  CHECK(s.calls[2].num_steps == 1);
+  CHECK(s.calls[2].algorithm == kNativeAlgorithm);
+  REQUIRE(s.steps.size() == static_cast<std::size_t>(s.calls[2].first_step + 1));
+  CHECK(s.steps.back().native);
+  CHECK(s.steps.back().call == 2);
+  CHECK(uses_native(s));
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::int32_t i = 0; i < s.calls[k].num_steps; ++i)
+      CHECK(s.steps[static_cast<std::size_t>(s.calls[k].first_step + i)].call == static_cast<std::int32_t>(k));
+
+  // A name the collective does not have: one error that lists every valid one, and
+  // nothing appended.
+  const std::size_t steps = s.steps.size();
+  const Status bad = lower_call(s, a, "no_such_algorithm");
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().id == "scenario.unknown_algorithm");
+  for (const auto& name : algorithm_names(Collective::allreduce))
+    CHECK(bad.error().format().find(name) != std::string::npos);
+  CHECK(s.calls.size() == 3);
+  CHECK(s.steps.size() == steps);
+  // Barrier has no native implementation.
+  CollArgs bar;
+  bar.coll = Collective::barrier;
+  bar.ranks = 4;
+  CHECK(!lower_call(s, bar, kNativeAlgorithm).ok());
+}
