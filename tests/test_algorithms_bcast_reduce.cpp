@@ -275,7 +275,7 @@ TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers
 #endif
 }
 
-TEST_CASE("algorithms: lowering appends one call that covers its steps; nccl is one native step") {
+TEST_CASE("algorithms: lowering appends one call over its steps, and nccl as one native step") {
   Schedule s;
   s.ranks = 4;
   s.buffers.push_back({"x", std::vector<std::uint64_t>(4, 100), false});
