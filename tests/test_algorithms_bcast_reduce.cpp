@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collscope/backend.h"
-#include "collscope//algorithms.h"
+#include "collscope/algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
@@ -24,10 +24,12 @@ namespace {
 
 using Case = AlgoCase;
 
-// Lowers and verifies every combination for one collective's algorithms.
-void check_all(Collective coll, const std::vector<std::string>& algos) {
-  const std::int32_t rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64};
+// Lowers and verifies every combination for every algorithm of one collective.
+void check_all(Collective coll) {
+  const std::int32_t rank_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 31, 64};
   const std::uint64_t counts[] = {0, 1, 7, 1000};
+  const auto algos = algorithm_names(coll);
+  REQUIRE(!algos.empty());
   for (const std::string& algo : algos) {
     for (std::int32_t n : rank_counts) {
       std::vector<std::int32_t> roots = {0};
@@ -60,41 +62,50 @@ std::int32_t steps_of(Collective coll, const std::string& algo, std::int32_t n, 
   return static_cast<std::int32_t>(s.steps.size());
 }
 
+// The step-count tests below check every algorithm by name; one the registry has but
+// they do not know fails here instead of going unchecked.
+void check_step_counts_cover(Collective coll, const std::vector<std::string>& known) {
+  for (const auto& name : algorithm_names(coll))
+    CHECK_MESSAGE(std::find(known.begin(), known.end(), name) != known.end(),
+                  name_of(coll) << " " << name << " has no textbook step count in this file");
+}
+
 }  // namespace
 
 TEST_CASE("algorithms bcast: every broadcast algorithm passes the symbolic check") {
-  check_all(Collective::broadcast, {"flat", "binomial", "chain", "scatter_allgather"});
+  check_all(Collective::broadcast);
 }
 
 TEST_CASE("algorithms bcast_reduce: every reduce algorithm passes the symbolic check") {
-  check_all(Collective::reduce, {"flat", "binomial", "ring"});
+  check_all(Collective::reduce);
 }
 
 TEST_CASE("algorithms bcast_allreduce: every all-reduce algorithm passes the symbolic check") {
-  check_all(Collective::allreduce, {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"});
+  check_all(Collective::allreduce);
 }
 
 TEST_CASE("algorithms bcast_reduce: large groups, every root of a small group") {
   // 256 ranks (root 0 is covered above), and a non-power of two for all-reduce.
-  for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"})
+  for (const auto& algo : algorithm_names(Collective::broadcast))
     for (std::int32_t root : {255, 100}) check_verifies({Collective::broadcast, algo, 256, 1000, root, root == 100});
-  for (const char* algo : {"flat", "binomial", "ring"})
+  for (const auto& algo : algorithm_names(Collective::reduce))
     for (std::int32_t root : {255, 100}) check_verifies({Collective::reduce, algo, 256, 1000, root, root != 100});
-  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"})
+  for (const auto& algo : algorithm_names(Collective::allreduce))
     for (std::int32_t n : {200, 256}) check_verifies({Collective::allreduce, algo, n, 1000, 0, n == 256});
 
   // Every root of 6 ranks (not a power of two), 11 elements (uneven blocks).
   for (std::int32_t root = 0; root < 6; ++root)
     for (bool in_place : {true, false}) {
-      for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"})
+      for (const auto& algo : algorithm_names(Collective::broadcast))
         check_verifies({Collective::broadcast, algo, 6, 11, root, in_place});
-      for (const char* algo : {"flat", "binomial", "ring"})
+      for (const auto& algo : algorithm_names(Collective::reduce))
         check_verifies({Collective::reduce, algo, 6, 11, root, in_place});
     }
 }
 
 TEST_CASE("algorithms bcast: textbook step counts") {
   using C = Collective;
+  check_step_counts_cover(C::broadcast, {"flat", "binomial", "chain", "scatter_allgather"});
   // flat: one step; the out-of-place local copy of the root rides along.
   CHECK(steps_of(C::broadcast, "flat", 8, 1000, true) == 1);
   CHECK(steps_of(C::broadcast, "flat", 8, 1000, false, 3) == 1);
@@ -110,7 +121,7 @@ TEST_CASE("algorithms bcast: textbook step counts") {
   CHECK(steps_of(C::broadcast, "scatter_allgather", 8, 1000, true) == 10);
   CHECK(steps_of(C::broadcast, "scatter_allgather", 5, 1000, false, 1) == 7);
   // One rank: nothing to do in place, a local copy out of place.
-  for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"}) {
+  for (const auto& algo : algorithm_names(C::broadcast)) {
     CHECK(steps_of(C::broadcast, algo, 1, 1000, true) == 0);
     CHECK(steps_of(C::broadcast, algo, 1, 1000, false) == 1);
     CHECK(steps_of(C::broadcast, algo, 8, 0, false) == 0);
@@ -119,6 +130,7 @@ TEST_CASE("algorithms bcast: textbook step counts") {
 
 TEST_CASE("algorithms bcast_reduce: textbook step counts") {
   using C = Collective;
+  check_step_counts_cover(C::reduce, {"flat", "binomial", "ring"});
   // Out of place or not, no local copy step: a rank's first add is a reduce-copy of
   // what arrives and its own input.
   // flat: n - 1 adds into the root's result.
@@ -132,7 +144,7 @@ TEST_CASE("algorithms bcast_reduce: textbook step counts") {
   // ring: (n - 1) reduce-scatter + 1 gather.
   CHECK(steps_of(C::reduce, "ring", 4, 1000, true, 2) == 4);
   CHECK(steps_of(C::reduce, "ring", 7, 1000, false) == 7);
-  for (const char* algo : {"flat", "binomial", "ring"}) {
+  for (const auto& algo : algorithm_names(C::reduce)) {
     CHECK(steps_of(C::reduce, algo, 1, 1000, true) == 0);
     CHECK(steps_of(C::reduce, algo, 1, 1000, false) == 1);
   }
@@ -140,6 +152,7 @@ TEST_CASE("algorithms bcast_reduce: textbook step counts") {
 
 TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   using C = Collective;
+  check_step_counts_cover(C::allreduce, {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"});
   // Out of place or not, no local copy step (reduce-copies).
   // flat: (n - 1) fan-in + 1 fan-out.
   CHECK(steps_of(C::allreduce, "flat", 4, 1000, true) == 4);
@@ -166,7 +179,7 @@ TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   CHECK(steps_of(C::allreduce, "rabenseifner", 8, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "rabenseifner", 13, 1000, true) == 8);
   CHECK(steps_of(C::allreduce, "rabenseifner", 16, 1000, false) == 8);
-  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner"}) {
+  for (const auto& algo : algorithm_names(C::allreduce)) {
     CHECK(steps_of(C::allreduce, algo, 1, 1000, true) == 0);
     CHECK(steps_of(C::allreduce, algo, 1, 1000, false) == 1);
   }
@@ -260,4 +273,55 @@ TEST_CASE("algorithms bcast_allreduce: a 1024-rank ring over 1Mi elements lowers
 #else
   CHECK(ms < 3000);
 #endif
+}
+
+TEST_CASE("algorithms: lowering appends one call over its steps, and nccl as one native step") {
+  Schedule s;
+  s.ranks = 4;
+  s.buffers.push_back({"x", std::vector<std::uint64_t>(4, 100), false});
+  CollArgs a;
+  a.coll = Collective::allreduce;
+  a.ranks = 4;
+  a.count = 100;
+  a.in_place = true;
+  a.op = ReduceOp::avg;
+  REQUIRE(lower_call(s, a, "ring", "first").ok());
+  REQUIRE(lower_call(s, a, "auto", "second", 1).ok());
+  REQUIRE(lower_call(s, a, kNativeAlgorithm, "third", 2).ok());
+  REQUIRE(s.calls.size() == 3);
+  CHECK(s.calls[0].algorithm == "ring");
+  CHECK(!s.calls[0].auto_picked);
+  CHECK(s.calls[0].caption == "first");
+  CHECK(s.calls[0].num_steps == 7);  // 3 + 3 ring steps and the average
+  CHECK(s.steps[6].phase == "average");
+  CHECK(s.calls[1].auto_picked);
+  CHECK(find_algorithm(Collective::allreduce, s.calls[1].algorithm) != nullptr);
+  CHECK(s.calls[1].program_index == 1);
+  CHECK(s.calls[1].first_step == 7);
+  CHECK(s.calls[2].first_step == s.calls[1].first_step + s.calls[1].num_steps);
+  CHECK(s.calls[2].num_steps == 1);
+  CHECK(s.calls[2].algorithm == kNativeAlgorithm);
+  REQUIRE(s.steps.size() == static_cast<std::size_t>(s.calls[2].first_step + 1));
+  CHECK(s.steps.back().native);
+  CHECK(s.steps.back().call == 2);
+  CHECK(uses_native(s));
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::int32_t i = 0; i < s.calls[k].num_steps; ++i)
+      CHECK(s.steps[static_cast<std::size_t>(s.calls[k].first_step + i)].call == static_cast<std::int32_t>(k));
+
+  // A name the collective does not have: one error that lists every valid one, and
+  // nothing appended.
+  const std::size_t steps = s.steps.size();
+  const Status bad = lower_call(s, a, "no_such_algorithm");
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().id == "scenario.unknown_algorithm");
+  for (const auto& name : algorithm_names(Collective::allreduce))
+    CHECK(bad.error().format().find(name) != std::string::npos);
+  CHECK(s.calls.size() == 3);
+  CHECK(s.steps.size() == steps);
+  // Barrier has no native implementation.
+  CollArgs bar;
+  bar.coll = Collective::barrier;
+  bar.ranks = 4;
+  CHECK(!lower_call(s, bar, kNativeAlgorithm).ok());
 }

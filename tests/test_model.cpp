@@ -1,13 +1,17 @@
 // The cost model behind `auto`: the chain of wake-ups of fast mode on hand-made
-// schedules with known answers, and the ordering it gives the allreduce algorithms
-// when ranks outnumber cores (as measured in bench/RESULTS.md).
+// schedules with known answers, the ordering it gives the allreduce algorithms
+// when ranks outnumber cores (as measured in bench/RESULTS.md), what it charges the
+// barriers, chains and the linear all-to-all, and auto's picks for a few sizes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "collscope/algorithms.h"
+#include "collscope/collective.h"
 #include "collscope/model.h"
 #include "collscope/schedule.h"
 
@@ -149,4 +153,154 @@ TEST_CASE("model: the ring in slices stays in a 32 MiB cache, the whole ring and
   CHECK(predict_auto_us(ring, m) < predict_auto_us(rab, m));
   // Without the cache the two cost the same data time and the ring's many slices lose.
   CHECK(predict_auto_us(ring, flat_memory) > predict_auto_us(rab, flat_memory));
+}
+
+namespace {
+
+// One call lowered on its own schedule (one buffer, in place where the collective
+// allows it, else an input and an output), as `auto` lowers its candidates.
+Schedule lowered(Collective coll, const std::string& algo, std::int32_t ranks, std::uint64_t count) {
+  CollArgs a;
+  a.coll = coll;
+  a.ranks = ranks;
+  a.count = coll == Collective::barrier ? 0 : count;
+  a.in_place = coll != Collective::alltoall && coll != Collective::barrier;
+  Schedule s;
+  s.ranks = ranks;
+  std::vector<std::uint64_t> in, out;
+  for (std::int32_t r = 0; r < ranks; ++r) {
+    const CollectiveShape sh = shape_of(coll, ranks, r, 0, a.count);
+    in.push_back(std::max(sh.in_count, sh.out_count));
+    out.push_back(std::max(sh.in_count, sh.out_count));
+  }
+  s.buffers.push_back({"in", in, false});
+  s.buffers.push_back({"out", out, false});
+  a.in_buf = 0;
+  a.out_buf = a.in_place ? 0 : 1;
+  REQUIRE(lower_call(s, a, algo).ok());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("model: barriers wait once (central), log2 n - 1 times (dissemination), 2 log2 n - 1 times (tree)") {
+  // The signals of a call's first step come from before the call, so they cost
+  // nothing here; every later step waits once for the step before it somewhere (with
+  // a power of two of ranks; otherwise the tree's short branches wait less).
+  for (std::int32_t n : {4, 8, 16}) {
+    CAPTURE(n);
+    const CostModel own = model(0);  // a core per rank: every wait is a spinning wake-up
+    const double rounds = std::ceil(std::log2(n));
+    CHECK(predict_sync_us(lowered(Collective::barrier, "central", n, 0), own) == doctest::Approx(own.wake_us));
+    CHECK(predict_sync_us(lowered(Collective::barrier, "dissemination", n, 0), own) ==
+          doctest::Approx((rounds - 1) * own.wake_us));
+    CHECK(predict_sync_us(lowered(Collective::barrier, "tree", n, 0), own) ==
+          doctest::Approx((2 * rounds - 1) * own.wake_us));
+    // Ranks outnumber cores: rank 0 wakes the n-1 others of a central barrier a core
+    // at a time, which is what keeps dissemination ahead with 8 and more ranks on 2.
+    const CostModel two = model(2);
+    const double wake = two.switch_us * n / 2;
+    CHECK(predict_sync_us(lowered(Collective::barrier, "central", n, 0), two) ==
+          doctest::Approx(std::ceil((n - 1) / 2.0) * wake));
+  }
+}
+
+TEST_CASE("model: linear all-to-all costs what pairwise costs, and a chain scatter or gather waits at every link") {
+  for (const CostModel& m : {model(2), model(0)})
+    for (std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1} << 16}) {
+      CAPTURE(m.cores);
+      CAPTURE(count);
+      // The same blocks to the same ranks, and no rank reads what another writes: one
+      // step or n-1 steps, the same time, and the tie goes to pairwise (listed first).
+      const double pairwise = predict_auto_us(lowered(Collective::alltoall, "pairwise", 8, count), m);
+      const double linear = predict_auto_us(lowered(Collective::alltoall, "linear", 8, count), m);
+      CHECK(linear == doctest::Approx(pairwise));
+      // The chain hands every block on through the ranks before it: n-2 waits for the
+      // farthest block, where flat waits for nothing (it reads the root's input only).
+      for (Collective c : {Collective::scatter, Collective::gather}) {
+        const Schedule chain = lowered(c, "chain", 8, count);
+        const Schedule flat = lowered(c, "flat", 8, count);
+        CHECK(predict_sync_us(flat, m) == doctest::Approx(0.0));
+        CHECK(predict_sync_us(chain, m) >= 6 * m.wake_us);
+        CHECK(predict_auto_us(chain, m) > predict_auto_us(flat, m));
+      }
+    }
+}
+
+TEST_CASE("model: auto's picks for a few sizes stay what they were") {
+  // Each row: a machine (2 cores, or a core per rank; a 32 MiB cache), a collective and
+  // ranks, in place or not, and the pick for 1, 16 Ki and 1 Mi elements. A change in
+  // the model or a new algorithm that moves one of these must be shown to be faster
+  // (bench/RESULTS.md) and the row updated with it.
+  using C = Collective;
+  struct Row {
+    int cores;
+    Collective coll;
+    std::int32_t ranks;
+    bool in_place;
+    std::vector<std::string> picks;
+  };
+  const std::vector<Row> rows = {
+      {2, C::broadcast, 3, false, {"flat", "flat", "flat"}},
+      {2, C::broadcast, 3, true, {"flat", "flat", "chain"}},
+      {2, C::broadcast, 8, false, {"flat", "flat", "binomial"}},
+      {2, C::broadcast, 8, true, {"flat", "flat", "chain"}},
+      {2, C::broadcast, 16, false, {"flat", "flat", "binomial"}},
+      {2, C::reduce, 3, false, {"flat", "ring", "ring"}},
+      {2, C::reduce, 8, false, {"flat", "binomial", "ring"}},
+      {2, C::allreduce, 3, false, {"flat", "ring", "ring"}},
+      {2, C::allreduce, 8, false, {"recursive_doubling", "rabenseifner", "ring"}},
+      {2, C::allreduce, 8, true, {"recursive_doubling", "rabenseifner", "ring"}},
+      {2, C::allreduce, 16, true, {"recursive_doubling", "rabenseifner", "rabenseifner"}},
+      {2, C::scatter, 3, false, {"flat", "flat", "flat"}},
+      {2, C::scatter, 8, false, {"flat", "flat", "flat"}},
+      {2, C::gather, 3, false, {"flat", "flat", "flat"}},
+      {2, C::gather, 8, false, {"flat", "flat", "flat"}},
+      {2, C::allgather, 3, false, {"bruck", "ring", "ring"}},
+      {2, C::allgather, 8, false, {"recursive_doubling", "recursive_doubling", "recursive_doubling"}},
+      {2, C::reduce_scatter, 3, true, {"pairwise", "pairwise", "ring"}},
+      {2, C::reduce_scatter, 8, false, {"pairwise", "pairwise", "recursive_halving"}},
+      {2, C::alltoall, 3, false, {"pairwise", "pairwise", "pairwise"}},
+      {2, C::alltoall, 16, false, {"pairwise", "pairwise", "pairwise"}},
+      {0, C::broadcast, 3, true, {"flat", "chain", "chain"}},
+      {0, C::broadcast, 8, false, {"flat", "scatter_allgather", "chain"}},
+      {0, C::broadcast, 16, false, {"flat", "scatter_allgather", "binomial"}},
+      {0, C::reduce, 8, false, {"flat", "ring", "ring"}},
+      {0, C::allreduce, 3, true, {"flat", "ring", "ring"}},
+      {0, C::allreduce, 8, false, {"flat", "rabenseifner", "ring"}},
+      {0, C::allreduce, 16, true, {"flat", "rabenseifner", "ring"}},
+      {0, C::scatter, 8, false, {"flat", "flat", "flat"}},
+      {0, C::gather, 8, false, {"flat", "flat", "flat"}},
+      {0, C::allgather, 3, false, {"bruck", "ring", "ring"}},
+      {0, C::allgather, 8, false, {"recursive_doubling", "recursive_doubling", "recursive_doubling"}},
+      {0, C::reduce_scatter, 8, true, {"pairwise", "pairwise", "recursive_halving"}},
+      {0, C::alltoall, 8, false, {"pairwise", "pairwise", "pairwise"}},
+      // Barriers (no count). Two ranks: dissemination's one round beats a round trip
+      // to rank 0. With 2 cores the central counter ties dissemination at 3 and 5
+      // ranks and wins on fewer signals; with 8 and more, its release wakes too many
+      // ranks one core at a time. With a core per rank one wait beats log2 n - 1.
+      {2, C::barrier, 2, false, {"dissemination"}},
+      {2, C::barrier, 3, false, {"central"}},
+      {2, C::barrier, 5, false, {"central"}},
+      {2, C::barrier, 8, false, {"dissemination"}},
+      {2, C::barrier, 16, false, {"dissemination"}},
+      {0, C::barrier, 2, false, {"dissemination"}},
+      {0, C::barrier, 8, false, {"central"}},
+      {0, C::barrier, 16, false, {"central"}},
+  };
+  const std::uint64_t counts[] = {1, 16384, 1 << 20};
+  for (const Row& row : rows) {
+    CostModel m = model(row.cores);
+    m.cache_bytes = 32 << 20;
+    for (std::size_t i = 0; i < row.picks.size(); ++i) {
+      CollArgs a;
+      a.coll = row.coll;
+      a.ranks = row.ranks;
+      a.count = row.coll == C::barrier ? 0 : counts[i];
+      a.in_place = row.in_place;
+      CHECK_MESSAGE(pick_algorithm(a, m) == row.picks[i], name_of(row.coll) << " ranks=" << row.ranks << " count="
+                                                                            << a.count << " cores=" << row.cores
+                                                                            << (row.in_place ? " in place" : ""));
+    }
+  }
 }

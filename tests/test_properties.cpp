@@ -4,6 +4,8 @@
 // fast (dataflow) and observable (barrier per step) modes must give identical bytes.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,7 +21,7 @@ using namespace collscope;
 
 namespace {
 
-const std::vector<std::int32_t> kRanks = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64};
+const std::vector<std::int32_t> kRanks = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 31, 64};
 const std::vector<std::uint64_t> kCounts = {0, 1, 7, 1000};
 
 std::vector<std::int32_t> roots_for(Collective c, std::int32_t n) {
@@ -107,6 +109,12 @@ TEST_CASE("properties: every algorithm passes the symbolic check over ranks, cou
 TEST_CASE("properties: executed results are exact, and fast and observable modes agree byte for byte") {
   // Ops and dtypes rotate over the combinations, so every pair is covered many times
   // without running the whole cross product.
+  struct Seen {
+    std::set<std::string> dtypes, ops;
+    std::set<std::int32_t> roots;
+    std::set<bool> in_place;
+  };
+  std::map<std::string, Seen> seen;  // what every algorithm was run with
   std::size_t combo = 0;
   for (const auto& algo : all_algorithms())
     for (std::int32_t n : kRanks)
@@ -123,7 +131,24 @@ TEST_CASE("properties: executed results are exact, and fast and observable modes
         q.dtype = kAllDTypes[combo % 8];
         q.op = kAllReduceOps[(combo / 8) % 5];
         check_modes_agree(q);
+        Seen& s = seen[std::string(name_of(algo.coll)) + "/" + q.algorithm];
+        s.dtypes.insert(std::string(name_of(q.dtype)));
+        s.ops.insert(std::string(name_of(q.op)));
+        s.roots.insert(q.root);
+        s.in_place.insert(q.in_place);
       }
+  // The rotation reaches every algorithm of the registry with most dtypes and ops, more
+  // than one root where there is a root, and both buffer modes where both exist.
+  REQUIRE(seen.size() == all_algorithms().size());
+  for (const auto& algo : all_algorithms()) {
+    const std::string key = std::string(name_of(algo.coll)) + "/" + std::string(algo.name);
+    const Seen& s = seen[key];
+    INFO(key);
+    CHECK(s.dtypes.size() >= 6);
+    CHECK(s.ops.size() >= 3);
+    if (has_root(algo.coll)) CHECK(s.roots.size() >= 3);
+    if (supports_in_place(algo.coll)) CHECK(s.in_place.size() == 2);
+  }
 }
 
 TEST_CASE("properties: a ring all-reduce large enough to go round in slices is exact in both modes") {

@@ -13,6 +13,8 @@
 
 namespace collscope {
 
+struct CostModel;
+
 class StepBuilder {
  public:
   StepBuilder(Schedule& schedule, const CollArgs& args, std::int32_t call);
@@ -87,8 +89,10 @@ std::vector<std::string> algorithm_names(Collective c);
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name);
 
 // Picks an algorithm for `auto` from message size and rank count with the cost model,
-// the way NCCL's tuner does. Returns the algorithm name.
+// the way NCCL's tuner does. Returns the algorithm name. Without a model, the cpu
+// backend's (CostModel::cpu_default(), which reads this machine's cores and cache).
 std::string pick_algorithm(const CollArgs& args);
+std::string pick_algorithm(const CollArgs& args, const CostModel& model);
 
 // Appends the steps of one collective call to `schedule` (scratch buffers included;
 // the final division of `avg` included). `algorithm` may be "auto".

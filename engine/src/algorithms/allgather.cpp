@@ -38,17 +38,10 @@
 namespace collscope::algo {
 namespace {
 
-std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
-
 // Out of place, rank r's own block must also land in its output (a local copy; in
 // place it is already there).
 void keep_own_block(StepBuilder& b, std::int32_t r) {
   copy_unless_same(b, b.in(r), b.out(r, at_block(r, b.count())), b.count());
-}
-
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: it copies its input into its output");
-  keep_own_block(b, 0);
 }
 
 }  // namespace

@@ -28,6 +28,16 @@
 // transfer wherever they are neighbours on both sides; the rotation back reverses
 // the order, so there each block is its own transfer.
 //
+// linear (spread out, like Open MPI's linear all-to-all): one step. Every rank sends
+// all its blocks at once instead of one peer per step. The sends are staggered so that
+// the peers differ at every moment: rank r's k-th transfer goes to rank r+k, so its
+// k-th round pairs the ranks as pairwise step k does, and no rank is flooded by
+// everybody's first send (4 ranks):
+//
+//   k = 1:   0 --> 1   1 --> 2   2 --> 3   3 --> 0
+//   k = 2:   0 --> 2   1 --> 3   2 --> 0   3 --> 1      all in one step
+//   k = 3:   0 --> 3   1 --> 0   2 --> 1   3 --> 2
+//
 // All-to-all is out of place only.
 #include "common.h"
 #include "families.h"
@@ -35,12 +45,8 @@
 namespace collscope::algo {
 namespace {
 
-std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
-
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: it copies its one block from its input to its output");
-  b.copy(b.in(0), b.out(0), b.count());
-}
+// What the single rank does, in its own words.
+constexpr const char* kOneRank = "only one rank: it copies its one block from its input to its output";
 
 // "j = 1, 3, 5, ..." : the first indices below n with bit `bit` set, for captions.
 std::string indices_with_bit(std::int32_t bit, std::int32_t n) {
@@ -64,7 +70,7 @@ void alltoall_pairwise(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   b.begin_step("local copy", step_of(1, n) + "every rank copies its block for itself to its own place in its output");
   for (std::int32_t r = 0; r < n; ++r) b.copy(b.in(r, at_block(r, c)), b.out(r, at_block(r, c)), c);
@@ -86,7 +92,7 @@ void alltoall_bruck(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   const std::int32_t rounds = ceil_log2(n);
   const std::int32_t total = rounds + 2;
@@ -142,6 +148,27 @@ void alltoall_bruck(StepBuilder& b) {
     move_blocks(
         b, Action::copy, 0, n, c, [&](std::int64_t j) { return block_at(r, j, rounds); },
         [&](std::int64_t j) { return b.out(r, at_block(wrap(r - j, n), c)); });
+}
+
+// ---------------------------------------------------------------------------
+// linear: 1 step.
+
+void alltoall_linear(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b, kOneRank);
+
+  b.begin_step("spread out", "every rank r sends all its blocks at once, the k-th to rank r+k for k = 1.." +
+                                 std::to_string(n - 1) + ", and copies its own block to its output");
+  for (std::int32_t r = 0; r < n; ++r) b.copy(b.in(r, at_block(r, c)), b.out(r, at_block(r, c)), c);
+  // Round k of the sends, for every rank, before round k+1: a rank receives in the
+  // same order (from r-1, then r-2, ...), so at each moment the peers differ.
+  for (std::int32_t k = 1; k < n; ++k)
+    for (std::int32_t r = 0; r < n; ++r) {
+      const std::int32_t to = wrap(static_cast<std::int64_t>(r) + k, n);
+      b.copy(b.in(r, at_block(to, c)), b.out(to, at_block(r, c)), c);
+    }
 }
 
 }  // namespace collscope::algo

@@ -56,14 +56,6 @@ void root_local_copy(StepBuilder& b) {
   if (!b.args().in_place) b.copy(b.in(b.root()), b.out(b.root()), b.count());
 }
 
-// A single rank: nothing to send, only the out-of-place local copy.
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: it copies its input into its output");
-  root_local_copy(b);
-}
-
-std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
-
 }  // namespace
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Small helpers shared by the algorithm files: how a buffer is cut into blocks,
 // ranks relative to a root, binomial trees, the power-of-two fold used by recursive
-// doubling and halving, and a few words for captions.
+// doubling and halving, a few words for captions, moving runs of blocks, and the
+// single rank that only copies its input.
 #pragma once
 
 #include <algorithm>
@@ -43,6 +44,10 @@ inline ElemRange block_range(std::uint64_t count, std::uint64_t parts, std::uint
   const std::uint64_t b = block_begin(count, parts, first);
   return {b, block_begin(count, parts, last) - b};
 }
+
+// Where block k starts when every block holds `count` elements: the buffers of n
+// blocks of scatter, gather, all-gather, reduce-scatter and all-to-all.
+inline std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
 
 // ---------------------------------------------------------------------------
 // Ranks
@@ -165,6 +170,9 @@ inline std::string step_of(std::int64_t k, std::int64_t total) {
   return "step " + std::to_string(k) + " of " + std::to_string(total) + ": ";
 }
 
+// "rank 5"
+inline std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
+
 // ---------------------------------------------------------------------------
 // Moving runs of blocks
 //
@@ -229,6 +237,16 @@ void move_blocks(StepBuilder& b, Action action, std::int64_t first, std::int64_t
 // One copy, skipped when source and destination are the same place (in place).
 inline void copy_unless_same(StepBuilder& b, const Loc& src, const Loc& dst, std::uint64_t count) {
   if (!same_place(src, dst)) b.copy(src, dst, count);
+}
+
+// One rank: whatever the collective, its output is a copy of its input (count
+// elements: with one rank every buffer holds one block). Out of place that is one
+// local copy; in place the two are one place and there is nothing to do.
+inline void single_rank(StepBuilder& b,
+                        const std::string& caption = "only one rank: it copies its input into its output") {
+  if (same_place(b.in(0), b.out(0))) return;
+  b.begin_step("local copy", caption);
+  b.copy(b.in(0), b.out(0), b.count());
 }
 
 // Phase "tree up" of a binomial reduction: at distance 1, 2, 4, ... a child hands its

@@ -27,8 +27,10 @@ void allreduce_rabenseifner(StepBuilder& b);
 // scatter_gather.cpp
 void scatter_flat(StepBuilder& b);
 void scatter_binomial(StepBuilder& b);
+void scatter_chain(StepBuilder& b);
 void gather_flat(StepBuilder& b);
 void gather_binomial(StepBuilder& b);
+void gather_chain(StepBuilder& b);
 
 // allgather.cpp
 void allgather_ring(StepBuilder& b);
@@ -43,8 +45,11 @@ void reduce_scatter_pairwise(StepBuilder& b);
 // alltoall.cpp
 void alltoall_pairwise(StepBuilder& b);
 void alltoall_bruck(StepBuilder& b);
+void alltoall_linear(StepBuilder& b);
 
 // barrier.cpp
 void barrier_dissemination(StepBuilder& b);
+void barrier_central(StepBuilder& b);
+void barrier_tree(StepBuilder& b);
 
 }  // namespace collscope::algo

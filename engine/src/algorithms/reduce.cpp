@@ -29,18 +29,6 @@
 #include "families.h"
 
 namespace collscope::algo {
-namespace {
-
-std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
-
-// One rank: the output is a copy of the input.
-void single_rank(StepBuilder& b) {
-  if (b.args().in_place) return;
-  b.begin_step("local copy", "only one rank: it copies its input into its output");
-  b.copy(b.in(b.root()), b.out(b.root()), b.count());
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // flat: n-1 steps.

@@ -39,18 +39,8 @@
 namespace collscope::algo {
 namespace {
 
-std::uint64_t at_block(std::int64_t k, std::uint64_t count) { return static_cast<std::uint64_t>(k) * count; }
-
-// Rank r's own part of its own block, copied into its output where the other parts
-// are then added (in place it is already there).
-void keep_own_part(StepBuilder& b, std::int32_t r) {
-  copy_unless_same(b, b.in(r, at_block(r, b.count())), b.out(r), b.count());
-}
-
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: its block is already the full sum, it copies it into its output");
-  keep_own_part(b, 0);
-}
+// What the single rank does, in its own words.
+constexpr const char* kOneRank = "only one rank: its block is already the full sum, it copies it into its output";
 
 }  // namespace
 
@@ -67,7 +57,7 @@ void reduce_scatter_ring(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   const std::int32_t slots = n >= 3 ? b.add_scratch("ring-partial", 2 * c) : -1;
   // The block whose partial sum rank r receives in step k.
@@ -104,7 +94,7 @@ void reduce_scatter_recursive_halving(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   const PowerOfTwoFold fold(n);
   const std::int32_t rounds = ceil_log2(fold.p);
@@ -180,7 +170,7 @@ void reduce_scatter_pairwise(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::uint64_t c = b.count();
   if (c == 0) return;
-  if (n == 1) return single_rank(b);
+  if (n == 1) return single_rank(b, kOneRank);
 
   // Step 1 writes (what arrives) + (the receiver's own part) into the output (a
   // reduce-copy; in place the own part is already there), the later steps add to it.

@@ -28,10 +28,31 @@
 //   step 2:   0 <==[2 3]== 2                4 <==[6 7]== 6
 //   step 3:   0 <==[4 5 6 7]== 4
 //
+// chain: the ranks form a chain, root -> 1 -> 2 -> ... -> n-1 (counted from the root),
+// and the blocks flow along it like a pipeline, one rank further every step. A scatter
+// sends the block for the far end first, so that all blocks arrive in the same last
+// step (4 ranks):
+//
+//   step 1:   0 =[3]=> 1         2         3
+//   step 2:   0 =[2]=> 1 =[3]=> 2         3
+//   step 3:   0 =[1]=> 1 =[2]=> 2 =[3]=> 3        every rank gets its own block
+//
+// A gather is the mirror image: in step 1 every rank sends its own block one rank
+// nearer the root, and later steps pass on what arrived, the nearest block first:
+//
+//   step 1:   0 <=[1]= 1 <=[2]= 2 <=[3]= 3
+//   step 2:   0 <=[2]= 1 <=[3]= 2         3
+//   step 3:   0 <=[3]= 1         2         3
+//
+// Every link carries one block per step, so no rank sends or receives more than one
+// block at a time (flat has the root handle n-1 at once), for the price of n-1 steps.
+//
 // Buffers: only the root has the large buffer (n blocks); the others have room for
 // exactly one block. A rank in the middle of the tree must hold the blocks of its
 // whole subtree for a while, so it keeps them in a scratch buffer and keeps its own
-// block in its output (scatter) or input (gather). In place, the root's own block
+// block in its output (scatter) or input (gather). A rank in the middle of the chain
+// holds one block in passing, in one of two scratch slots: it receives the next block
+// into the other slot while it passes this one on. In place, the root's own block
 // already sits in the right spot of its large buffer and does not move.
 #include <algorithm>
 
@@ -75,11 +96,11 @@ struct TreePlaces {
     const std::uint64_t c = b.count();
     const std::int32_t r = absolute_rank(v, b.root(), n);
     if (v == 0) {
-      const auto offset = static_cast<std::uint64_t>(absolute_rank(static_cast<std::int32_t>(x), b.root(), n)) * c;
+      const std::uint64_t offset = at_block(absolute_rank(static_cast<std::int32_t>(x), b.root(), n), c);
       return scatter ? b.in(r, offset) : b.out(r, offset);
     }
     if (x == v) return scatter ? b.out(r) : b.in(r);
-    return b.scratch(held, r, static_cast<std::uint64_t>(x - v - 1) * c);
+    return b.scratch(held, r, at_block(x - v - 1, c));
   }
 };
 
@@ -94,19 +115,12 @@ TreePlaces tree_places(StepBuilder& b, bool scatter) {
 // Out of place it is a local copy; in place it is already there and nothing moves.
 void root_keeps_own_block(StepBuilder& b) {
   const std::int32_t root = b.root();
-  const std::uint64_t own = static_cast<std::uint64_t>(root) * b.count();
+  const std::uint64_t own = at_block(root, b.count());
   if (b.collective() == Collective::scatter)
     copy_unless_same(b, b.in(root, own), b.out(root), b.count());
   else
     copy_unless_same(b, b.in(root), b.out(root, own), b.count());
 }
-
-void single_rank(StepBuilder& b) {
-  b.begin_step("local copy", "only one rank: it copies its input into its output");
-  root_keeps_own_block(b);
-}
-
-std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
 
 }  // namespace
 
@@ -124,7 +138,7 @@ void scatter_flat(StepBuilder& b) {
                               " its own block directly, all at once");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
-    if (r != root) b.copy(b.in(root, static_cast<std::uint64_t>(r) * c), b.out(r), c);
+    if (r != root) b.copy(b.in(root, at_block(r, c)), b.out(r), c);
 }
 
 // ---------------------------------------------------------------------------
@@ -175,7 +189,7 @@ void gather_flat(StepBuilder& b) {
                              rank_name(root) + "), which puts block k at position k");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
-    if (r != root) b.copy(b.in(r), b.out(root, static_cast<std::uint64_t>(r) * c), c);
+    if (r != root) b.copy(b.in(r), b.out(root, at_block(r, c)), c);
 }
 
 // ---------------------------------------------------------------------------
@@ -208,6 +222,98 @@ void gather_binomial(StepBuilder& b) {
       move_blocks(
           b, Action::copy, child, subtree_end(child, n), c, [&](std::int64_t x) { return places.at(child, x); },
           [&](std::int64_t x) { return places.at(parent, x); });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// chain: n-1 steps for scatter and gather alike.
+
+namespace {
+
+// The chain, counted from the root, and the two scratch slots where a rank in the
+// middle holds a block in passing: the block that arrives in step s goes to slot
+// s mod 2 (no slots with 2 ranks, where nobody holds blocks for others).
+struct Chain {
+  const StepBuilder& b;
+  std::int32_t slots = -1;  // scratch id
+
+  // The rank at chain position v (the root is position 0).
+  std::int32_t rank_at(std::int64_t v) const {
+    return absolute_rank(static_cast<std::int32_t>(v), b.root(), b.ranks());
+  }
+  // Where the rank at chain position v keeps the block that arrived in step s.
+  Loc held(std::int64_t v, std::int64_t s) const { return b.scratch(slots, rank_at(v), at_block(s % 2, b.count())); }
+};
+
+Chain make_chain(StepBuilder& b) {
+  Chain chain{b, -1};
+  if (b.ranks() >= 3) chain.slots = b.add_scratch("chain-hold", 2 * b.count());
+  return chain;
+}
+
+}  // namespace
+
+void scatter_chain(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const Chain chain = make_chain(b);
+  const std::int32_t total = n - 1;
+  for (std::int32_t s = 1; s <= total; ++s) {
+    // Link i joins chain positions i and i+1. The root injects one block per step, the
+    // far end's first: in step s link i carries the block injected in step s-i, the
+    // block of position n-(s-i), which reaches its owner in the last step.
+    const std::int32_t injected = n - s;  // position whose block the root sends now
+    std::string caption = step_of(s, total);
+    if (s < total) {
+      caption += "the root (" + rank_name(root) + ") sends the block for " + rank_name(chain.rank_at(injected)) +
+                 " down the chain";
+      if (s > 1) caption += "; " + plural(s - 1, "rank") + agree(s - 1, " passes", " pass") + " on what arrived last";
+    } else {
+      caption += "the root (" + rank_name(root) + ") sends " + rank_name(chain.rank_at(1)) + " its block";
+      if (s > 1) caption += ", and every other rank passes the block it holds on to its owner";
+    }
+    b.begin_step("chain", caption);
+    if (s == 1) root_keeps_own_block(b);
+    for (std::int32_t i = 0; i < s; ++i) {
+      const std::int32_t x = n - (s - i);  // the block on link i
+      const Loc src = i == 0 ? b.in(root, at_block(chain.rank_at(x), c)) : chain.held(i, s - 1);
+      const Loc dst = x == i + 1 ? b.out(chain.rank_at(i + 1)) : chain.held(i + 1, s);
+      b.copy(src, dst, c);
+    }
+  }
+}
+
+void gather_chain(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::int32_t root = b.root();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+
+  const Chain chain = make_chain(b);
+  const std::int32_t total = n - 1;
+  for (std::int32_t s = 1; s <= total; ++s) {
+    // Link i joins chain positions i+1 and i (towards the root). In step s it carries
+    // the block of position i+s, which set out from its owner in step 1.
+    const std::int32_t links = n - s;
+    std::string caption = step_of(s, total);
+    if (s == 1)
+      caption += "every rank but the root sends its own block one rank nearer the root along the chain";
+    else
+      caption += plural(links, "rank") + agree(links, " passes on the block it", " pass on the blocks they") +
+                 " got last; the root (" + rank_name(root) + ") receives the block of " + rank_name(chain.rank_at(s));
+    b.begin_step("chain", caption);
+    if (s == 1) root_keeps_own_block(b);
+    for (std::int32_t i = 0; i < links; ++i) {
+      const std::int32_t x = i + s;  // the block on link i
+      const Loc src = s == 1 ? b.in(chain.rank_at(i + 1)) : chain.held(i + 1, s - 1);
+      const Loc dst = i == 0 ? b.out(root, at_block(chain.rank_at(x), c)) : chain.held(i, s);
+      b.copy(src, dst, c);
     }
   }
 }

@@ -1,0 +1,85 @@
+// The StepBuilder: what an algorithm writes through. It turns group ranks into world
+// ranks, element indices into buffer offsets (the in-place offsets included), and
+// drops steps that end up empty.
+#include "collscope/algorithms.h"
+
+namespace collscope {
+
+StepBuilder::StepBuilder(Schedule& schedule, const CollArgs& args, std::int32_t call)
+    : s_(schedule), args_(args), call_(call), first_step_(static_cast<std::int32_t>(schedule.steps.size())) {}
+
+static std::int32_t world_of(const CollArgs& a, std::int32_t r) {
+  return a.world_rank.empty() ? r : a.world_rank[static_cast<std::size_t>(r)];
+}
+
+Loc StepBuilder::in(std::int32_t r, std::uint64_t elem) const {
+  return Loc{world_of(args_, r), args_.in_buf, args_.in_offset(r) + elem};
+}
+Loc StepBuilder::out(std::int32_t r, std::uint64_t elem) const {
+  return Loc{world_of(args_, r), args_.out_buf, args_.out_offset(r) + elem};
+}
+
+std::int32_t StepBuilder::add_scratch(const std::string& name, std::uint64_t count_per_rank) {
+  BufferDecl d;
+  d.name = "~" + name + "#" + std::to_string(call_);
+  d.count.assign(static_cast<std::size_t>(s_.ranks), 0);
+  for (std::int32_t r = 0; r < args_.ranks; ++r) d.count[static_cast<std::size_t>(world_of(args_, r))] = count_per_rank;
+  d.scratch = true;
+  s_.buffers.push_back(std::move(d));
+  scratch_bufs_.push_back(static_cast<std::int32_t>(s_.buffers.size() - 1));
+  return static_cast<std::int32_t>(scratch_bufs_.size() - 1);
+}
+
+Loc StepBuilder::scratch(std::int32_t id, std::int32_t r, std::uint64_t elem) const {
+  return Loc{world_of(args_, r), scratch_bufs_[static_cast<std::size_t>(id)], elem};
+}
+
+void StepBuilder::close_step() {
+  if (open_ && s_.steps.back().transfers.empty()) s_.steps.pop_back();
+  open_ = false;
+}
+
+void StepBuilder::begin_step(std::string phase, std::string caption) {
+  close_step();
+  Step st;
+  st.phase = std::move(phase);
+  st.caption = std::move(caption);
+  st.call = call_;
+  s_.steps.push_back(std::move(st));
+  open_ = true;
+}
+
+void StepBuilder::copy(Loc src, Loc dst, std::uint64_t count) {
+  if (count == 0) return;
+  s_.steps.back().transfers.push_back(Transfer{src, dst, count, Action::copy, 1});
+}
+
+void StepBuilder::reduce(Loc src, Loc dst, std::uint64_t count) {
+  if (count == 0) return;
+  s_.steps.back().transfers.push_back(Transfer{src, dst, count, Action::reduce, 1});
+}
+
+void StepBuilder::reduce_copy(Loc src, Loc aux, Loc dst, std::uint64_t count) {
+  if (count == 0) return;
+  if (aux.rank == dst.rank && aux.buf == dst.buf && aux.offset == dst.offset) return reduce(src, dst, count);
+  Transfer t{src, dst, count, Action::reduce_copy, 1};
+  t.aux = aux;
+  s_.steps.back().transfers.push_back(t);
+}
+
+void StepBuilder::signal(std::int32_t src, std::int32_t dst) {
+  Loc a{world_of(args_, src), -1, 0};
+  Loc b{world_of(args_, dst), -1, 0};
+  s_.steps.back().transfers.push_back(Transfer{a, b, 0, Action::copy, 1});
+}
+
+void StepBuilder::scale(Loc dst, std::uint64_t count, std::uint32_t divisor) {
+  if (count == 0) return;
+  s_.steps.back().transfers.push_back(Transfer{dst, dst, count, Action::scale, divisor});
+}
+
+std::int32_t StepBuilder::steps_emitted() const {
+  return static_cast<std::int32_t>(s_.steps.size()) - first_step_;
+}
+
+}  // namespace collscope

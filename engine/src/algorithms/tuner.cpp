@@ -1,0 +1,75 @@
+// `auto`: the algorithm the cost model predicts to be fastest for one call, the way
+// NCCL's tuner picks one (model.h says how a schedule is priced).
+#include <algorithm>
+
+#include "collscope/collective.h"
+#include "collscope/model.h"
+#include "families.h"
+
+namespace collscope {
+
+namespace {
+
+// Walking the dependencies of millions of transfers (a ring over a thousand ranks)
+// would cost more than running them: beyond this, every candidate is priced by the
+// step model (an alpha per step) instead, so all compare alike.
+constexpr std::uint64_t kMaxTransfersForSync = 250000;
+
+// The candidate `a` lowered on a throw-away schedule of its own, with user buffers
+// large enough for the call (one buffer for both in place).
+Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args) {
+  Schedule tmp;
+  tmp.ranks = args.ranks;
+  tmp.dtype = args.dtype;
+  CollArgs local = args;
+  local.world_rank.clear();
+  BufferDecl in{"in", {}, false}, out{"out", {}, false};
+  for (std::int32_t r = 0; r < args.ranks; ++r) {
+    auto sh = shape_of(args.coll, args.ranks, r, args.root, args.count);
+    in.count.push_back(std::max<std::uint64_t>(sh.in_count, sh.out_count));
+    out.count.push_back(std::max<std::uint64_t>(sh.in_count, sh.out_count));
+  }
+  tmp.buffers = {in, out};
+  local.in_buf = 0;
+  local.out_buf = args.in_place ? 0 : 1;
+  StepBuilder b(tmp, local, 0);
+  a.emit(b);
+  b.finish();
+  return tmp;
+}
+
+}  // namespace
+
+std::string pick_algorithm(const CollArgs& args) { return pick_algorithm(args, CostModel::cpu_default()); }
+
+std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
+  // Predict every candidate (the data time of its steps plus the chain of wake-ups of
+  // fast mode) and keep the fastest. Estimates within 2% of the best count as a tie,
+  // which the candidate with the fewest transfers wins (less bookkeeping per run), then
+  // the registry's order.
+  struct Candidate {
+    std::string name;
+    double us;
+    std::uint64_t transfers;
+  };
+  std::vector<Candidate> all;
+  std::vector<Schedule> schedules;
+  for (const auto& a : all_algorithms()) {
+    if (a.coll != args.coll) continue;
+    schedules.push_back(lower_candidate(a, args));
+    all.push_back({std::string(a.name), 0.0, schedules.back().total_transfers()});
+  }
+  if (all.empty()) return "";
+  std::uint64_t most = 0;
+  for (const auto& c : all) most = std::max(most, c.transfers);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    all[i].us = most <= kMaxTransfersForSync ? predict_auto_us(schedules[i], model) : predict_us(schedules[i], model);
+  double fastest = all.front().us;
+  for (const auto& c : all) fastest = std::min(fastest, c.us);
+  const Candidate* best = nullptr;
+  for (const auto& c : all)
+    if (c.us <= fastest * 1.02 && (!best || c.transfers < best->transfers)) best = &c;
+  return best->name;
+}
+
+}  // namespace collscope
