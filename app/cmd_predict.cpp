@@ -96,7 +96,9 @@ int cmd_predict(const PredictFlags& f) {
     // no cache slices.
     BackendCapabilities lowering = caps;
     if (!machine->cpu) lowering.cache_slices = false;
-    auto s = lower_scenario(*sc, lower_options_for(lowering));
+    LowerOptions options = lower_options_for(lowering);
+    options.machine = &*machine;
+    auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     Row r;
     r.algorithm = one_call ? a : "(as written)";
@@ -109,13 +111,19 @@ int cmd_predict(const PredictFlags& f) {
     }
     rows.push_back(std::move(r));
   }
-  // auto's pick by this model: the fastest, where estimates within 2% tie and the one
-  // with fewer transfers wins (the tuner's rule, algorithms.h).
+  // auto's pick on this model: what the tuner lowers `auto` to (algorithms.h).
   std::size_t pick = 0;
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const Row &a = rows[i], &b = rows[pick];
-    const bool tie = std::abs(a.p.us - b.p.us) <= 0.02 * std::max(a.p.us, b.p.us);
-    if ((tie && a.transfers < b.transfers) || (!tie && a.p.us < b.p.us)) pick = i;
+  if (one_call) {
+    QuickSpec q = *spec;
+    q.algorithm = "auto";
+    auto sc = scenario_from_spec(q);
+    if (!sc) return report_error(sc.error());
+    LowerOptions options = lower_options_for(caps);
+    options.machine = &*machine;
+    auto s = lower_scenario(*sc, options);
+    if (!s) return report_error(s.error());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (!s->calls.empty() && rows[i].algorithm == s->calls[0].algorithm) pick = i;
   }
   if (one_call && !all && rf.algo == "auto") rows = {rows[pick]}, pick = 0;
 

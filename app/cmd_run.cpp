@@ -86,7 +86,13 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
 int cmd_run(const RunFlags& f) {
   auto scenario = load_for_run(f);
   if (!scenario) return report_error(scenario.error());
-  auto schedule_r = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
+  // The model this run is predicted with (machine.h), named in the report; `auto`
+  // picks with it too, so the pick and the prediction agree.
+  auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), scenario->dtype, user_config_dir());
+  if (!machine) return report_error(machine.error());
+  LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
+  lowering.machine = &*machine;
+  auto schedule_r = lower_scenario(*scenario, lowering);
   if (!schedule_r) return report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
 
@@ -94,9 +100,6 @@ int cmd_run(const RunFlags& f) {
   if (f.mode == "observable") mode = RunMode::observable;
   else if (f.mode != "fast")
     return report_error(make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
-  // The model this run is predicted with (machine.h): named in the report.
-  auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), s.dtype, user_config_dir());
-  if (!machine) return report_error(machine.error());
   const double predicted = predict(s, *machine, mode == RunMode::fast).us;
 
   Status symbolic = ok_status();

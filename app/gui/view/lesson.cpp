@@ -17,12 +17,14 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
   const BackendCapabilities caps = capabilities_of(backend);
-  auto lowered = lower_scenario(run->scenario, lower_options_for(caps));
+  auto machine = machine_for("", 0, caps, run->scenario.dtype, user_config_dir());
+  if (!machine) return machine.error();
+  LowerOptions lowering = lower_options_for(caps);
+  lowering.machine = &*machine;
+  auto lowered = lower_scenario(run->scenario, lowering);
   if (!lowered) return lowered.error();
   run->schedule = std::move(*lowered);
   // The window runs in observable mode: a barrier after every step, priced as such.
-  auto machine = machine_for("", 0, caps, run->schedule.dtype, user_config_dir());
-  if (!machine) return machine.error();
   run->model = machine->short_label();
   const Prediction p = predict(run->schedule, *machine, false);
   run->predicted_us = p.us;

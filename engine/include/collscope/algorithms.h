@@ -88,15 +88,20 @@ bool uses_native(const Schedule& s);
 std::vector<std::string> algorithm_names(Collective c);
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name);
 
+struct Machine;  // machine.h
+
 // Picks an algorithm for `auto` from message size and rank count with the cost model,
 // the way NCCL's tuner does. Returns the algorithm name. Without a model, the cpu
 // backend's (CostModel::cpu_default(), which reads this machine's cores and cache).
 std::string pick_algorithm(const CollArgs& args);
 std::string pick_algorithm(const CollArgs& args, const CostModel& model);
+// On a Machine (machine.h): this machine's cpu model or a topology of devices.
+std::string pick_algorithm(const CollArgs& args, const Machine& machine);
 
 // Appends the steps of one collective call to `schedule` (scratch buffers included;
 // the final division of `avg` included). `algorithm` may be "auto".
+// `tuner` is what `auto` prices with (nullptr: the cpu model's defaults).
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption = {},
-                  std::int32_t program_index = 0);
+                  std::int32_t program_index = 0, const Machine* tuner = nullptr);
 
 }  // namespace collscope

@@ -201,8 +201,12 @@ Result<ScenarioHeading> read_heading(const std::string& path);
 // all-reduce goes round in cache-sized slices; on a GPU every transfer is a kernel
 // launch (or a group of NCCL calls), and slices of 1 MiB would leave the GPU waiting
 // for the host, so the GPU backends lower without slices.
+struct Machine;
 struct LowerOptions {
   std::uint64_t slice_bytes = kCacheSliceBytes;  // 0: no slices
+  // What `auto` prices its candidates with (machine.h): the run's own model, so that
+  // the pick and the reported prediction agree. nullptr: the cpu model's defaults.
+  const Machine* machine = nullptr;
 };
 struct BackendCapabilities;
 LowerOptions lower_options_for(const BackendCapabilities& backend);

@@ -58,10 +58,10 @@ void append_average(StepBuilder& b) {
 }  // namespace
 
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption,
-                  std::int32_t program_index) {
+                  std::int32_t program_index, const Machine* tuner) {
   std::string name(algorithm);
   const bool picked = name == "auto" || name.empty();
-  if (picked) name = pick_algorithm(args);
+  if (picked) name = tuner ? pick_algorithm(args, *tuner) : pick_algorithm(args);
   const bool native = is_native(args.coll, name);
   const AlgorithmInfo* info = native ? nullptr : find_algorithm(args.coll, name);
   if (!native && !info)

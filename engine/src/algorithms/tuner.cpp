@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collscope/collective.h"
+#include "collscope/machine.h"
 #include "collscope/model.h"
 #include "families.h"
 
@@ -17,8 +18,9 @@ constexpr std::uint64_t kMaxTransfersForSync = 250000;
 
 // The candidate `a` lowered on a throw-away schedule of its own, with user buffers
 // large enough for the call (one buffer for both in place).
-Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args) {
+Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args, std::uint64_t slice_bytes) {
   Schedule tmp;
+  tmp.slice_bytes = slice_bytes;
   tmp.ranks = args.ranks;
   tmp.dtype = args.dtype;
   CollArgs local = args;
@@ -40,13 +42,13 @@ Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args) {
 
 }  // namespace
 
-std::string pick_algorithm(const CollArgs& args) { return pick_algorithm(args, CostModel::cpu_default()); }
+namespace {
 
-std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
-  // Predict every candidate (the data time of its steps plus the chain of wake-ups of
-  // fast mode) and keep the fastest. Estimates within 2% of the best count as a tie,
-  // which the candidate with the fewest transfers wins (less bookkeeping per run), then
-  // the registry's order.
+// Keeps the candidate with the smallest price. Estimates within 2% of the best count
+// as a tie, which the candidate with the fewest transfers wins (less bookkeeping per
+// run), then the registry's order.
+template <class Price>
+std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, Price&& price) {
   struct Candidate {
     std::string name;
     double us;
@@ -56,20 +58,40 @@ std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
   std::vector<Schedule> schedules;
   for (const auto& a : all_algorithms()) {
     if (a.coll != args.coll) continue;
-    schedules.push_back(lower_candidate(a, args));
+    schedules.push_back(lower_candidate(a, args, slice_bytes));
     all.push_back({std::string(a.name), 0.0, schedules.back().total_transfers()});
   }
   if (all.empty()) return "";
   std::uint64_t most = 0;
   for (const auto& c : all) most = std::max(most, c.transfers);
-  for (std::size_t i = 0; i < all.size(); ++i)
-    all[i].us = most <= kMaxTransfersForSync ? predict_auto_us(schedules[i], model) : predict_us(schedules[i], model);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i].us = price(schedules[i], most);
   double fastest = all.front().us;
   for (const auto& c : all) fastest = std::min(fastest, c.us);
   const Candidate* best = nullptr;
   for (const auto& c : all)
     if (c.us <= fastest * 1.02 && (!best || c.transfers < best->transfers)) best = &c;
   return best->name;
+}
+
+}  // namespace
+
+std::string pick_algorithm(const CollArgs& args) { return pick_algorithm(args, CostModel::cpu_default()); }
+
+std::string pick_algorithm(const CollArgs& args, const Machine& machine) {
+  if (machine.cpu) return pick_algorithm(args, machine.cpu_model.model);
+  // A topology of devices: the GPU backends' schedules are whole (no cache slices),
+  // and candidates are lowered so; the flow-level model prices them step by step.
+  return pick_cheapest(args, 0, [&](const Schedule& s, std::uint64_t) {
+    return price_on_topology(s, machine.topology, machine.placement(s.ranks)).us;
+  });
+}
+
+std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
+  // Predict every candidate: the data time of its steps plus the chain of wake-ups of
+  // fast mode (or the step model for the largest, see kMaxTransfersForSync).
+  return pick_cheapest(args, kCacheSliceBytes, [&](const Schedule& s, std::uint64_t most) {
+    return most <= kMaxTransfersForSync ? predict_auto_us(s, model) : predict_us(s, model);
+  });
 }
 
 }  // namespace collscope

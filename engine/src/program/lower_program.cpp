@@ -13,7 +13,7 @@ Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options) {
   for (const auto& b : s.buffers) sched.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
   auto x = expand(s, s.program, "/program", sched.ops);
   if (!x) return x.error();
-  Target t{s, sched};
+  Target t{s, sched, -1, options.machine};
   if (auto st = match(*x, t); !st) return st.error();
   // An op that completed after the last step (a final wait) ends with it.
   const auto last = static_cast<std::int32_t>(sched.steps.size()) - 1;

@@ -33,7 +33,7 @@ Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) 
     const auto index = static_cast<std::int32_t>(i);
     auto args = resolver.resolve(op, index);
     if (!args) return args.error();
-    auto st = lower_call(schedule, *args, op.algorithm, op.caption, index);
+    auto st = lower_call(schedule, *args, op.algorithm, op.caption, index, options.machine);
     if (!st) {
       // lower_call knows nothing about files: place its error at the program entry.
       Error e = st.error();

@@ -474,7 +474,7 @@ class Matcher {
         auto st = emit_custom(sy, *args, index);
         if (!st) return st;
       } else {
-        auto st = lower_call(s_, *args, op.algorithm, op.caption, index);
+        auto st = lower_call(s_, *args, op.algorithm, op.caption, index, t_.tuner);
         if (!st) {
           Error e = st.error();
           if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");

@@ -99,6 +99,9 @@ struct Target {
   // When set, every step goes to this call (a custom algorithm's body); otherwise
   // runs of point-to-point steps get program calls of their own.
   std::int32_t fixed_call = -1;
+  // What `auto` prices its candidates with (LowerOptions::machine); nullptr: this
+  // machine's cpu model with its defaults.
+  const Machine* tuner = nullptr;
 };
 
 // The transfers of a written step, for every rank its lines select; `vars` are the
