@@ -26,6 +26,9 @@ class StepBuilder {
   Collective collective() const { return args_.coll; }
   // Bytes of each rank's buffer per slice for sliced algorithms; 0 = do not slice.
   std::uint64_t slice_bytes() const { return s_.slice_bytes; }
+  // The call's ranks by node, in order: lists of group ranks whose world ranks share a
+  // node (Schedule::ranks_per_node; one list of every rank when that is 0).
+  std::vector<std::vector<std::int32_t>> nodes() const;
 
   // Locations, addressed by group rank r and an element index inside that rank's
   // input / output (already shifted by the in-place offsets).

@@ -142,6 +142,10 @@ struct Schedule {
   // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
   // no slices (LowerOptions, scenario.h).
   std::uint64_t slice_bytes = kCacheSliceBytes;
+  // Where the node boundaries are: world ranks [k * ranks_per_node, (k + 1) *
+  // ranks_per_node) share node k. 0: one node. Algorithms that know the node boundary
+  // (hierarchical.cpp) read it through StepBuilder::nodes().
+  std::int32_t ranks_per_node = 0;
 
   std::int32_t find_buffer(const std::string& name) const;  // -1 when absent
   std::uint64_t buffer_count(std::int32_t buf, std::int32_t rank) const { return buffers[buf].count[rank]; }

@@ -52,4 +52,10 @@ void barrier_dissemination(StepBuilder& b);
 void barrier_central(StepBuilder& b);
 void barrier_tree(StepBuilder& b);
 
+// hierarchical.cpp (algorithms that know the node boundary)
+void allreduce_hierarchical(StepBuilder& b);
+void allreduce_rings(StepBuilder& b);
+void reduce_scatter_hierarchical(StepBuilder& b);
+void allgather_hierarchical(StepBuilder& b);
+
 }  // namespace collscope::algo

@@ -12,6 +12,23 @@ static std::int32_t world_of(const CollArgs& a, std::int32_t r) {
   return a.world_rank.empty() ? r : a.world_rank[static_cast<std::size_t>(r)];
 }
 
+std::vector<std::vector<std::int32_t>> StepBuilder::nodes() const {
+  // Nodes in the order their first rank appears; ranks in group order inside each.
+  std::vector<std::vector<std::int32_t>> out;
+  std::vector<std::int32_t> ids;
+  for (std::int32_t r = 0; r < args_.ranks; ++r) {
+    const std::int32_t node = s_.ranks_per_node > 0 ? world_of(args_, r) / s_.ranks_per_node : 0;
+    std::size_t k = 0;
+    while (k < ids.size() && ids[k] != node) ++k;
+    if (k == ids.size()) {
+      ids.push_back(node);
+      out.emplace_back();
+    }
+    out[k].push_back(r);
+  }
+  return out;
+}
+
 Loc StepBuilder::in(std::int32_t r, std::uint64_t elem) const {
   return Loc{world_of(args_, r), args_.in_buf, args_.in_offset(r) + elem};
 }
