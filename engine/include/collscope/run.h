@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collscope/backend.h"
+#include "collscope/collective.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 
@@ -39,6 +40,9 @@ struct Reference {
   std::vector<std::vector<std::vector<double>>> tolerance;
 };
 Reference compute_reference(const Schedule& s, const HostMemory& inputs);
+// The same, with `d` standing in for the definition of d.coll: lets a test break the
+// reference on purpose and show that the symbolic check still catches a wrong schedule.
+Reference compute_reference(const Schedule& s, const HostMemory& inputs, const CollectiveDescriptor& d);
 
 struct NumericReport {
   std::uint64_t wrong = 0;
