@@ -481,7 +481,7 @@ TEST_CASE("scenario error: scenario.unknown_algorithm") {
   Error e = parse_error(with_call("{\"op\": \"allreduce\", \"buffer\": \"x\", \"algorithm\": \"rign\"}"));
   CHECK(e.id == "scenario.unknown_algorithm");
   CHECK(e.message == "unknown algorithm \"rign\" for allreduce (did you mean \"ring\"?)");
-  CHECK(e.hint == "valid algorithms for allreduce: auto, flat, tree, ring, recursive_doubling, rabenseifner, or custom with a "
+  CHECK(e.hint == "valid algorithms for allreduce: auto, flat, tree, ring, recursive_doubling, rabenseifner, nccl (--backend nccl), or custom with a "
         "\"body\"");
   check_where(e, 8, 50, "/program/0/algorithm");
 }

@@ -84,6 +84,10 @@ bool has_native(Collective c);
 // Does the schedule contain native steps?
 bool uses_native(const Schedule& s);
 std::vector<std::string> algorithm_names(Collective c);
+// The hint of an unknown-algorithm error, the same wherever it is raised: "valid
+// algorithms for broadcast: auto, flat, ..., nccl (--backend nccl)", and with `custom`
+// (in a scenario, where a call may carry its own steps) ', or custom with a "body"'.
+std::string valid_algorithms_hint(Collective c, bool custom = false);
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name);
 
 // Picks an algorithm for `auto` from message size and rank count with the cost model,

@@ -62,7 +62,15 @@ std::vector<std::string> algorithm_names(Collective c) {
   return names;
 }
 
-bool has_native(Collective c) { return c != Collective::barrier; }
+bool has_native(Collective c) { return !nccl_call(c).function.empty(); }
+
+std::string valid_algorithms_hint(Collective c, bool custom) {
+  std::string hint = "valid algorithms for " + std::string(name_of(c)) + ": auto";
+  for (const auto& n : algorithm_names(c)) hint += ", " + n;
+  if (has_native(c)) hint += ", nccl (--backend nccl)";
+  if (custom) hint += ", or custom with a \"body\"";
+  return hint;
+}
 
 bool uses_native(const Schedule& s) {
   for (const auto& st : s.steps)
@@ -242,14 +250,10 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
     return ok_status();
   }
   const AlgorithmInfo* info = find_algorithm(args.coll, name);
-  if (!info) {
-    std::string valid;
-    for (const auto& n : algorithm_names(args.coll)) valid += (valid.empty() ? "" : ", ") + n;
-    if (has_native(args.coll)) valid += ", nccl (--backend nccl)";
+  if (!info)
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + name + "\" for " + std::string(name_of(args.coll)),
-                      "valid algorithms: auto, " + valid);
-  }
+                      valid_algorithms_hint(args.coll));
   Call call;
   call.args = args;
   call.algorithm = name;
@@ -266,11 +270,8 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   if (args.op == ReduceOp::avg && is_reducing(args.coll)) {
     b.begin_step("average", "every rank holding a full sum divides it by " + std::to_string(args.ranks) +
                                 " to turn it into the average");
-    for (std::int32_t r = 0; r < args.ranks; ++r) {
-      if (args.coll == Collective::reduce && r != args.root) continue;
-      auto sh = shape_of(args.coll, args.ranks, r, args.root, args.count);
-      b.scale(b.out(r), sh.out_count, static_cast<std::uint32_t>(args.ranks));
-    }
+    for (std::int32_t r = 0; r < args.ranks; ++r)  // ranks without an output (a reduce's non-roots) scale nothing
+      b.scale(b.out(r), shape_of(args, r).out_count, static_cast<std::uint32_t>(args.ranks));
   }
   b.finish();
   schedule.calls[static_cast<std::size_t>(call_index)].num_steps =
