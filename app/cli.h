@@ -31,7 +31,7 @@ struct RunFlags {
   bool explain = false;
   std::string trace;
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
-  double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
+  double timeout_s = kDefaultTimeoutSeconds;  // abort a run in which no rank finishes a step for this long
   std::string flight_record;        // write the flight record here (always; and on failure)
 };
 

@@ -10,6 +10,7 @@
 
 #include "collscope/backend.h"
 #include "collscope/collective.h"
+#include "collscope/defaults.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 
@@ -86,10 +87,10 @@ struct RunOptions {
   std::vector<Fault> faults;
   RunMode mode = RunMode::fast;
   bool record_events = true;
-  std::uint64_t snapshot_budget = 256ull << 20;  // bytes of snapshots kept (beyond: every k-th step)
+  std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // bytes of snapshots kept (beyond: every k-th step)
   // A run in which no rank finishes a step for this long is aborted (exit 3); 0 = never.
-  double timeout_s = 5.0;
-  std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
+  double timeout_s = kDefaultTimeoutSeconds;
+  std::int32_t flight_capacity = kDefaultFlightCapacity;  // ops kept per rank in the flight record
   // Where the flight record is written: after every run when set; when a run is aborted,
   // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-TIME.json. The
   // error then names the file.
