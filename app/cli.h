@@ -11,7 +11,7 @@
 
 namespace collscope::app {
 
-// Prints an error in the one style of DESIGN §5 and returns its exit code.
+// Prints an error in the one style of docs/ARCHITECTURE.md, "Errors", and returns its exit code.
 int report_error(const Error& e);
 
 // Folders where lessons live: $COLLSCOPE_SCENARIOS, next to the binary, the source tree.

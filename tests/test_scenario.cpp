@@ -272,7 +272,7 @@ TEST_CASE("scenario error: scenario.too_deep") {
 }
 
 TEST_CASE("scenario error: scenario.unknown_key") {
-  // The example of DESIGN §5: a misspelt key in the fourth program entry.
+  // The example of docs/ARCHITECTURE.md, "Errors": a misspelt key in the fourth program entry.
   const std::string text = R"({
   "version": 1,
   "ranks": 4,

@@ -1,4 +1,4 @@
-// Backends execute a Schedule on real memory (DESIGN §6). The CLI and the GUI only
+// Backends execute a Schedule on real memory (docs/ARCHITECTURE.md, "Backends"). The CLI and the GUI only
 // ever see this interface; backends register by name in make_backends().
 #pragma once
 

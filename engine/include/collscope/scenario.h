@@ -1,4 +1,4 @@
-// Scenarios: what the user asks for (DESIGN §1), read from JSON format version 1.
+// Scenarios: what the user asks for (docs/ARCHITECTURE.md, "Layers"), read from JSON format version 1.
 //
 //   {
 //     "version": 1,
@@ -39,7 +39,7 @@
 // Divisions round down. The other buffer must then be large enough on every rank
 // (scenario.buffer_too_small otherwise), and a derived count of 0 is an error too.
 //
-// Errors (ids; each with file:line:col and a JSON Pointer, DESIGN §5):
+// Errors (ids; each with file:line:col and a JSON Pointer, docs/ARCHITECTURE.md, "Errors"):
 //   scenario.io, scenario.parse, scenario.duplicate_key, scenario.too_deep,
 //   scenario.version, scenario.unknown_key, scenario.wrong_type, scenario.missing_key,
 //   scenario.out_of_range, scenario.unknown_dtype, scenario.unknown_reduce_op,
