@@ -93,7 +93,7 @@ enum class MpiArg : std::uint8_t {
   recvbuf,   // the call's output on this rank (at CollArgs::out_offset); MPI_IN_PLACE where `in_place` says
   buffer,    // MPI_Bcast's one buffer: the output (out of place the root first copies its input there)
   count,     // the call's count: for these calls MPI's count means what NCCL's does
-  datatype,  // the MPI datatype of the schedule's dtype
+  datatype,  // the MPI datatype of the schedule's dtype (MPI has none for float16 and bfloat16)
   op,        // the MPI_Op of the reduction (avg has none: MPI_SUM, then divide by the ranks)
   root,      // the root, as a rank of the communicator
   comm,      // a communicator of the call's ranks, in group-rank order
