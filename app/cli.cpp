@@ -70,14 +70,10 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   auto op = parse_reduce_op(f.op);
   if (!op) return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
                              "valid ops: " + joined(kAllReduceOps));
-  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !(f.algo == kNativeAlgorithm && has_native(*coll))) {
-    std::string valid = "auto";
-    for (const auto& n : algorithm_names(*coll)) valid += ", " + n;
-    if (has_native(*coll)) valid += ", nccl (--backend nccl)";
+  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !(f.algo == kNativeAlgorithm && has_native(*coll)))
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
-                      "valid algorithms: " + valid);
-  }
+                      valid_algorithms_hint(*coll));
   if (f.count < 0)
     return make_error("scenario.out_of_range", "--count " + std::to_string(f.count) + " is negative",
                       "give the number of elements, 0 or more");

@@ -15,7 +15,7 @@ class App;
 
 namespace collscope::app {
 
-// Prints an error in the one style of DESIGN §5 and returns its exit code.
+// Prints an error in the one style of docs/ARCHITECTURE.md, "Errors", and returns its exit code.
 int report_error(const Error& e);
 
 // Folders where lessons live: $COLLSCOPE_SCENARIOS, next to the binary, the source tree.
@@ -35,7 +35,7 @@ struct RunFlags {
   bool explain = false;
   std::string trace;
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
-  double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
+  double timeout_s = kDefaultTimeoutSeconds;  // abort a run in which no rank finishes a step for this long
   std::string flight_record;        // write the flight record here (always; and on failure)
   std::string topology;             // what the prediction is for (machine.h); "" = the backend's default
   std::int64_t nodes = 0;           // nodes of that topology (0 = its own count)

@@ -139,10 +139,8 @@ int cmd_bench(const BenchFlags& f) {
 
   const QuickSpec q0 = *base;
   const std::size_t e = size_of(q0.dtype);
-  std::uint64_t per_count = e;  // message bytes per unit of count
-  if (q0.coll == Collective::allgather || q0.coll == Collective::gather || q0.coll == Collective::scatter ||
-      q0.coll == Collective::reduce_scatter || q0.coll == Collective::alltoall)
-    per_count = e * static_cast<std::uint64_t>(q0.ranks);
+  // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
+  const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
 
   std::vector<std::uint64_t> sizes;
   for (double sz = static_cast<double>(*lo); sz <= static_cast<double>(*hi) * 1.000001; sz *= f.factor) {

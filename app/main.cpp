@@ -1,4 +1,4 @@
-// collscope: the command line (DESIGN §5). Thin: every command calls the engine.
+// collscope: the command line (docs/ARCHITECTURE.md, "Layers"). Thin: every command calls the engine.
 #include <CLI/CLI.hpp>
 #include <iostream>
 

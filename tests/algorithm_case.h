@@ -23,6 +23,7 @@ struct AlgoCase {
   bool in_place = false;
   std::vector<std::int32_t> world_rank;  // empty: the group is the whole world
   std::int32_t world = 0;                // world size when world_rank is used
+  std::int32_t ranks_per_node = 0;       // node boundaries (Schedule::ranks_per_node); 0: one node
 };
 
 inline std::string describe(const AlgoCase& c) {
@@ -30,6 +31,7 @@ inline std::string describe(const AlgoCase& c) {
                   " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root) +
                   (c.in_place ? " in place" : " out of place");
   if (!c.world_rank.empty()) s += " on a group of a world of " + std::to_string(c.world);
+  if (c.ranks_per_node > 0) s += ", nodes of " + std::to_string(c.ranks_per_node);
   return s;
 }
 
@@ -40,6 +42,7 @@ inline Schedule lower(const AlgoCase& c) {
   Schedule s;
   s.ranks = world;
   s.dtype = DType::float32;
+  s.ranks_per_node = c.ranks_per_node;
   BufferDecl in{"in", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
   BufferDecl out{"out", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
   for (std::int32_t g = 0; g < c.ranks; ++g) {

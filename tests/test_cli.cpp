@@ -88,7 +88,7 @@ TEST_CASE("cli: bad input exits 2 with one clear error") {
   CHECK(c.out.find("error[scenario.io]") != std::string::npos);
   auto d = collscope("run --coll broadcast --algo ring --ranks 4", true);
   CHECK(d.code == 2);
-  CHECK(d.out.find("valid algorithms: auto, flat, binomial, chain, scatter_allgather") != std::string::npos);
+  CHECK(d.out.find("valid algorithms for broadcast: auto, flat, binomial, chain, scatter_allgather") != std::string::npos);
   auto e = collscope("run --coll allreduce --fault 1:x:corrupt", true);
   CHECK(e.code == 2);
   CHECK(e.out.find("error[cli.bad_fault]") != std::string::npos);

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "collscope/algorithms.h"
 #include "collscope/scenario.h"
 #include "scenario/json.h"
 #include "scenario/suggest.h"
@@ -272,7 +273,7 @@ TEST_CASE("scenario error: scenario.too_deep") {
 }
 
 TEST_CASE("scenario error: scenario.unknown_key") {
-  // The example of DESIGN §5: a misspelt key in the fourth program entry.
+  // The example of docs/ARCHITECTURE.md, "Errors": a misspelt key in the fourth program entry.
   const std::string text = R"({
   "version": 1,
   "ranks": 4,
@@ -481,8 +482,11 @@ TEST_CASE("scenario error: scenario.unknown_algorithm") {
   Error e = parse_error(with_call("{\"op\": \"allreduce\", \"buffer\": \"x\", \"algorithm\": \"rign\"}"));
   CHECK(e.id == "scenario.unknown_algorithm");
   CHECK(e.message == "unknown algorithm \"rign\" for allreduce (did you mean \"ring\"?)");
-  CHECK(e.hint == "valid algorithms for allreduce: auto, flat, tree, ring, recursive_doubling, rabenseifner, or custom with a "
-        "\"body\"");
+  // Every registered algorithm is named, then the native one and custom.
+  std::string names;
+  for (const auto& n : algorithm_names(Collective::allreduce)) names += ", " + n;
+  CHECK(e.hint == "valid algorithms for allreduce: auto" + names + ", nccl (--backend nccl), or custom with a \"body\"");
+  CHECK(e.hint.find("auto, flat, tree, ring,") != std::string::npos);
   check_where(e, 8, 50, "/program/0/algorithm");
 }
 

@@ -1,4 +1,4 @@
-// Device-only checks (DESIGN §6): every collective and algorithm on the cuda backend
+// Device-only checks (docs/ARCHITECTURE.md, "Backends"): every collective and algorithm on the cuda backend
 // (several ranks per GPU included) and on the nccl backend, bit-identical to the cpu
 // backend on exact inputs; programs with compute spans; faults; our kernels (copy,
 // reduce, reduce-copy) against the host's element-wise operation at aligned and odd

@@ -20,8 +20,8 @@ namespace collscope::view {
 struct RunRequest {
   Scenario scenario;
   std::string backend = "cpu";
-  std::uint64_t snapshot_budget = 256ull << 20;
-  double timeout_s = 5.0;  // a lesson whose ranks hang fails after this long instead of blocking the worker
+  std::uint64_t snapshot_budget = kDefaultSnapshotBudget;
+  double timeout_s = kDefaultTimeoutSeconds;  // a lesson whose ranks hang fails after this long instead of blocking the worker
 };
 
 struct RunResult {

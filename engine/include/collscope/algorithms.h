@@ -77,6 +77,9 @@ struct AlgorithmInfo {
   std::string_view name;     // CLI contract: "ring", "binomial", ...
   std::string_view summary;  // one line for `collscope list`
   AlgorithmFn emit;
+  // Knows the node boundary (hierarchical.cpp): on a single node it is an ordinary
+  // ring, and `auto` leaves it out there.
+  bool node_aware = false;
 };
 
 const std::vector<AlgorithmInfo>& all_algorithms();
@@ -89,6 +92,10 @@ bool has_native(Collective c);
 // Does the schedule contain native steps?
 bool uses_native(const Schedule& s);
 std::vector<std::string> algorithm_names(Collective c);
+// The hint of an unknown-algorithm error, the same wherever it is raised: "valid
+// algorithms for broadcast: auto, flat, ..., nccl (--backend nccl)", and with `custom`
+// (in a scenario, where a call may carry its own steps) ', or custom with a "body"'.
+std::string valid_algorithms_hint(Collective c, bool custom = false);
 const AlgorithmInfo* find_algorithm(Collective c, std::string_view name);
 
 struct Machine;  // machine.h
@@ -98,8 +105,9 @@ struct Machine;  // machine.h
 // backend's (CostModel::cpu_default(), which reads this machine's cores and cache).
 std::string pick_algorithm(const CollArgs& args);
 std::string pick_algorithm(const CollArgs& args, const CostModel& model);
-// On a Machine (machine.h): this machine's cpu model or a topology of devices.
-std::string pick_algorithm(const CollArgs& args, const Machine& machine);
+// On a Machine (machine.h): this machine's cpu model or a topology of devices, with
+// the node boundaries of the schedule the call goes into (Schedule::ranks_per_node).
+std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node = 0);
 
 // Appends the steps of one collective call to `schedule` (scratch buffers included;
 // the final division of `avg` included). `algorithm` may be "auto".

@@ -1,4 +1,4 @@
-// Backends execute a Schedule on real memory (DESIGN §6). The CLI and the GUI only
+// Backends execute a Schedule on real memory (docs/ARCHITECTURE.md, "Backends"). The CLI and the GUI only
 // ever see this interface; backends register by name in make_backends().
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collscope/defaults.h"
 #include "collscope/flight_record.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
@@ -66,8 +67,8 @@ struct SessionOptions {
   int cores = 0;              // CPU cores to plan the wait strategy for; 0 = detect
   // A run in which no rank finishes a step for this long is aborted (backend.timeout,
   // exit 3): a hung or dead rank never makes a run wait forever. 0 = wait forever.
-  double timeout_s = 5.0;
-  std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
+  double timeout_s = kDefaultTimeoutSeconds;
+  std::int32_t flight_capacity = kDefaultFlightCapacity;  // ops kept per rank in the flight record
 };
 
 // One timed transfer, measured by the rank that executed it (the receiver).

@@ -15,7 +15,7 @@
 // slices of 1 MiB per rank touches each byte in memory about once.
 //
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
-// only the transfers each rank's part of a step depends on (DESIGN §6). Its estimate
+// only the transfers each rank's part of a step depends on (docs/ARCHITECTURE.md, "The Schedule"). Its estimate
 // replaces the per-step alpha by the longest chain of wake-ups through those
 // dependencies:
 //

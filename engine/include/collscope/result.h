@@ -10,7 +10,7 @@
 
 namespace collscope {
 
-// Exit codes of the collscope binary (DESIGN §5).
+// Exit codes of the collscope binary (docs/ARCHITECTURE.md, "Errors").
 enum class ExitCode : int { ok = 0, wrong_result = 1, bad_input = 2, backend_failure = 3 };
 
 struct Location {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "collscope/backend.h"
+#include "collscope/collective.h"
+#include "collscope/defaults.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 
@@ -39,6 +41,9 @@ struct Reference {
   std::vector<std::vector<std::vector<double>>> tolerance;
 };
 Reference compute_reference(const Schedule& s, const HostMemory& inputs);
+// The same, with `d` standing in for the definition of d.coll: lets a test break the
+// reference on purpose and show that the symbolic check still catches a wrong schedule.
+Reference compute_reference(const Schedule& s, const HostMemory& inputs, const CollectiveDescriptor& d);
 
 struct NumericReport {
   std::uint64_t wrong = 0;
@@ -82,10 +87,10 @@ struct RunOptions {
   std::vector<Fault> faults;
   RunMode mode = RunMode::fast;
   bool record_events = true;
-  std::uint64_t snapshot_budget = 256ull << 20;  // bytes of snapshots kept (beyond: every k-th step)
+  std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // bytes of snapshots kept (beyond: every k-th step)
   // A run in which no rank finishes a step for this long is aborted (exit 3); 0 = never.
-  double timeout_s = 5.0;
-  std::int32_t flight_capacity = 64;  // ops kept per rank in the flight record
+  double timeout_s = kDefaultTimeoutSeconds;
+  std::int32_t flight_capacity = kDefaultFlightCapacity;  // ops kept per rank in the flight record
   // Where the flight record is written: after every run when set; when a run is aborted,
   // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-TIME.json. The
   // error then names the file.

@@ -1,4 +1,4 @@
-// Scenarios: what the user asks for (DESIGN §1), read from JSON format version 1.
+// Scenarios: what the user asks for (docs/ARCHITECTURE.md, "Layers"), read from JSON format version 1.
 //
 //   {
 //     "version": 1,
@@ -39,7 +39,7 @@
 // Divisions round down. The other buffer must then be large enough on every rank
 // (scenario.buffer_too_small otherwise), and a derived count of 0 is an error too.
 //
-// Errors (ids; each with file:line:col and a JSON Pointer, DESIGN §5):
+// Errors (ids; each with file:line:col and a JSON Pointer, docs/ARCHITECTURE.md, "Errors"):
 //   scenario.io, scenario.parse, scenario.duplicate_key, scenario.too_deep,
 //   scenario.version, scenario.unknown_key, scenario.wrong_type, scenario.missing_key,
 //   scenario.out_of_range, scenario.unknown_dtype, scenario.unknown_reduce_op,
@@ -207,9 +207,15 @@ struct LowerOptions {
   // What `auto` prices its candidates with (machine.h): the run's own model, so that
   // the pick and the reported prediction agree. nullptr: the cpu model's defaults.
   const Machine* machine = nullptr;
+  // Where the node boundaries are (Schedule::ranks_per_node), for the algorithms that
+  // know them; 0: from the machine's topology when it has several nodes, else one node.
+  std::int32_t ranks_per_node = 0;
 };
 struct BackendCapabilities;
 LowerOptions lower_options_for(const BackendCapabilities& backend);
+// The node size a schedule of `world` ranks is lowered with: the options' own, else the
+// machine's topology's when the ranks fill several of its nodes, else 0 (one node).
+std::int32_t ranks_per_node_for(const LowerOptions& options, std::int32_t world);
 Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options = {});
 
 // Initial contents of buffer `buf` on `rank`, as doubles (converted to the dtype by the caller).

@@ -1,4 +1,4 @@
-// The Schedule: collscope's one intermediate representation (DESIGN §3).
+// The Schedule: collscope's one intermediate representation (docs/ARCHITECTURE.md, "The Schedule").
 //
 // Every algorithm and every program lowers to a Schedule; every backend executes
 // one; the verifier, the trace and the views only read it.

@@ -61,7 +61,7 @@ struct Topology {
   std::string device_kind = "gpu";  // "gpu" or "cpu"
   int devices_per_node = 1;
   double memory_gbps = 0;    // a device's own memory: local copies and the reduce's reads and writes
-  double launch_us = 0;      // fixed cost of every transfer a device starts (a kernel launch)
+  double launch_us = 0;      // fixed cost of a device's part of a step (one kernel launch)
   double step_us = 0;        // fixed cost of every step (synchronisation between devices)
   LinkSpec intra;            // between two devices of one node
   NicSpec nic;               // between nodes

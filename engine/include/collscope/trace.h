@@ -1,4 +1,4 @@
-// The trace export (DESIGN §5 "Trace file"): a run as a Chrome trace event JSON
+// The trace export (docs/ARCHITECTURE.md, "Runs and reports"): a run as a Chrome trace event JSON
 // file that opens in Perfetto (ui.perfetto.dev) and chrome://tracing.
 //
 // Layout of the file:

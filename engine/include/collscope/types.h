@@ -13,6 +13,8 @@ namespace collscope {
 
 enum class DType : std::uint8_t { int8, uint8, int32, int64, float16, bfloat16, float32, float64 };
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
+// Each collective has a descriptor (collective.h) that says everything else about it;
+// a new one is added here, to kAllCollectives, and as a descriptor in ir/collectives/.
 enum class Collective : std::uint8_t {
   broadcast,
   reduce,
@@ -43,9 +45,9 @@ std::optional<Collective> parse_collective(std::string_view s);
 std::size_t size_of(DType t);
 bool is_floating(DType t);
 
-// Does this collective combine values with a reduction operator?
+// From the collective's descriptor (collective.h): does it combine values with a
+// reduction operator? Does it have a root rank?
 bool is_reducing(Collective c);
-// Does it have a root rank?
 bool has_root(Collective c);
 
 }  // namespace collscope

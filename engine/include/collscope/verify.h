@@ -1,14 +1,18 @@
-// Verification (DESIGN §4). Two independent checks, both on every run:
+// Verification (docs/ARCHITECTURE.md, "Verification"). Two independent checks, both on every run:
 //  - symbolic: the schedule runs on contribution sets instead of numbers, and each
 //    call's postcondition is checked (plus the conflict rule inside every step);
 //  - numeric: after a backend ran, outputs are compared with a host reference
-//    computed from the inputs by the collective's definition (see numeric.h).
+//    computed from the inputs by the collective's definition (compute_reference in run.h).
+// The two share nothing but the inputs and the call's buffer layout: each collective's
+// descriptor (collective.h) states its postcondition and its numeric definition
+// separately, so a mistake in one of them is still caught by the other.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "collscope/collective.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 
@@ -29,6 +33,9 @@ Status verify_call_symbolic(const Schedule& s, std::int32_t call);
 
 // Bounds + conflicts + every call's postcondition.
 Status verify_symbolic(const Schedule& s);
+// The same, with `d` standing in for the descriptor of d.coll: lets a test break a
+// postcondition on purpose and show that the numeric check still catches a wrong schedule.
+Status verify_symbolic(const Schedule& s, const CollectiveDescriptor& d);
 
 // ---------------------------------------------------------------------------
 // Contribution sets, for views that colour cells by the ranks whose data they hold.
@@ -44,7 +51,8 @@ struct Contribution {
 // Symbolic state of one call, advanced step by step.
 class SymbolicState {
  public:
-  SymbolicState(const Schedule& s, std::int32_t call);
+  // `descriptor`: whose postcondition to check (null: the call's collective's own).
+  SymbolicState(const Schedule& s, std::int32_t call, const CollectiveDescriptor* descriptor = nullptr);
   ~SymbolicState();
   SymbolicState(const SymbolicState&) = delete;
   SymbolicState& operator=(const SymbolicState&) = delete;

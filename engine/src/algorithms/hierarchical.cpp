@@ -42,7 +42,7 @@ Nodes even_nodes(const StepBuilder& b, std::string& why) {
   Nodes nodes = b.nodes();
   for (const auto& n : nodes)
     if (n.size() != nodes.front().size()) {
-      why = "(the ranks fill the nodes unevenly: one ring over every rank) ";
+      why = "(uneven nodes: one ring) ";
       std::vector<std::int32_t> all(static_cast<std::size_t>(b.ranks()));
       for (std::int32_t r = 0; r < b.ranks(); ++r) all[static_cast<std::size_t>(r)] = r;
       return {all};
@@ -135,8 +135,8 @@ void allreduce_hierarchical(StepBuilder& b) {
   std::vector<Ring> inside;
   for (const auto& node : nodes) inside.push_back(Ring{node, 0, count});
   rings_reduce_scatter(b, inside, true, "reduce-scatter inside the node",
-                       why + "inside each of the " + nodes_text(nodes) +
-                           ", every rank passes one shard of partial sums to its neighbour, which adds its own");
+                       why + "in each of " + nodes_text(nodes) +
+                           ", every rank passes a shard of partial sums on; the next adds its own");
 
   // Phase 2, across the nodes: for each shard, a ring over the ranks that look after it
   // (one per node), reduce-scatter then all-gather on that shard alone.
@@ -148,16 +148,15 @@ void allreduce_hierarchical(StepBuilder& b) {
   }
   if (N > 1) {
     rings_reduce_scatter(b, across, G == 1, "all-reduce across nodes",
-                         "across the nodes, one ring per shard: each rank sends a block of its shard to the same "
-                         "rank of the next node, which adds it");
+                         "one ring per shard across the nodes: each rank sends a block of its shard to its peer "
+                         "in the next node, which adds it");
     rings_all_gather(b, across, "all-reduce across nodes",
-                     "across the nodes, each rank passes the finished block of its shard to the same rank of the "
-                     "next node");
+                     "across the nodes, each rank passes a finished block of its shard to its peer in the next node");
   }
 
   // Phase 3, inside every node: a ring all-gather of the finished shards.
   rings_all_gather(b, inside, "all-gather inside the node",
-                   "inside each node, every rank passes the finished shard it got last to its neighbour");
+                   "inside each node, every rank passes on the finished shard it got last");
 }
 
 // ---------------------------------------------------------------------------
@@ -178,12 +177,10 @@ void allreduce_rings(StepBuilder& b) {
       for (std::size_t i = 0; i < G; ++i) ring.members.push_back(node[(c + i) % G]);
     rings.push_back(std::move(ring));
   }
-  const std::string each = channels > 1 ? "on each of the " + std::to_string(channels) + " rings, " : "";
+  const std::string each = channels > 1 ? "on all " + std::to_string(channels) + " rings, " : "";
   rings_reduce_scatter(b, rings, true, "reduce-scatter",
-                       why + each + "every rank sends one block of partial sums to its next rank on the ring, "
-                             "which adds its own input's piece to it");
-  rings_all_gather(b, rings, "all-gather",
-                   each + "every rank passes the complete block it got last to its next rank on the ring");
+                       why + each + "every rank sends a block of partial sums on; the next adds its own input's piece");
+  rings_all_gather(b, rings, "all-gather", each + "every rank passes on the complete block it got last");
 }
 
 // ---------------------------------------------------------------------------
@@ -217,8 +214,7 @@ void reduce_scatter_hierarchical(StepBuilder& b) {
   for (std::size_t s = 0; s + 1 < G; ++s) {
     b.begin_step("reduce-scatter inside the node",
                  why + step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(G - 1)) +
-                     "inside each node, every rank passes the partial sums meant for one local rank of every node "
-                     "to its neighbour, which adds its own input");
+                     "inside each node, every rank passes on the sums for one local rank of every node");
     const bool last = s + 2 == G;
     for (const auto& node : nodes)
       for (std::size_t i = 0; i < G; ++i) {
@@ -242,8 +238,7 @@ void reduce_scatter_hierarchical(StepBuilder& b) {
   for (std::size_t s = 0; s + 1 < N; ++s) {
     b.begin_step("reduce-scatter across nodes",
                  step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(N - 1)) +
-                     "across the nodes, every rank sends one block of node sums to the same local rank of the next "
-                     "node, which adds its own");
+                     "across the nodes, every rank sends a block of node sums to its peer in the next node");
     const bool last = s + 2 == N;
     for (std::size_t l = 0; l < G; ++l)
       for (std::size_t i = 0; i < N; ++i) {
@@ -271,7 +266,7 @@ void allgather_hierarchical(StepBuilder& b) {
   auto at = [&](std::size_t k, std::size_t l) { return at_block(nodes[k][l], count); };
 
   // Every rank's own block into its place in its output (in place it is already there).
-  b.begin_step("local copy", why + "every rank puts its own block in its place in its output");
+  b.begin_step("local copy", why + "every rank puts its own block in its place in the output");
   for (std::int32_t r = 0; r < n; ++r) copy_unless_same(b, b.in(r), b.out(r, at_block(r, count)), count);
 
   // Phase 1, across the nodes: a ring over the ranks with local index l gathers the N
@@ -279,7 +274,7 @@ void allgather_hierarchical(StepBuilder& b) {
   for (std::size_t s = 0; s + 1 < N; ++s) {
     b.begin_step("all-gather across nodes",
                  step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(N - 1)) +
-                     "across the nodes, every rank passes the block it got last to the same local rank of the next node");
+                     "across the nodes, every rank passes the block it got last to its peer in the next node");
     for (std::size_t l = 0; l < G; ++l)
       for (std::size_t i = 0; i < N; ++i) {
         const auto k = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(N)));
@@ -291,7 +286,7 @@ void allgather_hierarchical(StepBuilder& b) {
   for (std::size_t s = 0; s + 1 < G; ++s) {
     b.begin_step("all-gather inside the node",
                  step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(G - 1)) +
-                     "inside each node, every rank passes the blocks of one local rank of every node to its neighbour");
+                     "inside each node, every rank passes on the blocks of one local rank of every node");
     for (const auto& node : nodes)
       for (std::size_t i = 0; i < G; ++i) {
         const auto l = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));

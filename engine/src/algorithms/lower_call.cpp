@@ -9,7 +9,15 @@ namespace collscope {
 // Native algorithms: a library's own implementation of a collective, lowered to one
 // step that only a backend running that library executes.
 
-bool has_native(Collective c) { return c != Collective::barrier; }
+bool has_native(Collective c) { return !nccl_call(c).function.empty(); }
+
+std::string valid_algorithms_hint(Collective c, bool custom) {
+  std::string hint = "valid algorithms for " + std::string(name_of(c)) + ": auto";
+  for (const auto& n : algorithm_names(c)) hint += ", " + n;
+  if (has_native(c)) hint += ", nccl (--backend nccl)";
+  if (custom) hint += ", or custom with a \"body\"";
+  return hint;
+}
 
 bool uses_native(const Schedule& s) {
   for (const auto& st : s.steps)
@@ -31,14 +39,6 @@ void append_native_step(Schedule& schedule, const CollArgs& args, std::int32_t c
   schedule.steps.push_back(std::move(st));
 }
 
-// The names a call of collective c may give, for the error about one it may not.
-std::string valid_algorithms(Collective c) {
-  std::string valid;
-  for (const auto& n : algorithm_names(c)) valid += (valid.empty() ? "" : ", ") + n;
-  if (has_native(c)) valid += ", nccl (--backend nccl)";
-  return valid;
-}
-
 // ---------------------------------------------------------------------------
 // Built-in algorithms
 
@@ -48,11 +48,8 @@ void append_average(StepBuilder& b) {
   if (args.op != ReduceOp::avg || !is_reducing(args.coll)) return;
   b.begin_step("average", "every rank holding a full sum divides it by " + std::to_string(args.ranks) +
                               " to turn it into the average");
-  for (std::int32_t r = 0; r < args.ranks; ++r) {
-    if (args.coll == Collective::reduce && r != args.root) continue;
-    auto sh = shape_of(args.coll, args.ranks, r, args.root, args.count);
-    b.scale(b.out(r), sh.out_count, static_cast<std::uint32_t>(args.ranks));
-  }
+  for (std::int32_t r = 0; r < args.ranks; ++r)  // ranks without an output (a reduce's non-roots) scale nothing
+    b.scale(b.out(r), shape_of(args, r).out_count, static_cast<std::uint32_t>(args.ranks));
 }
 
 }  // namespace
@@ -61,13 +58,13 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
                   std::int32_t program_index, const Machine* tuner) {
   std::string name(algorithm);
   const bool picked = name == "auto" || name.empty();
-  if (picked) name = tuner ? pick_algorithm(args, *tuner) : pick_algorithm(args);
+  if (picked) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
   const bool native = is_native(args.coll, name);
   const AlgorithmInfo* info = native ? nullptr : find_algorithm(args.coll, name);
   if (!native && !info)
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + name + "\" for " + std::string(name_of(args.coll)),
-                      "valid algorithms: auto, " + valid_algorithms(args.coll));
+                      valid_algorithms_hint(args.coll));
 
   // Emitting adds steps and scratch buffers, never calls, so `call` stays valid.
   const auto call_index = static_cast<std::int32_t>(schedule.calls.size());

@@ -18,9 +18,11 @@ constexpr std::uint64_t kMaxTransfersForSync = 250000;
 
 // The candidate `a` lowered on a throw-away schedule of its own, with user buffers
 // large enough for the call (one buffer for both in place).
-Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args, std::uint64_t slice_bytes) {
+Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args, std::uint64_t slice_bytes,
+                         std::int32_t ranks_per_node) {
   Schedule tmp;
   tmp.slice_bytes = slice_bytes;
+  tmp.ranks_per_node = ranks_per_node;
   tmp.ranks = args.ranks;
   tmp.dtype = args.dtype;
   CollArgs local = args;
@@ -48,7 +50,15 @@ namespace {
 // as a tie, which the candidate with the fewest transfers wins (less bookkeeping per
 // run), then the registry's order.
 template <class Price>
-std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, Price&& price) {
+std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::int32_t ranks_per_node, Price&& price) {
+  // Do the call's ranks span more than one node? Where they do not, the algorithms that
+  // know the node boundary are ordinary rings and stay out of the race.
+  bool nodes = false;
+  if (ranks_per_node > 0)
+    for (std::int32_t r = 1; r < args.ranks && !nodes; ++r) {
+      auto world = [&](std::int32_t g) { return args.world_rank.empty() ? g : args.world_rank[static_cast<std::size_t>(g)]; };
+      nodes = world(r) / ranks_per_node != world(0) / ranks_per_node;
+    }
   struct Candidate {
     std::string name;
     double us;
@@ -57,8 +67,8 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, Price
   std::vector<Candidate> all;
   std::vector<Schedule> schedules;
   for (const auto& a : all_algorithms()) {
-    if (a.coll != args.coll) continue;
-    schedules.push_back(lower_candidate(a, args, slice_bytes));
+    if (a.coll != args.coll || (a.node_aware && !nodes)) continue;
+    schedules.push_back(lower_candidate(a, args, slice_bytes, ranks_per_node));
     all.push_back({std::string(a.name), 0.0, schedules.back().total_transfers()});
   }
   if (all.empty()) return "";
@@ -77,11 +87,11 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, Price
 
 std::string pick_algorithm(const CollArgs& args) { return pick_algorithm(args, CostModel::cpu_default()); }
 
-std::string pick_algorithm(const CollArgs& args, const Machine& machine) {
+std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node) {
   if (machine.cpu) return pick_algorithm(args, machine.cpu_model.model);
   // A topology of devices: the GPU backends' schedules are whole (no cache slices),
   // and candidates are lowered so; the flow-level model prices them step by step.
-  return pick_cheapest(args, 0, [&](const Schedule& s, std::uint64_t) {
+  return pick_cheapest(args, 0, ranks_per_node, [&](const Schedule& s, std::uint64_t) {
     return price_on_topology(s, machine.topology, machine.placement(s.ranks)).us;
   });
 }
@@ -89,7 +99,7 @@ std::string pick_algorithm(const CollArgs& args, const Machine& machine) {
 std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
   // Predict every candidate: the data time of its steps plus the chain of wake-ups of
   // fast mode (or the step model for the largest, see kMaxTransfersForSync).
-  return pick_cheapest(args, kCacheSliceBytes, [&](const Schedule& s, std::uint64_t most) {
+  return pick_cheapest(args, kCacheSliceBytes, 0, [&](const Schedule& s, std::uint64_t most) {
     return most <= kMaxTransfersForSync ? predict_auto_us(s, model) : predict_us(s, model);
   });
 }

@@ -1,72 +1,87 @@
-// Buffer shapes and bandwidth factors per collective (see collective.h).
+// The table of collective descriptors (collective.h) and the short forms of their
+// answers. The descriptors themselves live in collectives/, one file each.
 #include "collscope/collective.h"
 
+#include <array>
+
+#include "collectives/collectives.h"
 #include "collscope/schedule.h"
 
 namespace collscope {
 
+namespace {
+
+using Table = std::array<const CollectiveDescriptor*, std::size(kAllCollectives)>;
+
+// Indexed by the enum's value; kAllCollectives lists every value in order.
+const Table& table() {
+  static const Table t = [] {
+    Table x{};
+    for (const CollectiveDescriptor* d :
+         {&collectives::broadcast(), &collectives::reduce(), &collectives::allreduce(), &collectives::scatter(),
+          &collectives::gather(), &collectives::allgather(), &collectives::reduce_scatter(),
+          &collectives::alltoall(), &collectives::barrier()})
+      x[static_cast<std::size_t>(d->coll)] = d;
+    return x;
+  }();
+  return t;
+}
+
+static_assert([] {
+  for (std::size_t i = 0; i < std::size(kAllCollectives); ++i)
+    if (static_cast<std::size_t>(kAllCollectives[i]) != i) return false;
+  return true;
+}(), "kAllCollectives lists the collectives in the order of their enum values");
+
+}  // namespace
+
+const CollectiveDescriptor& collective_descriptor(Collective c) { return *table()[static_cast<std::size_t>(c)]; }
+
+std::string_view name_of(Collective c) { return collective_descriptor(c).name; }
+
+std::optional<Collective> parse_collective(std::string_view s) {
+  for (Collective c : kAllCollectives)
+    if (collective_descriptor(c).name == s) return c;
+  return std::nullopt;
+}
+
+bool is_reducing(Collective c) { return collective_descriptor(c).reducing; }
+bool has_root(Collective c) { return collective_descriptor(c).rooted; }
+bool supports_in_place(Collective c) { return collective_descriptor(c).in_place; }
+bool supports_out_of_place(Collective c) { return collective_descriptor(c).out_of_place; }
+
+CollectiveShape shape_of(const CollArgs& a, std::int32_t g) { return collective_descriptor(a.coll).shape(a, g); }
+
 CollectiveShape shape_of(Collective c, std::int32_t ranks, std::int32_t rank, std::int32_t root,
                          std::uint64_t count) {
-  const auto n = static_cast<std::uint64_t>(ranks);
-  const bool is_root = rank == root;
-  switch (c) {
-    case Collective::allreduce: return {count, count};
-    case Collective::broadcast: return {is_root ? count : 0, count};
-    case Collective::reduce: return {count, is_root ? count : 0};
-    case Collective::scatter: return {is_root ? count * n : 0, count};
-    case Collective::gather: return {count, is_root ? count * n : 0};
-    case Collective::allgather: return {count, count * n};
-    case Collective::reduce_scatter: return {count * n, count};
-    case Collective::alltoall: return {count * n, count * n};
-    case Collective::barrier: return {0, 0};
-  }
-  return {};
+  CollArgs a;
+  a.coll = c;
+  a.ranks = ranks;
+  a.root = root;
+  a.count = count;
+  return shape_of(a, rank);
 }
-
-bool supports_in_place(Collective c) { return c != Collective::alltoall && c != Collective::barrier; }
-bool supports_out_of_place(Collective c) { return c != Collective::barrier; }
 
 std::uint64_t message_bytes(Collective c, std::int32_t ranks, std::uint64_t count, DType t) {
-  // nccl-tests' "size": the larger of the send and receive buffer of one rank.
-  const auto n = static_cast<std::uint64_t>(ranks);
-  const auto e = static_cast<std::uint64_t>(size_of(t));
-  switch (c) {
-    case Collective::allgather:
-    case Collective::gather:
-    case Collective::scatter:
-    case Collective::reduce_scatter:
-    case Collective::alltoall: return count * n * e;
-    default: return count * e;
-  }
+  CollArgs a;
+  a.coll = c;
+  a.ranks = ranks;
+  a.count = count;
+  a.dtype = t;
+  return collective_descriptor(c).message_count(a) * size_of(t);
 }
 
-double bus_factor(Collective c, std::int32_t ranks) {
-  const double n = ranks;
-  switch (c) {
-    case Collective::allreduce: return n > 1 ? 2.0 * (n - 1) / n : 0.0;
-    case Collective::allgather:
-    case Collective::reduce_scatter:
-    case Collective::alltoall: return n > 1 ? (n - 1) / n : 0.0;
-    default: return 1.0;
-  }
-}
+double bus_factor(Collective c, std::int32_t ranks) { return collective_descriptor(c).bus_factor(ranks); }
+
+const NcclCall& nccl_call(Collective c) { return collective_descriptor(c).nccl; }
+const MpiCall& mpi_call(Collective c) { return collective_descriptor(c).mpi; }
 
 std::uint64_t CollArgs::in_offset(std::int32_t r) const {
-  if (!in_place) return 0;
-  // In-place allgather: rank r's input is its own block of the output.
-  if (coll == Collective::allgather) return static_cast<std::uint64_t>(r) * count;
-  // In-place gather: the root's block sits at root*count of the receive buffer.
-  if (coll == Collective::gather && r == root) return static_cast<std::uint64_t>(r) * count;
-  return 0;
+  return in_place ? collective_descriptor(coll).in_place_input(*this, r) : 0;
 }
 
 std::uint64_t CollArgs::out_offset(std::int32_t r) const {
-  if (!in_place) return 0;
-  // In-place reduce_scatter: rank r's result lands in its own block of the input.
-  if (coll == Collective::reduce_scatter) return static_cast<std::uint64_t>(r) * count;
-  // In-place scatter: the root keeps its block where it already is.
-  if (coll == Collective::scatter && r == root) return static_cast<std::uint64_t>(r) * count;
-  return 0;
+  return in_place ? collective_descriptor(coll).in_place_output(*this, r) : 0;
 }
 
 }  // namespace collscope

@@ -1,3 +1,5 @@
+// Names and sizes of element types and reduction operators. What a collective is
+// (its name included) comes from its descriptor (collective.h, ir/collective.cpp).
 #include <array>
 
 #include "collscope/types.h"
@@ -7,9 +9,6 @@ namespace {
 constexpr std::array<std::string_view, 8> kDTypeNames = {"int8",    "uint8",    "int32",   "int64",
                                                          "float16", "bfloat16", "float32", "float64"};
 constexpr std::array<std::string_view, 5> kOpNames = {"sum", "prod", "min", "max", "avg"};
-constexpr std::array<std::string_view, 9> kCollNames = {"broadcast", "reduce",         "allreduce",
-                                                        "scatter",   "gather",         "allgather",
-                                                        "reduce_scatter", "alltoall", "barrier"};
 
 template <class E, std::size_t N>
 std::optional<E> find_name(const std::array<std::string_view, N>& names, std::string_view s) {
@@ -21,10 +20,8 @@ std::optional<E> find_name(const std::array<std::string_view, N>& names, std::st
 
 std::string_view name_of(DType t) { return kDTypeNames[static_cast<std::size_t>(t)]; }
 std::string_view name_of(ReduceOp op) { return kOpNames[static_cast<std::size_t>(op)]; }
-std::string_view name_of(Collective c) { return kCollNames[static_cast<std::size_t>(c)]; }
 std::optional<DType> parse_dtype(std::string_view s) { return find_name<DType>(kDTypeNames, s); }
 std::optional<ReduceOp> parse_reduce_op(std::string_view s) { return find_name<ReduceOp>(kOpNames, s); }
-std::optional<Collective> parse_collective(std::string_view s) { return find_name<Collective>(kCollNames, s); }
 
 std::size_t size_of(DType t) {
   switch (t) {
@@ -42,15 +39,6 @@ std::size_t size_of(DType t) {
 
 bool is_floating(DType t) {
   return t == DType::float16 || t == DType::bfloat16 || t == DType::float32 || t == DType::float64;
-}
-
-bool is_reducing(Collective c) {
-  return c == Collective::reduce || c == Collective::allreduce || c == Collective::reduce_scatter;
-}
-
-bool has_root(Collective c) {
-  return c == Collective::broadcast || c == Collective::reduce || c == Collective::scatter ||
-         c == Collective::gather;
 }
 
 }  // namespace collscope

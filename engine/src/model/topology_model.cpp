@@ -9,8 +9,8 @@
 //                        uplink on the way up and the other group's on the way down
 //
 // and a step takes as long as its busiest resource needs for its bytes, plus the
-// slowest message's latency, plus the devices' fixed costs (a kernel launch per
-// transfer a device runs, one synchronisation per step). Steps run one after another,
+// slowest message's latency, plus the devices' fixed costs (one kernel launch per
+// device that moves data in the step, one synchronisation per step). Steps run one after another,
 // as the GPU backends run them. This is a flow-level model: it knows where bytes
 // contend, not how a link's protocol packs them.
 #include <algorithm>
@@ -127,8 +127,9 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
       c.level = r == Res::memory ? Level::memory : (r == Res::link_out || r == Res::link_in) ? Level::node : Level::network;
     }
   }
-  double busiest_device = 0;
-  for (const auto& [d, n] : launches) busiest_device = std::max(busiest_device, n * t_.launch_us);
+  // A device starts its part of a step as one kernel, whatever number of transfers it
+  // carries (NCCL's channels share one launch); compute spans run after it.
+  double busiest_device = launches.empty() ? 0 : t_.launch_us;
   for (const auto& [d, us] : compute) busiest_device = std::max(busiest_device, us);
   c.fixed_us = t_.step_us + latency;
   c.us = c.fixed_us + std::max(c.data_us, busiest_device);

@@ -8,6 +8,7 @@ namespace collscope::program {
 Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options) {
   Schedule sched;
   sched.slice_bytes = options.slice_bytes;
+  sched.ranks_per_node = ranks_per_node_for(options, s.ranks);
   sched.ranks = s.ranks;
   sched.dtype = s.dtype;
   for (const auto& b : s.buffers) sched.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});

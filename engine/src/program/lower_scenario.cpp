@@ -2,6 +2,7 @@
 // with the algorithms library. Also the initial contents of buffers.
 #include "collscope/algorithms.h"
 #include "collscope/backend.h"
+#include "collscope/machine.h"
 #include "collscope/scenario.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
@@ -14,12 +15,22 @@ LowerOptions lower_options_for(const BackendCapabilities& backend) {
   return o;
 }
 
+std::int32_t ranks_per_node_for(const LowerOptions& options, std::int32_t world) {
+  if (options.ranks_per_node > 0) return options.ranks_per_node;
+  if (options.machine && !options.machine->cpu) {
+    const Placement p = options.machine->placement(world);
+    if (p.nodes > 1) return static_cast<std::int32_t>(p.ranks_per_node);
+  }
+  return 0;
+}
+
 Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) {
   if (auto st = scenario::check_world(s); !st) return st.error();
   if (!scenario::is_collectives_only(s)) return program::lower_program(s, options);
 
   Schedule schedule;
   schedule.slice_bytes = options.slice_bytes;
+  schedule.ranks_per_node = ranks_per_node_for(options, s.ranks);
   schedule.ranks = s.ranks;
   schedule.dtype = s.dtype;
   // Same order as s.buffers, so buffer ids from the resolver index both; the

@@ -1,4 +1,4 @@
-// Programs: from a scenario's per-rank ops to the Schedule (DESIGN §3).
+// Programs: from a scenario's per-rank ops to the Schedule (docs/ARCHITECTURE.md, "Programs").
 //
 // Lowering happens in two passes:
 //   expand (expand.cpp)  every rank walks the program on its own, as the tutorial's

@@ -53,7 +53,8 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   s.title = std::string(name_of(q.coll)) + " on " + std::to_string(q.ranks) + " ranks";
   s.ranks = q.ranks;
   s.dtype = q.dtype;
-  const std::uint64_t count = q.coll == Collective::barrier ? 0 : q.count;
+  const bool moves_data = collective_descriptor(q.coll).moves_data;  // a barrier has no buffers and no count
+  const std::uint64_t count = moves_data ? q.count : 0;
   std::vector<std::uint64_t> in_n, out_n;
   std::uint64_t total = 0;
   for (std::int32_t r = 0; r < q.ranks; ++r) {
@@ -84,7 +85,7 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   op.root = has_root(q.coll) ? q.root : 0;
   op.count = count;
   const BufferInit init = default_init(q.dtype, q.op, q.ranks);
-  if (q.coll != Collective::barrier) {
+  if (moves_data) {
     if (q.in_place) {
       s.buffers.push_back({"buf", in_n, init, {}});
       op.buffer = "buf";

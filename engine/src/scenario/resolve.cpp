@@ -212,17 +212,9 @@ Need need_of(const CollArgs& a, std::int32_t r) {
   return {std::max(in_end, out_end), 0};
 }
 
-// Out of place, the buffer whose size gives NCCL's count: the input for
-// allreduce, reduce, gather, allgather and alltoall; the output for broadcast,
-// scatter and reduce_scatter (see the rule in scenario.h).
-bool count_from_input(Collective c) {
-  switch (c) {
-    case Collective::broadcast:
-    case Collective::scatter:
-    case Collective::reduce_scatter: return false;
-    default: return true;
-  }
-}
+// Out of place, the buffer whose size gives NCCL's count (the collective's
+// descriptor says; see the rule in scenario.h).
+bool count_from_input(Collective c) { return collective_descriptor(c).count_of != CountOf::recv; }
 
 }  // namespace
 
@@ -261,19 +253,17 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
   const bool native = op.algorithm == kNativeAlgorithm && has_native(c);
   if (op.algorithm != "auto" && op.algorithm != "custom" && !native && !op.algorithm.empty() &&
       !find_algorithm(c, op.algorithm)) {
-    const auto names = algorithm_names(c);
     std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;
-    if (auto m = closest(op.algorithm, names)) msg += " (did you mean \"" + *m + "\"?)";
-    return make_error("scenario.unknown_algorithm", msg, "valid algorithms for " + cname + ": auto, " + join(names) + ", or custom with a \"body\"",
-                      where(op, index, "algorithm"));
+    if (auto m = closest(op.algorithm, algorithm_names(c))) msg += " (did you mean \"" + *m + "\"?)";
+    return make_error("scenario.unknown_algorithm", msg, valid_algorithms_hint(c, true), where(op, index, "algorithm"));
   }
 
-  if (c == Collective::barrier) {
+  if (!collective_descriptor(c).moves_data) {
     const std::pair<std::string, const std::string*> given[] = {
         {"buffer", &op.buffer}, {"send", &op.send}, {"recv", &op.recv}};
     for (const auto& [key, value] : given)
       if (!value->empty())
-        return make_error("scenario.bad_call", "barrier takes no buffers, but \"" + key + "\" is given",
+        return make_error("scenario.bad_call", cname + " takes no buffers, but \"" + key + "\" is given",
                           "remove \"" + key + "\": a barrier only synchronises the ranks", where(op, index, key));
     a.in_buf = a.out_buf = -1;  // no buffer
     a.count = 0;

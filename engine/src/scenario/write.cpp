@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "collscope/collective.h"
 #include "collscope/scenario.h"
 
 namespace collscope {
@@ -142,8 +143,8 @@ ojson call_json(const ProgramOp& op) {
   if (!op.buffer.empty()) j["buffer"] = op.buffer;
   if (!op.send.empty()) j["send"] = op.send;
   if (!op.recv.empty()) j["recv"] = op.recv;
-  const bool barrier = op.coll && *op.coll == Collective::barrier;
-  if (op.count && !barrier) j["count"] = *op.count;
+  const bool no_data = op.coll && !collective_descriptor(*op.coll).moves_data;  // a barrier has no count
+  if (op.count && !no_data) j["count"] = *op.count;
   if (!op.algorithm.empty() && op.algorithm != "auto") j["algorithm"] = op.algorithm;
   if (op.coll && is_reducing(*op.coll)) j["reduce_op"] = std::string(name_of(op.reduce_op));
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;

@@ -1,5 +1,5 @@
 // Writing an output file so that readers see either the old file or the whole new
-// one, never half of it (DESIGN §5: bad input never leaves a half-written file).
+// one, never half of it (docs/ARCHITECTURE.md, "Errors": bad input never leaves a half-written file).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The conflict rule and bounds checks of the Schedule IR (DESIGN §3).
+// The conflict rule and bounds checks of the Schedule IR (docs/ARCHITECTURE.md, "The Schedule").
 //
 // Inside one step every transfer may run at the same time as every other, so no
 // transfer may write a slice that another transfer of the step reads or writes.

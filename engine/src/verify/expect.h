@@ -1,5 +1,5 @@
-// Expected contents of a collective's outputs, in terms of its inputs: the
-// postconditions of DESIGN §4, one small rule per collective.
+// Expected contents of a collective's outputs, in terms of its inputs, for the
+// symbolic check (docs/ARCHITECTURE.md, "Verification").
 #pragma once
 
 #include <algorithm>
@@ -33,9 +33,15 @@ inline std::int32_t first_rank(const std::vector<std::uint64_t>& bits) {
   return -1;
 }
 
+// The postcondition of one call in the symbolic checker's terms: the collective's
+// descriptor says which group ranks' input elements an output element holds; this
+// turns that into terms over world ranks and input buffers. Only the symbolic check
+// uses it: the numeric reference computes values from the descriptor's separate
+// numeric definition, so that a mistake in one is caught by the other.
 class ExpectedContents {
  public:
-  ExpectedContents(const Schedule& s, const CollArgs& a) : a_(a), words_((static_cast<std::size_t>(s.ranks) + 63) / 64) {
+  ExpectedContents(const Schedule& s, const CollArgs& a, const CollectiveDescriptor& d)
+      : a_(a), d_(d), words_((static_cast<std::size_t>(s.ranks) + 63) / 64) {
     all_.assign(words_, 0);
     for (std::int32_t g = 0; g < a.ranks; ++g) set(all_, world(g));
   }
@@ -44,60 +50,46 @@ class ExpectedContents {
     return a_.world_rank.empty() ? g : a_.world_rank[static_cast<std::size_t>(g)];
   }
 
-  std::uint64_t output_count(std::int32_t g) const {
-    if (a_.coll == Collective::barrier) return 0;
-    return shape_of(a_.coll, a_.ranks, g, a_.root, a_.count).out_count;
-  }
+  std::uint64_t output_count(std::int32_t g) const { return d_.moves_data ? d_.shape(a_, g).out_count : 0; }
 
   // The terms output element i of group rank g must hold; `run` = for how many
   // following elements the same rule holds with every base advanced by one.
   std::vector<SymTerm> at(std::int32_t g, std::uint64_t i, std::uint64_t& run) const {
-    const std::uint64_t n = output_count(g), c = a_.count;
-    switch (a_.coll) {
-      case Collective::broadcast:
-        run = n - i;
-        return {one(a_.in_offset(a_.root) + i, a_.root)};
-      case Collective::reduce:
-      case Collective::allreduce:
-        run = n - i;
-        return {SymTerm{a_.in_buf, i, all_}};
-      case Collective::reduce_scatter:
-        run = n - i;
-        return {SymTerm{a_.in_buf, static_cast<std::uint64_t>(g) * c + i, all_}};
-      case Collective::scatter:
-        run = n - i;
-        return {one(a_.in_offset(a_.root) + static_cast<std::uint64_t>(g) * c + i, a_.root)};
-      case Collective::gather:
-      case Collective::allgather: {
-        const auto s = static_cast<std::int32_t>(i / c);
-        const std::uint64_t ii = i % c;
-        run = c - ii;
-        return {one(a_.in_offset(s) + ii, s)};
-      }
-      case Collective::alltoall: {
-        const auto s = static_cast<std::int32_t>(i / c);
-        const std::uint64_t ii = i % c;
-        run = c - ii;
-        return {one(a_.in_offset(s) + static_cast<std::uint64_t>(g) * c + ii, s)};
-      }
-      case Collective::barrier: break;
+    const ExpectedElement e = d_.postcondition(a_, g, i);
+    run = std::max<std::uint64_t>(1, e.run);
+    const std::int32_t first = std::max(0, e.first), last = std::min(a_.ranks, e.last);
+    // One term per distinct input offset: in place, ranks may keep their input at
+    // different places of the buffer (an all-gather's rank r at r*count).
+    if (first == 0 && last == a_.ranks && last > 0 && same_offsets())
+      return {SymTerm{a_.in_buf, a_.in_offset(0) + e.index, all_}};
+    std::vector<SymTerm> terms;
+    for (std::int32_t src = first; src < last; ++src) {
+      const std::uint64_t base = a_.in_offset(src) + e.index;
+      auto t = std::find_if(terms.begin(), terms.end(), [&](const SymTerm& x) { return x.base == base; });
+      if (t == terms.end()) t = terms.insert(terms.end(), SymTerm{a_.in_buf, base, std::vector<std::uint64_t>(words_, 0)});
+      set(t->ranks, world(src));
     }
-    run = 1;
-    return {};
+    return terms;
   }
 
  private:
   void set(std::vector<std::uint64_t>& bits, std::int32_t r) const {
     bits[static_cast<std::size_t>(r) / 64] |= 1ull << (r % 64);
   }
-  SymTerm one(std::uint64_t base, std::int32_t g) const {
-    SymTerm t{a_.in_buf, base, std::vector<std::uint64_t>(words_, 0)};
-    set(t.ranks, world(g));
-    return t;
+  // Does every group rank's input start at the same offset? (Asked once.)
+  bool same_offsets() const {
+    if (same_offsets_ < 0) {
+      same_offsets_ = 1;
+      for (std::int32_t g = 1; g < a_.ranks && same_offsets_; ++g)
+        if (a_.in_offset(g) != a_.in_offset(0)) same_offsets_ = 0;
+    }
+    return same_offsets_ == 1;
   }
   const CollArgs& a_;
+  const CollectiveDescriptor& d_;
   std::size_t words_;
   std::vector<std::uint64_t> all_;
+  mutable int same_offsets_ = -1;
 };
 
 // "" when equal; otherwise a phrase: "lacks ..." or "holds ...".

@@ -1,17 +1,17 @@
-// The numeric reference and the #wrong count (DESIGN §4), like nccl-tests' check:
-// outputs are recomputed from the inputs by each collective's definition, never
-// from its schedule, and compared element by element.
+// The numeric reference and the #wrong count (docs/ARCHITECTURE.md, "Verification"),
+// like nccl-tests' check: outputs are recomputed from the inputs by each collective's
+// numeric definition (its descriptor's `reference`, collective.h), never from its
+// schedule nor from the postcondition the symbolic check uses, and compared element
+// by element.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <thread>
-#include <tuple>
 
+#include "collscope/collective.h"
 #include "collscope/elementwise.h"
 #include "collscope/run.h"
-#include "expect.h"
 #include "kernels/host_kernels.h"
 
 namespace collscope {
@@ -42,103 +42,182 @@ void store(std::vector<std::uint8_t>& v, std::uint64_t i, T x) {
   std::memcpy(v.data() + i * sizeof(T), &x, sizeof(T));
 }
 
-std::vector<std::int32_t> ranks_of(const std::vector<std::uint64_t>& bits) {
-  std::vector<std::int32_t> out;
-  for (std::size_t w = 0; w < bits.size(); ++w)
-    for (std::uint64_t b = bits[w]; b; b &= b - 1)
-      out.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(b))));
-  return out;
+template <class T, OpKind K>
+void fold_loop(T* __restrict acc, const T* __restrict v, std::uint64_t n) {
+  for (std::uint64_t j = 0; j < n; ++j) acc[j] = combine<T>(K, acc[j], v[j]);
 }
 
+// acc[j] = acc[j] (op) v[j]: the reference's own loop (not the backends' kernels),
+// on the element-wise arithmetic every part of collscope shares (elementwise.h).
 template <class T>
-void reference_call(const Schedule& s, const Call& call, Reference& ref) {
-  const CollArgs& a = call.args;
-  if (a.coll == Collective::barrier) return;
-  const OpKind k = kernels::op_kind(a.op);
-  const bool floating = is_floating(s.dtype);
-  const double limit = std::ldexp(1.0, precision_bits(s.dtype));
-  const double eps = epsilon(s.dtype);
-  // Inputs as they were before the call: a copy only in place, which overwrites them.
-  const auto in = static_cast<std::size_t>(a.in_buf);
-  const bool in_place = a.in_buf == a.out_buf;
-  const auto before_copy = in_place ? ref.want[in] : std::vector<std::vector<std::uint8_t>>{};
-  const auto tol_copy = in_place ? ref.tolerance[in] : std::vector<std::vector<double>>{};
-  const auto& before = in_place ? before_copy : ref.want[in];
-  const auto& tol_before = in_place ? tol_copy : ref.tolerance[in];
-  ExpectedContents expect(s, a);
-  // Ranks whose outputs follow the same rule (every rank of an all-reduce) get a copy
-  // of the first one's values and tolerances instead of a second reduction.
-  struct Done {
-    std::int32_t rank;
-    std::uint64_t at, run;
-  };
-  std::map<std::vector<std::tuple<std::int32_t, std::uint64_t, std::vector<std::uint64_t>>>, Done> done;
-  for (std::int32_t g = 0; g < a.ranks; ++g) {
-    const std::uint64_t n = expect.output_count(g);
-    const std::int32_t r = expect.world(g);
-    auto& out = ref.want[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(r)];
-    auto& tol_out = ref.tolerance[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(r)];
-    const std::uint64_t off = a.out_offset(g);
-    std::uint64_t i = 0;
-    while (i < n) {
-      std::uint64_t run = 0;
-      const auto terms = expect.at(g, i, run);
-      run = std::min(run, n - i);
-      std::vector<std::tuple<std::int32_t, std::uint64_t, std::vector<std::uint64_t>>> key;
-      for (const auto& t : terms) key.emplace_back(t.buf, t.base, t.ranks);
-      if (auto it = done.find(key); it != done.end() && it->second.run >= run) {
-        const Done& d = it->second;
-        const auto& from = ref.want[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(d.rank)];
-        std::memmove(out.data() + (off + i) * sizeof(T), from.data() + d.at * sizeof(T), run * sizeof(T));
-        const auto& tol_from = ref.tolerance[static_cast<std::size_t>(a.out_buf)][static_cast<std::size_t>(d.rank)];
-        if (!tol_from.empty() && tol_out.empty()) tol_out.assign(out.size() / sizeof(T), 0.0);
-        for (std::uint64_t j = 0; j < run && !tol_out.empty(); ++j)
-          tol_out[off + i + j] = tol_from.empty() ? 0.0 : tol_from[d.at + j];
-        i += run;
-        continue;
-      }
-      done[key] = Done{r, off + i, run};
-      std::vector<std::pair<std::int32_t, std::vector<std::int32_t>>> sources;  // (buf, ranks) per term
-      for (const auto& t : terms) sources.push_back({t.buf, ranks_of(t.ranks)});
-      for (std::uint64_t j = 0; j < run; ++j) {
-        T acc{};
-        bool first = true;
-        bool integral = true;
-        double mag = 0, inherited = 0, prod_mag = 1;
-        std::uint64_t contributions = 0;
-        for (std::size_t ti = 0; ti < terms.size(); ++ti) {
-          const std::uint64_t idx = terms[ti].base + j;
-          for (std::int32_t src : sources[ti].second) {
-            const T v = load<T>(before[static_cast<std::size_t>(src)], idx);
-            acc = first ? v : combine<T>(k, acc, v);
-            first = false;
-            ++contributions;
-            if (floating) {
-              const double d = to_double(v);
-              integral = integral && std::isfinite(d) && d == std::nearbyint(d);
-              mag += std::fabs(d);
-              prod_mag *= std::fabs(d);
-              const auto& tb = tol_before[static_cast<std::size_t>(src)];
-              if (!tb.empty()) inherited += tb[idx];
-            }
-          }
-        }
-        if (a.op == ReduceOp::avg && is_reducing(a.coll)) acc = divide<T>(acc, static_cast<std::uint32_t>(a.ranks));
-        store<T>(out, off + i + j, acc);
-        if (!floating) continue;
-        double tol = inherited;
-        if (contributions > 1 && (k == OpKind::sum || k == OpKind::prod)) {
-          const double m = k == OpKind::sum ? mag : prod_mag;
-          const bool exact = integral && m <= limit && inherited == 0;
-          if (!exact) tol += static_cast<double>(contributions) * eps * m;
-        }
-        if (a.op == ReduceOp::avg && tol > 0) tol = tol / a.ranks + eps * std::fabs(to_double(acc));
-        if (tol > 0 && tol_out.empty()) tol_out.assign(out.size() / sizeof(T), 0.0);
-        if (!tol_out.empty()) tol_out[off + i + j] = tol;
-      }
-      i += run;
+void fold(OpKind k, T* acc, const T* v, std::uint64_t n) {
+  switch (k) {
+    case OpKind::sum: fold_loop<T, OpKind::sum>(acc, v, n); break;
+    case OpKind::prod: fold_loop<T, OpKind::prod>(acc, v, n); break;
+    case OpKind::min: fold_loop<T, OpKind::min>(acc, v, n); break;
+    case OpKind::max: fold_loop<T, OpKind::max>(acc, v, n); break;
+  }
+}
+
+// dst[d0, d0+n) takes the tolerances of src[s0, s0+n) (an empty vector: exact).
+// Through memmove: dst and src may be one vector.
+void carry_tolerance(std::vector<double>& dst, std::size_t dst_elems, std::uint64_t d0, const std::vector<double>& src,
+                     std::uint64_t s0, std::uint64_t n) {
+  if (src.empty()) {
+    if (!dst.empty()) std::fill_n(dst.begin() + static_cast<std::ptrdiff_t>(d0), n, 0.0);
+    return;
+  }
+  if (dst.empty()) dst.assign(dst_elems, 0.0);
+  std::memmove(dst.data() + d0, src.data() + s0, n * sizeof(double));
+}
+
+// A collective's numeric definition (its descriptor's `reference`) carried out on the
+// reference memory, in the dtype's own arithmetic, with a tolerance per element where
+// floating inputs make the order of evaluation matter. Everything it knows about the
+// collective comes from that definition; it never looks at the schedule, nor at the
+// postcondition the symbolic check uses.
+template <class T>
+class HostDefinition final : public ReferenceBuilder {
+ public:
+  using Buffers = std::vector<std::vector<std::uint8_t>>;
+  using Tolerances = std::vector<std::vector<double>>;
+
+  HostDefinition(const Schedule& s, const CollArgs& a, Reference& ref)
+      : a_(a),
+        k_(kernels::op_kind(a.op)),
+        floating_(is_floating(s.dtype)),
+        limit_(std::ldexp(1.0, precision_bits(s.dtype))),
+        eps_(epsilon(s.dtype)),
+        out_(ref.want[static_cast<std::size_t>(a.out_buf)]),
+        tol_out_(ref.tolerance[static_cast<std::size_t>(a.out_buf)]) {
+    // Inputs as they were before the call: a copy only in place, which overwrites them.
+    const auto in = static_cast<std::size_t>(a.in_buf);
+    if (a.in_buf == a.out_buf) {
+      before_copy_ = ref.want[in];
+      tol_copy_ = ref.tolerance[in];
+      before_ = &before_copy_;
+      tol_before_ = &tol_copy_;
+    } else {
+      before_ = &ref.want[in];
+      tol_before_ = &ref.tolerance[in];
     }
   }
+
+  void copy(std::int32_t to, std::uint64_t at, std::int32_t from, std::uint64_t index, std::uint64_t n) override {
+    if (!rank_ok(to) || !rank_ok(from)) return;
+    auto& dst = out_[world(to)];
+    const auto& src = (*before_)[world(from)];
+    const std::uint64_t d0 = a_.out_offset(to) + at, s0 = a_.in_offset(from) + index;
+    n = fit(fit(n, dst, d0), src, s0);
+    if (n == 0) return;
+    std::memcpy(dst.data() + d0 * sizeof(T), src.data() + s0 * sizeof(T), n * sizeof(T));
+    carry_tolerance(tol_out_[world(to)], dst.size() / sizeof(T), d0, (*tol_before_)[world(from)], s0, n);
+  }
+
+  void same_as(std::int32_t to, std::uint64_t at, std::int32_t from, std::uint64_t from_at,
+               std::uint64_t n) override {
+    if (!rank_ok(to) || !rank_ok(from)) return;
+    auto& dst = out_[world(to)];
+    const auto& src = out_[world(from)];
+    const std::uint64_t d0 = a_.out_offset(to) + at, s0 = a_.out_offset(from) + from_at;
+    n = fit(fit(n, dst, d0), src, s0);
+    if (n == 0) return;
+    std::memmove(dst.data() + d0 * sizeof(T), src.data() + s0 * sizeof(T), n * sizeof(T));
+    carry_tolerance(tol_out_[world(to)], dst.size() / sizeof(T), d0, tol_out_[world(from)], s0, n);
+  }
+
+  void reduce(std::int32_t to, std::uint64_t at, std::int32_t first, std::int32_t last, std::uint64_t index,
+              std::uint64_t n) override {
+    first = std::max(0, first);
+    last = std::min(a_.ranks, last);
+    if (!rank_ok(to) || first >= last) return;
+    auto& dst = out_[world(to)];
+    const std::uint64_t d0 = a_.out_offset(to) + at;
+    n = fit(n, dst, d0);
+    for (std::int32_t g = first; g < last; ++g) n = fit(n, (*before_)[world(g)], a_.in_offset(g) + index);
+    if (n == 0) return;
+    auto src = [&](std::int32_t g) {
+      return reinterpret_cast<const T*>((*before_)[world(g)].data()) + a_.in_offset(g) + index;
+    };
+    // Folded in rank order, one rank's whole range at a time: ((in_first op in_first+1) op ...).
+    T* d = reinterpret_cast<T*>(dst.data()) + d0;
+    std::memcpy(d, src(first), n * sizeof(T));
+    for (std::int32_t g = first + 1; g < last; ++g) fold<T>(k_, d, src(g), n);
+    const auto folded = static_cast<std::uint32_t>(last - first);
+    const bool avg = a_.op == ReduceOp::avg;
+    if (avg)
+      for (std::uint64_t j = 0; j < n; ++j) d[j] = divide<T>(d[j], folded);
+    if (!floating_) return;
+
+    // Tolerances, a cache-sized chunk at a time: a reduction of integers whose partial
+    // results fit the mantissa is exact in any order; anything else may differ from a
+    // schedule's order by about one rounding per contribution.
+    auto& tol_out = tol_out_[world(to)];
+    constexpr std::uint64_t kChunk = 1024;
+    double mag[kChunk], prod_mag[kChunk], inherited[kChunk];
+    bool integral[kChunk];
+    for (std::uint64_t c0 = 0; c0 < n; c0 += kChunk) {
+      const std::uint64_t m = std::min(kChunk, n - c0);
+      std::fill_n(mag, m, 0.0);
+      std::fill_n(prod_mag, m, 1.0);
+      std::fill_n(inherited, m, 0.0);
+      std::fill_n(integral, m, true);
+      for (std::int32_t g = first; g < last; ++g) {
+        const T* v = src(g) + c0;
+        for (std::uint64_t j = 0; j < m; ++j) {
+          const double x = to_double(v[j]);
+          integral[j] = integral[j] && std::isfinite(x) && x == std::nearbyint(x);
+          mag[j] += std::fabs(x);
+          prod_mag[j] *= std::fabs(x);
+        }
+        const auto& tb = (*tol_before_)[world(g)];
+        if (!tb.empty())
+          for (std::uint64_t j = 0; j < m; ++j) inherited[j] += tb[a_.in_offset(g) + index + c0 + j];
+      }
+      for (std::uint64_t j = 0; j < m; ++j) {
+        double tol = inherited[j];
+        if (folded > 1 && (k_ == OpKind::sum || k_ == OpKind::prod)) {
+          const double size = k_ == OpKind::sum ? mag[j] : prod_mag[j];
+          const bool exact = integral[j] && size <= limit_ && inherited[j] == 0;
+          if (!exact) tol += static_cast<double>(folded) * eps_ * size;
+        }
+        if (avg && tol > 0) tol = tol / folded + eps_ * std::fabs(to_double(d[c0 + j]));
+        if (tol > 0 && tol_out.empty()) tol_out.assign(dst.size() / sizeof(T), 0.0);
+        if (!tol_out.empty()) tol_out[d0 + c0 + j] = tol;
+      }
+    }
+  }
+
+ private:
+  std::size_t world(std::int32_t g) const {
+    return static_cast<std::size_t>(a_.world_rank.empty() ? g : a_.world_rank[static_cast<std::size_t>(g)]);
+  }
+  bool rank_ok(std::int32_t g) const { return g >= 0 && g < a_.ranks; }
+  // n, cut to what fits in `v` from element `at` on: a definition that reaches past a
+  // buffer is a mistake the comparison will show, never a write out of bounds.
+  static std::uint64_t fit(std::uint64_t n, const std::vector<std::uint8_t>& v, std::uint64_t at) {
+    const std::uint64_t size = v.size() / sizeof(T);
+    return at >= size ? 0 : std::min(n, size - at);
+  }
+
+  const CollArgs& a_;
+  OpKind k_;
+  bool floating_;
+  double limit_, eps_;
+  Buffers& out_;
+  Tolerances& tol_out_;
+  const Buffers* before_ = nullptr;
+  const Tolerances* tol_before_ = nullptr;
+  Buffers before_copy_;
+  Tolerances tol_copy_;
+};
+
+void reference_call(const Schedule& s, const Call& call, const CollectiveDescriptor& d, Reference& ref) {
+  if (!d.moves_data) return;
+  kernels::with_type(s.dtype, [&]<class T>() {
+    HostDefinition<T> out(s, call.args, ref);
+    d.reference(call.args, out);
+  });
 }
 
 }  // namespace
@@ -237,7 +316,9 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
 
 }  // namespace
 
-Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
+namespace {
+
+Reference reference_of(const Schedule& s, const HostMemory& inputs, const CollectiveDescriptor* over) {
   Reference ref;
   ref.want = inputs;
   ref.tolerance.assign(s.buffers.size(), std::vector<std::vector<double>>(static_cast<std::size_t>(s.ranks)));
@@ -251,14 +332,16 @@ Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
       replay_call(s, call, ref);
       continue;
     }
+    const CollectiveDescriptor& d =
+        over && over->coll == call.args.coll ? *over : collective_descriptor(call.args.coll);
     if (!call.custom) {
-      kernels::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, ref); });
+      reference_call(s, call, d, ref);
       continue;
     }
     // A collective the program wrote itself: its output comes from the collective's
     // definition; the workspace buffers it used hold whatever its steps left there.
     Reference def = ref;
-    kernels::with_type(s.dtype, [&]<class T>() { reference_call<T>(s, call, def); });
+    reference_call(s, call, d, def);
     replay_call(s, call, ref);
     const auto out = static_cast<std::size_t>(call.args.out_buf);
     if (call.args.out_buf >= 0) {
@@ -267,6 +350,14 @@ Reference compute_reference(const Schedule& s, const HostMemory& inputs) {
     }
   }
   return ref;
+}
+
+}  // namespace
+
+Reference compute_reference(const Schedule& s, const HostMemory& inputs) { return reference_of(s, inputs, nullptr); }
+
+Reference compute_reference(const Schedule& s, const HostMemory& inputs, const CollectiveDescriptor& d) {
+  return reference_of(s, inputs, &d);
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Symbolic execution of a schedule on contribution sets (DESIGN §4).
+// Symbolic execution of a schedule on contribution sets (docs/ARCHITECTURE.md, "Verification").
 //
 // Instead of numbers, every element knows which inputs it holds. Elements that
 // move together are kept together in segments: a segment [start, end) of one
@@ -265,6 +265,7 @@ void write_slice(SegList& m, std::uint64_t off, std::uint64_t count, Piece* piec
 struct SymbolicState::Impl {
   const Schedule& s;
   std::int32_t call;
+  const CollectiveDescriptor& desc;  // whose postcondition the call must meet
   std::int32_t next;
   std::int32_t end;
   std::uint32_t words;
@@ -276,7 +277,7 @@ struct SymbolicState::Impl {
   std::vector<std::size_t> src_first;   // transfer t's pieces: [src_first[t], src_first[t + 1])
   std::vector<Piece> dst_pieces, result;
 
-  Impl(const Schedule& sched, std::int32_t c) : s(sched), call(c) {
+  Impl(const Schedule& sched, std::int32_t c, const CollectiveDescriptor& d) : s(sched), call(c), desc(d) {
     const auto& cl = s.calls[static_cast<std::size_t>(c)];
     next = cl.first_step;
     end = cl.first_step + cl.num_steps;
@@ -499,7 +500,10 @@ struct SymbolicState::Impl {
   Status postcondition();
 };
 
-SymbolicState::SymbolicState(const Schedule& s, std::int32_t call) : impl_(new Impl(s, call)) {}
+SymbolicState::SymbolicState(const Schedule& s, std::int32_t call, const CollectiveDescriptor* descriptor)
+    : impl_(new Impl(s, call,
+                     descriptor ? *descriptor
+                                : collective_descriptor(s.calls[static_cast<std::size_t>(call)].args.coll))) {}
 SymbolicState::~SymbolicState() { delete impl_; }
 Status SymbolicState::advance() {
   if (done()) return ok_status();
@@ -546,9 +550,9 @@ bool holds_exactly(const Content& c, std::uint64_t shift, const std::vector<SymT
 Status SymbolicState::Impl::postcondition() {
   const Call& cl = s.calls[static_cast<std::size_t>(call)];
   const CollArgs& a = cl.args;
-  const bool want_scaled = a.op == ReduceOp::avg && is_reducing(a.coll);
+  const bool want_scaled = a.op == ReduceOp::avg && desc.reducing;
 
-  if (a.coll == Collective::barrier) {
+  if (desc.synchronizes) {
     for (std::int32_t g = 0; g < a.ranks; ++g) {
       const std::int32_t r = a.world_rank.empty() ? g : a.world_rank[static_cast<std::size_t>(g)];
       for (std::int32_t h = 0; h < a.ranks; ++h) {
@@ -565,7 +569,7 @@ Status SymbolicState::Impl::postcondition() {
 
   // Which elements of which (rank, buffer) are outputs of this call.
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> out_regions(maps.size());
-  ExpectedContents expect(s, a);
+  ExpectedContents expect(s, a, desc);
   for (std::int32_t g = 0; g < a.ranks; ++g) {
     const std::uint64_t n = expect.output_count(g);
     if (n == 0) continue;
@@ -670,8 +674,10 @@ Status SymbolicState::Impl::postcondition() {
   return ok_status();
 }
 
-Status verify_call_symbolic(const Schedule& s, std::int32_t call) {
-  SymbolicState state(s, call);
+namespace {
+
+Status check_call(const Schedule& s, std::int32_t call, const CollectiveDescriptor* d) {
+  SymbolicState state(s, call, d);
   while (!state.done()) {
     auto st = state.advance();
     if (!st) return st;
@@ -679,16 +685,26 @@ Status verify_call_symbolic(const Schedule& s, std::int32_t call) {
   return state.check_postcondition();
 }
 
-Status verify_symbolic(const Schedule& s) {
+Status check_schedule(const Schedule& s, const CollectiveDescriptor* d) {
   if (auto st = check_bounds(s); !st) return st;
   if (auto st = check_conflicts(s); !st) return st;
   // Point-to-point runs have no postcondition: the matcher checked their messages.
   // A native call (NCCL's own collective) cannot be seen inside; the numeric check judges it.
   for (std::size_t c = 0; c < s.calls.size(); ++c)
     if (s.calls[c].kind == CallKind::collective && s.calls[c].num_steps > 0 &&
-        !s.steps[static_cast<std::size_t>(s.calls[c].first_step)].native)
-      if (auto st = verify_call_symbolic(s, static_cast<std::int32_t>(c)); !st) return st;
+        !s.steps[static_cast<std::size_t>(s.calls[c].first_step)].native) {
+      const bool replaced = d && d->coll == s.calls[c].args.coll;
+      if (auto st = check_call(s, static_cast<std::int32_t>(c), replaced ? d : nullptr); !st) return st;
+    }
   return ok_status();
 }
+
+}  // namespace
+
+Status verify_call_symbolic(const Schedule& s, std::int32_t call) { return check_call(s, call, nullptr); }
+
+Status verify_symbolic(const Schedule& s) { return check_schedule(s, nullptr); }
+
+Status verify_symbolic(const Schedule& s, const CollectiveDescriptor& d) { return check_schedule(s, &d); }
 
 }  // namespace collscope

@@ -1,4 +1,4 @@
-// The cpu backend: one thread per rank, each owning its buffers (DESIGN §6).
+// The cpu backend: one thread per rank, each owning its buffers (docs/ARCHITECTURE.md, "Backends").
 //
 // A transfer is executed by its receiver, which reads straight from the sender's
 // buffer (one copy, like NCCL's peer-to-peer read). Two ways to run:

@@ -1,4 +1,4 @@
-// The GPU backends this build can offer (DESIGN §6).
+// The GPU backends this build can offer (docs/ARCHITECTURE.md, "Backends").
 #pragma once
 
 #include <memory>

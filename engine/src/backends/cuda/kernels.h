@@ -1,4 +1,4 @@
-// Our transfer kernels (DESIGN §6): copy, reduce (dst = dst op src), reduce-copy
+// Our transfer kernels (docs/ARCHITECTURE.md, "Backends"): copy, reduce (dst = dst op src), reduce-copy
 // (dst = aux op src), scale (finish an average), and the fault and compute helpers,
 // launched on a stream.
 // The element-wise operation is collscope/elementwise.h, the same definition the cpu

@@ -1,4 +1,4 @@
-// Crash and hang faults on the GPU backends (DESIGN §6). A kernel cannot be stopped
+// Crash and hang faults on the GPU backends (docs/ARCHITECTURE.md, "Backends"). A kernel cannot be stopped
 // from the host, so the faulty rank's stream is parked at the step (a kernel that waits
 // for the run's abort flag): the ranks that need its data wait as they would for a dead
 // peer. The host knows what it injected: a crash is reported once the others have had a

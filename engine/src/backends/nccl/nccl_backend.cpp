@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "collscope/collective.h"
 #include "kernels/host_kernels.h"
 #include "../cuda/check.h"
 #include "../cuda/gpu_backend.h"
@@ -53,6 +54,55 @@ Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
     if (collscope_nccl_r != ncclSuccess)                                              \
       return ::collscope::gpu::nccl_error(collscope_nccl_r, #call, __FILE__, __LINE__); \
   } while (0)
+
+// NCCL's collectives under the names the collective descriptors give them (NcclCall,
+// collective.h), one pointer for the form of their argument list. A descriptor that
+// names a function missing here is refused at run time, never called with the wrong
+// arguments; a new collective with an NCCL call adds its row.
+struct NcclFunction {
+  std::string_view name;
+  ncclResult_t (*plain)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*rooted)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*reducing)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                           cudaStream_t) = nullptr;
+  ncclResult_t (*rooted_reducing)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
+                                  cudaStream_t) = nullptr;
+};
+
+const NcclFunction kNcclFunctions[] = {
+    {.name = "ncclAllReduce", .reducing = ncclAllReduce},
+    {.name = "ncclReduceScatter", .reducing = ncclReduceScatter},
+    {.name = "ncclReduce", .rooted_reducing = ncclReduce},
+    {.name = "ncclBroadcast", .rooted = ncclBroadcast},
+    {.name = "ncclGather", .rooted = ncclGather},
+    {.name = "ncclScatter", .rooted = ncclScatter},
+    {.name = "ncclAllGather", .plain = ncclAllGather},
+    {.name = "ncclAlltoAll", .plain = ncclAlltoAll},
+};
+
+// The bound function of that name with a pointer of that form; null when none.
+const NcclFunction* find_nccl_function(const NcclCall& c) {
+  for (const NcclFunction& f : kNcclFunctions) {
+    if (f.name != c.function) continue;
+    const bool bound = (c.form == NcclForm::plain && f.plain) || (c.form == NcclForm::rooted && f.rooted) ||
+                       (c.form == NcclForm::reducing && f.reducing) ||
+                       (c.form == NcclForm::rooted_reducing && f.rooted_reducing);
+    return bound ? &f : nullptr;
+  }
+  return nullptr;
+}
+
+ncclResult_t call_native(const NcclFunction& f, NcclForm form, const void* in, void* out, size_t count,
+                         ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  switch (form) {
+    case NcclForm::plain: return f.plain(in, out, count, type, comm, stream);
+    case NcclForm::rooted: return f.rooted(in, out, count, type, root, comm, stream);
+    case NcclForm::reducing: return f.reducing(in, out, count, type, op, comm, stream);
+    case NcclForm::rooted_reducing: return f.rooted_reducing(in, out, count, type, op, root, comm, stream);
+    case NcclForm::none: break;
+  }
+  return ncclInvalidUsage;
+}
 
 // How long a wait may take before the communicators are aborted, at least: a longer
 // --timeout raises it, --timeout 0 waits for ever.
@@ -133,6 +183,14 @@ class NcclSession final : public GpuSession {
     if (!a.world_rank.empty() || a.ranks != s_.ranks)
       return make_error("backend.native_unsupported", "algorithm \"nccl\" runs on every rank, not on a group",
                         "use one of our algorithms for collectives on groups", {}, ExitCode::bad_input);
+    // The collective's own NCCL call, as its descriptor names it (collective.h).
+    const NcclCall& native = nccl_call(a.coll);
+    const NcclFunction* fn = find_nccl_function(native);
+    if (!fn)
+      return make_error("backend.native_unsupported",
+                        "this build cannot call NCCL's own " + std::string(name_of(a.coll)) +
+                            (native.function.empty() ? " (NCCL has none)" : " (" + std::string(native.function) + ")"),
+                        "use one of our algorithms for " + std::string(name_of(a.coll)), {}, ExitCode::bad_input);
     const ncclDataType_t type = nccl_type(s_.dtype);
     const ncclRedOp_t op = nccl_op(a.op);
     const auto count = static_cast<std::size_t>(a.count);
@@ -150,19 +208,8 @@ class NcclSession final : public GpuSession {
       const auto b_in = world_.buffer(r, a.in_buf), b_out = world_.buffer(r, a.out_buf);
       const void* in = b_in ? static_cast<const std::uint8_t*>(b_in) + a.in_offset(r) * world_.esize() : nullptr;
       void* out = b_out ? static_cast<std::uint8_t*>(b_out) + a.out_offset(r) * world_.esize() : nullptr;
-      switch (a.coll) {
-        case Collective::allreduce: COLLSCOPE_NCCL(ncclAllReduce(in, out, count, type, op, comm, stream)); break;
-        case Collective::broadcast: COLLSCOPE_NCCL(ncclBroadcast(in, out, count, type, a.root, comm, stream)); break;
-        case Collective::reduce: COLLSCOPE_NCCL(ncclReduce(in, out, count, type, op, a.root, comm, stream)); break;
-        case Collective::allgather: COLLSCOPE_NCCL(ncclAllGather(in, out, count, type, comm, stream)); break;
-        case Collective::reduce_scatter:
-          COLLSCOPE_NCCL(ncclReduceScatter(in, out, count, type, op, comm, stream));
-          break;
-        case Collective::alltoall: COLLSCOPE_NCCL(ncclAlltoAll(in, out, count, type, comm, stream)); break;
-        case Collective::gather: COLLSCOPE_NCCL(ncclGather(in, out, count, type, a.root, comm, stream)); break;
-        case Collective::scatter: COLLSCOPE_NCCL(ncclScatter(in, out, count, type, a.root, comm, stream)); break;
-        case Collective::barrier: break;
-      }
+      const ncclResult_t res = call_native(*fn, native.form, in, out, count, type, op, a.root, comm, stream);
+      if (res != ncclSuccess) return nccl_error(res, std::string(native.function).c_str(), __FILE__, __LINE__);
     }
     COLLSCOPE_NCCL(ncclGroupEnd());
     return ok_status();

@@ -1,0 +1,188 @@
+// The algorithms that know the node boundary, over node sizes: every rank count and
+// node size (even and uneven), counts, both layouts and groups pass the symbolic
+// check with the step counts of their two levels; executed, they are exact in fast
+// and observable mode; and NCCL-style rings put every card of a node to work.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algorithm_case.h"
+#include "collscope/algorithms.h"
+#include "collscope/machine.h"
+#include "collscope/run.h"
+#include "collscope/scenario.h"
+#include "collscope/verify.h"
+
+using namespace collscope;
+using namespace collscope::testing;
+
+namespace {
+
+std::vector<const AlgorithmInfo*> node_aware() {
+  std::vector<const AlgorithmInfo*> out;
+  for (const auto& a : all_algorithms())
+    if (a.node_aware) out.push_back(&a);
+  return out;
+}
+
+// The steps of each, for n ranks on nodes of g (even nodes; else one ring).
+std::int32_t expected(const AlgoCase& c) {
+  const std::int32_t n = c.ranks;
+  if (c.count == 0) return 0;
+  if (n == 1) return c.in_place ? 0 : 1;
+  std::int32_t g = c.ranks_per_node > 0 ? std::min(c.ranks_per_node, n) : n;
+  if (n % g != 0) g = n;  // uneven nodes: one ring
+  const std::int32_t N = n / g;
+  const std::string& a = c.algo;
+  switch (c.coll) {
+    case Collective::allreduce:
+      if (a == "hierarchical") return 2 * (g - 1) + 2 * (N - 1);
+      if (a == "rings") return 2 * (n - 1);
+      break;
+    case Collective::reduce_scatter: return (g - 1) + (N - 1);
+    case Collective::allgather: return (N - 1) + (g - 1) + (c.in_place ? 0 : 1);
+    default: break;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("hierarchical: every node-aware algorithm over rank counts and node sizes passes the symbolic check") {
+  const auto algos = node_aware();
+  REQUIRE(algos.size() >= 4);
+  for (const AlgorithmInfo* a : algos)
+    for (std::int32_t n = 1; n <= 12; ++n)
+      for (std::int32_t g = 1; g <= n; ++g)
+        for (std::uint64_t count : {0ull, 1ull, 7ull, 100ull})
+          for (bool in_place : {false, true}) {
+            AlgoCase c{a->coll, std::string(a->name), n, count, 0, in_place, {}, 0, g};
+            const Schedule s = lower(c);
+            check_verified(s, c);
+            check_captions(s, c);
+            CHECK_MESSAGE(static_cast<std::int32_t>(s.steps.size()) == expected(c),
+                          describe(c) << ": " << s.steps.size() << " steps, expected " << expected(c));
+          }
+}
+
+TEST_CASE("hierarchical: on a group scattered over the nodes they still verify") {
+  // 12 world ranks on nodes of 3; the group takes 2 ranks of each of the 4 nodes, out
+  // of order, and one group of a node's single rank.
+  const std::vector<std::vector<std::int32_t>> groups = {{0, 1, 3, 4, 6, 7, 9, 10}, {10, 9, 1, 0, 7, 6, 4, 3}, {0, 3, 6, 9}};
+  for (const AlgorithmInfo* a : node_aware())
+    for (const auto& group : groups)
+      for (bool in_place : {false, true}) {
+        AlgoCase c{a->coll, std::string(a->name), static_cast<std::int32_t>(group.size()), 5, 0, in_place, group, 12, 3};
+        check_verified(lower(c), c);
+      }
+}
+
+TEST_CASE("hierarchical: executed on the cpu backend they are exact, in fast and observable mode alike") {
+  for (const AlgorithmInfo* a : node_aware())
+    for (auto [n, g] : {std::pair{8, 4}, std::pair{6, 2}, std::pair{9, 3}, std::pair{7, 3}, std::pair{4, 1}})
+      for (bool in_place : {false, true})
+        for (DType t : {DType::int32, DType::float32, DType::bfloat16}) {
+          QuickSpec q;
+          q.coll = a->coll;
+          q.algorithm = std::string(a->name);
+          q.ranks = n;
+          q.count = 37;
+          q.dtype = t;
+          q.in_place = in_place;
+          auto sc = scenario_from_spec(q);
+          REQUIRE(sc.ok());
+          LowerOptions o;
+          o.ranks_per_node = g;
+          auto s = lower_scenario(*sc, o);
+          REQUIRE(s.ok());
+          CHECK(s->ranks_per_node == g);
+          const Scenario& keep = *sc;
+          auto init = [&keep](std::int32_t b, std::int32_t r, std::uint64_t i) {
+            return b < static_cast<std::int32_t>(keep.buffers.size())
+                       ? initial_value(keep.buffers[static_cast<std::size_t>(b)], r, i)
+                       : 0.0;
+          };
+          RunOptions fast, obs;
+          obs.mode = RunMode::observable;
+          obs.snapshot_budget = 0;
+          auto x = execute(*s, init, fast);
+          auto y = execute(*s, init, obs);
+          REQUIRE(x.ok());
+          REQUIRE(y.ok());
+          const std::string what = std::string(name_of(a->coll)) + " " + std::string(a->name) + " n=" +
+                                   std::to_string(n) + " g=" + std::to_string(g) + " " + std::string(name_of(t));
+          CHECK_MESSAGE(x->symbolic.ok(), what);
+          CHECK_MESSAGE(x->numeric.wrong == 0, what << ": " << x->numeric.message());
+          CHECK_MESSAGE(y->numeric.wrong == 0, what << ": " << y->numeric.message());
+          CHECK_MESSAGE(x->result == y->result, what << ": fast and observable modes differ");
+        }
+}
+
+TEST_CASE("hierarchical: rings leave every node on a card of their own; one ring leaves on one") {
+  // 4 nodes of 4 ranks. In any step of `rings`, node 0's transfers to other nodes come
+  // from 4 different local ranks (4 cards); the plain ring crosses on one.
+  auto crossing_sources = [](const std::string& algo) {
+    AlgoCase c{Collective::allreduce, algo, 16, 1600, 0, false, {}, 0, 4};
+    const Schedule s = lower(c);
+    std::set<std::int32_t> worst;
+    for (const auto& st : s.steps) {
+      std::set<std::int32_t> from;
+      for (const auto& t : st.transfers)
+        if (t.src.rank / 4 == 0 && t.dst.rank / 4 != 0) from.insert(t.src.rank);
+      if (from.size() > worst.size()) worst = from;
+    }
+    return worst.size();
+  };
+  CHECK(crossing_sources("rings") == 4);
+  CHECK(crossing_sources("ring") == 1);
+}
+
+TEST_CASE("hierarchical: on a topology of nodes auto considers them, priced per link") {
+  auto m = machine_for("dgx-h100", 4, BackendCapabilities{{}, false, true, false}, DType::float32, "");
+  REQUIRE(m.ok());
+  QuickSpec q;
+  q.coll = Collective::allreduce;
+  q.ranks = 32;
+  q.count = 16u << 20;  // 64 MiB per rank
+  auto sc = scenario_from_spec(q);
+  REQUIRE(sc.ok());
+  LowerOptions o;
+  o.slice_bytes = 0;
+  o.machine = &*m;
+  auto s = lower_scenario(*sc, o);
+  REQUIRE(s.ok());
+  CHECK(s->ranks_per_node == 8);  // from the topology: 4 nodes of 8
+  // Large messages across nodes: one of the algorithms that spread over the cards wins.
+  const std::string pick = s->calls.at(0).algorithm;
+  CHECK((pick == "rings" || pick == "hierarchical"));
+  // Their predicted time beats the single ring's by several times: 8 cards against 1.
+  auto price = [&](const std::string& algo) {
+    QuickSpec r = q;
+    r.algorithm = algo;
+    auto rs = scenario_from_spec(r);
+    REQUIRE(rs.ok());
+    auto sched = lower_scenario(*rs, o);
+    REQUIRE(sched.ok());
+    return predict(*sched, *m, true).us;
+  };
+  CHECK(price(pick) * 3 < price("ring"));
+  // On this machine (one node) they are left out of auto's race.
+  auto cpu = machine_for("", 0, BackendCapabilities{{}, true, false, false}, DType::float32, "");
+  REQUIRE(cpu.ok());
+  LowerOptions here;
+  here.machine = &*cpu;
+  for (std::uint64_t count : {1ull, 1ull << 10, 1ull << 20}) {
+    QuickSpec h = q;
+    h.ranks = 8;
+    h.count = count;
+    auto hs = scenario_from_spec(h);
+    REQUIRE(hs.ok());
+    auto sched = lower_scenario(*hs, here);
+    REQUIRE(sched.ok());
+    const std::string p = sched->calls.at(0).algorithm;
+    CHECK(p != "rings");
+    CHECK(p != "hierarchical");
+  }
+}
