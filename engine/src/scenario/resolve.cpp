@@ -73,14 +73,24 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::pair<std::string, std::string> human_bytes_pair(std::uint64_t bytes, std::uint64_t other) {
+  std::string a = human_bytes(bytes), b = human_bytes(other);
+  if (a == b && bytes != other) {
+    a = std::to_string(bytes) + " bytes";
+    b = std::to_string(other) + " bytes (" + b + ")";
+  }
+  return {a, b};
+}
+
 Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where) {
   // count <= 2^64 / 8 is not guaranteed, so report the size without overflowing.
   const std::uint64_t e = size_of(t);
-  const std::string size = count > UINT64_MAX / e ? "more than 16 EiB" : human_bytes(count * e);
+  auto [size, limit] = human_bytes_pair(count > UINT64_MAX / e ? UINT64_MAX : count * e, kMaxBufferBytes);
+  if (count > UINT64_MAX / e) size = "more than 16 EiB";
   return make_error("scenario.out_of_range",
                     "buffer " + quote(name) + " on rank " + std::to_string(rank) + " would take " + size + " (" +
-                        std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " +
-                        human_bytes(kMaxBufferBytes) + " per buffer",
+                        std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " + limit +
+                        " per buffer",
                     "use a smaller count", std::move(where));
 }
 
@@ -93,7 +103,8 @@ Error too_many_transfers_error(Location where) {
 Error total_bytes_error(std::uint64_t total, Location where) {
   return make_error(
       "scenario.out_of_range",
-      "buffers take " + human_bytes(total) + " over all ranks, over the limit of " + human_bytes(kMaxTotalBytes),
+      "buffers take " + human_bytes_pair(total, kMaxTotalBytes).first + " over all ranks, over the limit of " +
+          human_bytes_pair(total, kMaxTotalBytes).second,
       "use fewer ranks, fewer buffers or smaller counts", std::move(where));
 }
 
