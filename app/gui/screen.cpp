@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "collscope/files.h"
 #include "collscope/trace.h"
 #include "gui/png.h"
 #include "gui/style.h"
@@ -137,6 +138,13 @@ Status Screen::request_export(const ExportRequest& r) {
   const view::LessonRun* run = lesson_.run();
   if (!run) return fail(make_error("gui.export", "nothing to export yet", "wait until the lesson has run"));
   if (r.path.empty()) return fail(make_error("gui.export", "no file or folder name given", "type a name first"));
+  // A trace or a PNG never replaces the lesson it shows, nor a device or a folder.
+  if (r.kind == ExportRequest::Kind::trace || r.kind == ExportRequest::Kind::png) {
+    std::vector<std::string> inputs;
+    if (!file_.empty()) inputs.push_back(file_);
+    const OutputPath out{r.path, "the export", r.kind == ExportRequest::Kind::trace ? "trace.io" : "gui.png_io"};
+    if (auto st = check_outputs(inputs, {out}); !st) return fail(st.error());
+  }
   switch (r.kind) {
     case ExportRequest::Kind::trace: {
       auto st = write_trace(r.path, run->schedule, run->outcome.record);
