@@ -82,6 +82,32 @@ std::pair<std::string, std::string> human_bytes_pair(std::uint64_t bytes, std::u
   return {a, b};
 }
 
+namespace {
+void find_entry(const std::vector<ProgramOp>& ops, const std::string& pointer, const Location*& best) {
+  for (const ProgramOp& op : ops) {
+    const std::string& p = op.where.pointer;
+    if (p.empty()) continue;
+    if (pointer == p || pointer.starts_with(p + "/")) {
+      if (!best || p.size() > best->pointer.size()) best = &op.where;
+      find_entry(op.body, pointer, best);
+    }
+  }
+}
+}  // namespace
+
+Error placed_in_file(Error e, const Scenario& s) {
+  if (e.where.line != 0 || e.where.pointer.empty()) return e;
+  const Location* best = nullptr;
+  find_entry(s.program, e.where.pointer, best);
+  if (best) {
+    e.where.line = best->line;
+    e.where.col = best->col;
+    if (e.where.file.empty()) e.where.file = best->file;
+  }
+  if (e.where.file.empty()) e.where.file = s.file;
+  return e;
+}
+
 Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where) {
   // count <= 2^64 / 8 is not guaranteed, so report the size without overflowing.
   const std::uint64_t e = size_of(t);

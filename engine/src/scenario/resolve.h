@@ -54,6 +54,11 @@ std::string human_bytes(std::uint64_t bytes);
 // its exact byte count and the second its exact count with the rounded size after it.
 std::pair<std::string, std::string> human_bytes_pair(std::uint64_t bytes, std::uint64_t other);
 
+// An error found on the schedule names a JSON Pointer into the program but no line:
+// gives it the file, line and column of the program entry the pointer names (or of
+// the nearest entry that contains it), keeping the pointer.
+Error placed_in_file(Error e, const Scenario& s);
+
 // Checks what lower_scenario needs of a scenario that did not come from a file:
 // rank count, one count per rank, unique names, byte limits, shape of explicit values.
 Status check_world(const Scenario& s);
