@@ -173,9 +173,12 @@ int cmd_bench(const BenchFlags& f) {
     const double next = sz * f.factor;
     if (next > static_cast<double>(*hi) * 1.000001) break;
     if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
-      char text[160];
-      std::snprintf(text, sizeof text, "-f %.10g does not grow the size by one element per step (%.10g bytes become %.10g; one element is %llu bytes)",
-                    f.factor, sz, next, static_cast<unsigned long long>(per_count));
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "-f %.10g does not grow the size by one element per step (a step from %llu bytes reaches only %llu "
+                    "bytes; one element is %llu bytes)",
+                    f.factor, static_cast<unsigned long long>(sz), static_cast<unsigned long long>(next),
+                    static_cast<unsigned long long>(per_count));
       return usage(text, "use a larger -f (e.g. 2) or a larger -b");
     }
     if (sizes.size() >= kMaxBenchRows)

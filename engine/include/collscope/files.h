@@ -81,7 +81,8 @@ Status check_outputs(const std::vector<std::string>& inputs, const std::vector<O
 // Installs handlers for SIGINT, SIGTERM and SIGHUP: the temporary files of writes in
 // progress are removed, "error[cli.interrupted] ..." goes to stderr, and the process
 // then dies of the same signal, so the shell reports 128 + its number (130 for
-// SIGINT, 143 for SIGTERM, 129 for SIGHUP). Existing outputs stay as they were.
+// SIGINT, 143 for SIGTERM, 129 for SIGHUP). Existing outputs stay as they were. A
+// signal that was ignored when the process started (nohup) stays ignored.
 void install_interrupt_cleanup();
 
 }  // namespace collscope

@@ -135,7 +135,12 @@ void install_interrupt_cleanup() {
   // The others wait while one is handled: one message, one cleanup.
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, s);
   sa.sa_flags = 0;
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal ignored by whoever started us stays ignored (nohup, a shell's background job).
+    struct sigaction old {};
+    if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(s, &sa, nullptr);
+  }
 }
 
 }  // namespace collscope
