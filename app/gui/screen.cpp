@@ -241,7 +241,11 @@ void Screen::after_render() {
     char name[32];
     std::snprintf(name, sizeof name, "step-%03d.png", seq_.k);
     const std::string path = (std::filesystem::path(seq_.folder) / name).string();
-    if (auto st = write_png(path, w, h, px); !st) {
+    std::vector<std::string> inputs;
+    if (!file_.empty()) inputs.push_back(file_);
+    Status st = check_outputs(inputs, {OutputPath{path, "the slide", "gui.png_io"}});
+    if (st) st = write_png(path, w, h, px);
+    if (!st) {
       export_.set_message(st.error().format());
       export_error_ = st.error();
       seq_.active = false;
