@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -57,8 +58,10 @@ Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
 
 // Memory bandwidth as memcpy sees it, with one thread and with one per core:
 // the ceiling every cpu-backend number should be read against.
-std::pair<double, double> probe_memory(std::uint64_t bytes) {
-  auto one = [](std::uint64_t n, int threads) {
+// A thread the system refuses (a thread limit) is backend.out_of_resources, as in the
+// cpu backend, once the threads already started are joined.
+Result<std::pair<double, double>> probe_memory(std::uint64_t bytes) {
+  auto one = [](std::uint64_t n, int threads) -> Result<double> {
     std::vector<std::unique_ptr<char[]>> src, dst;
     for (int t = 0; t < threads; ++t) {
       src.emplace_back(new char[n]);
@@ -70,8 +73,17 @@ std::pair<double, double> probe_memory(std::uint64_t bytes) {
     for (int rep = 0; rep < 5; ++rep) {
       const auto t0 = Clock::now();
       std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+      try {
+        for (int t = 0; t < threads; ++t)
+          pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+      } catch (const std::system_error& e) {
+        for (auto& th : pool) th.join();
+        return make_error("backend.out_of_resources",
+                          std::string("memory probe: cannot start thread ") + std::to_string(pool.size() + 1) + " of " +
+                              std::to_string(threads) + " (" + e.what() + ")",
+                          "the system limits threads (ulimit -u, a container's pids limit): raise the limit, or give --probe 0",
+                          {}, ExitCode::backend_failure);
+      }
       for (auto& th : pool) th.join();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       best = std::max(best, static_cast<double>(n) * threads / s / 1e9);
@@ -79,7 +91,11 @@ std::pair<double, double> probe_memory(std::uint64_t bytes) {
     return best;
   };
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return {one(bytes, 1), one(bytes / static_cast<std::uint64_t>(cores), cores)};
+  auto single = one(bytes, 1);
+  if (!single) return single.error();
+  auto all = one(bytes / static_cast<std::uint64_t>(cores), cores);
+  if (!all) return all.error();
+  return std::pair{*single, *all};
 }
 
 struct Row {
@@ -146,7 +162,7 @@ int cmd_bench(const BenchFlags& f) {
   auto hi = parse_size(f.max_bytes, "-e");
   if (!hi) return report_error(hi.error());
   auto usage = [](const std::string& msg, const std::string& hint) { return report_error(make_error("cli.usage", msg, hint)); };
-  if (f.iters < 1) return usage("-n " + std::to_string(f.iters) + " times nothing", "give -n 1 or more timed iterations (e.g. -n 20)");
+  if (f.iters < 1) return usage("-n " + std::to_string(f.iters) + " leaves no iteration to time", "give -n 1 or more timed iterations (e.g. -n 20)");
   if (f.warmup < 0) return usage("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
   if (f.check != 0 && f.check != 1) return usage("-c " + std::to_string(f.check) + " is neither 0 nor 1", "give -c 1 to check results, -c 0 not to");
   if (!std::isfinite(f.factor) || !(f.factor > 1.0)) {
@@ -203,7 +219,9 @@ int cmd_bench(const BenchFlags& f) {
     std::printf("# machine: %u cores\n", cores);
   }
   if (f.probe) {
-    const auto [one, all] = probe_memory(64ull << 20);
+    const auto probe = probe_memory(64ull << 20);
+    if (!probe) return report_error(probe.error());
+    const auto [one, all] = *probe;
     if (f.json)
       std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
                 << "\n";

@@ -33,7 +33,7 @@ CLI::Validator whole_number() {
                  std::to_string(std::numeric_limits<T>::max());
         return {};
       },
-      "INT", "whole_number");
+      "", "whole_number");
 }
 
 int run(int argc, char** argv) {
