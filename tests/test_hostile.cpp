@@ -723,6 +723,9 @@ TEST_CASE("hostile: never abort: thread creation failing under a limit is backen
     Spawn s;
     s.argv = {COLLSCOPE_BINARY, "run", "--coll", "allreduce", "--ranks", "1000", "--count", "4"};
     s.in_child = [] {
+      // Threads get stacks of RLIMIT_STACK (8 MiB by default): 1000 of them need 8 GB.
+      rlimit stack{8ull << 20, 8ull << 20};
+      ::setrlimit(RLIMIT_STACK, &stack);
       rlimit lim{4000000000ull, 4000000000ull};
       ::setrlimit(RLIMIT_AS, &lim);
     };
