@@ -57,9 +57,19 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+fs::path scratch_root() { return fs::temp_directory_path() / ("collscope-hostile-" + std::to_string(::getpid())); }
+
+// Removes this process's scratch folders when the test process ends.
+struct ScratchCleanup {
+  ~ScratchCleanup() {
+    std::error_code ec;
+    fs::remove_all(scratch_root(), ec);
+  }
+} scratch_cleanup;
+
 // A fresh folder for one test.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("collscope-hostile-" + std::to_string(::getpid())) / name;
+  const fs::path dir = scratch_root() / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
