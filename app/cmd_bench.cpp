@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,11 @@ namespace collscope::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Sizes above this cannot be run (the buffers of all ranks take at most kMaxTotalBytes).
+constexpr std::uint64_t kMaxBenchBytes = kMaxTotalBytes;
+// Rows of one sweep: -b 1 -e 16G -f 1.1 takes about 250; a sweep of more is a mistake.
+constexpr std::size_t kMaxBenchRows = 1000;
 
 Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
   std::size_t pos = 0;
@@ -39,13 +45,23 @@ Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
   if (pos == 0 || v < 0 || !std::isfinite(v))
     return make_error("cli.usage", std::string("cannot read size \"") + text + "\" for " + flag,
                       "write a byte count such as 8, 64K, 32M or 1G");
-  return static_cast<std::uint64_t>(v * mul);
+  // Checked before the conversion, which would wrap (or be undefined) above 2^64.
+  const double bytes = v * mul;
+  if (bytes > static_cast<double>(kMaxBenchBytes))
+    return make_error("cli.usage", std::string("size \"") + text + "\" for " + flag + " is too large",
+                      "the largest size is " + std::to_string(kMaxBenchBytes >> 30) + "G, the limit of all buffers together");
+  if (bytes != std::floor(bytes))
+    return make_error("cli.usage", std::string("size \"") + text + "\" for " + flag + " is not a whole number of bytes",
+                      "write a byte count such as 8, 64K, 32M or 1G");
+  return static_cast<std::uint64_t>(bytes);
 }
 
 // Memory bandwidth as memcpy sees it, with one thread and with one per core:
 // the ceiling every cpu-backend number should be read against.
-std::pair<double, double> probe_memory(std::uint64_t bytes) {
-  auto one = [](std::uint64_t n, int threads) {
+// A thread the system refuses (a thread limit) is backend.out_of_resources, as in the
+// cpu backend, once the threads already started are joined.
+Result<std::pair<double, double>> probe_memory(std::uint64_t bytes) {
+  auto one = [](std::uint64_t n, int threads) -> Result<double> {
     std::vector<std::unique_ptr<char[]>> src, dst;
     for (int t = 0; t < threads; ++t) {
       src.emplace_back(new char[n]);
@@ -57,8 +73,17 @@ std::pair<double, double> probe_memory(std::uint64_t bytes) {
     for (int rep = 0; rep < 5; ++rep) {
       const auto t0 = Clock::now();
       std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+      try {
+        for (int t = 0; t < threads; ++t)
+          pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+      } catch (const std::system_error& e) {
+        for (auto& th : pool) th.join();
+        return make_error("backend.out_of_resources",
+                          std::string("memory probe: cannot start thread ") + std::to_string(pool.size() + 1) + " of " +
+                              std::to_string(threads) + " (" + e.what() + ")",
+                          "the system limits threads (ulimit -u, a container's pids limit): raise the limit, or give --probe 0",
+                          {}, ExitCode::backend_failure);
+      }
       for (auto& th : pool) th.join();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       best = std::max(best, static_cast<double>(n) * threads / s / 1e9);
@@ -66,7 +91,11 @@ std::pair<double, double> probe_memory(std::uint64_t bytes) {
     return best;
   };
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return {one(bytes, 1), one(bytes / static_cast<std::uint64_t>(cores), cores)};
+  auto single = one(bytes, 1);
+  if (!single) return single.error();
+  auto all = one(bytes / static_cast<std::uint64_t>(cores), cores);
+  if (!all) return all.error();
+  return std::pair{*single, *all};
 }
 
 struct Row {
@@ -132,8 +161,15 @@ int cmd_bench(const BenchFlags& f) {
   if (!lo) return report_error(lo.error());
   auto hi = parse_size(f.max_bytes, "-e");
   if (!hi) return report_error(hi.error());
-  if (f.factor <= 1.0)
-    return report_error(make_error("cli.usage", "-f must be greater than 1", "use -f 2 to double the size each step"));
+  auto usage = [](const std::string& msg, const std::string& hint) { return report_error(make_error("cli.usage", msg, hint)); };
+  if (f.iters < 1) return usage("-n " + std::to_string(f.iters) + " leaves no iteration to time", "give -n 1 or more timed iterations (e.g. -n 20)");
+  if (f.warmup < 0) return usage("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
+  if (f.check != 0 && f.check != 1) return usage("-c " + std::to_string(f.check) + " is neither 0 nor 1", "give -c 1 to check results, -c 0 not to");
+  if (!std::isfinite(f.factor) || !(f.factor > 1.0)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", f.factor);
+    return usage(std::string("-f ") + text + " must be a finite number greater than 1", "use -f 2 to double the size each step");
+  }
   if (*hi < *lo) return report_error(make_error("cli.usage", "-e is smaller than -b", "give -b <= -e"));
   if (auto b = find_backend(f.backend); !b) return report_error(b.error());
 
@@ -142,10 +178,34 @@ int cmd_bench(const BenchFlags& f) {
   // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
   const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
 
+  // The sizes of the sweep, refused up front when there would be too many of them or
+  // when -f is so close to 1 that a step does not even add one element.
   std::vector<std::uint64_t> sizes;
-  for (double sz = static_cast<double>(*lo); sz <= static_cast<double>(*hi) * 1.000001; sz *= f.factor) {
+  for (double sz = static_cast<double>(*lo);;) {
     sizes.push_back(static_cast<std::uint64_t>(sz));
     if (sz == 0) break;
+    const double next = sz * f.factor;
+    if (next > static_cast<double>(*hi) * 1.000001) break;
+    if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "-f %.10g does not grow the size by one element per step (a step from %llu bytes reaches only %llu "
+                    "bytes; one element is %llu bytes)",
+                    f.factor, static_cast<unsigned long long>(sz), static_cast<unsigned long long>(next),
+                    static_cast<unsigned long long>(per_count));
+      return usage(text, "use a larger -f (e.g. 2) or a larger -b");
+    }
+    if (sizes.size() >= kMaxBenchRows)
+      return usage("the sweep from " + f.min_bytes + " to " + f.max_bytes + " by -f " + std::to_string(f.factor) +
+                       " has more than " + std::to_string(kMaxBenchRows) + " sizes",
+                   "use a larger -f or a narrower range");
+    sz = next;
+  }
+  // The largest row must fit the limits: refused now, not after the smaller rows ran.
+  {
+    QuickSpec q = q0;
+    q.count = sizes.back() / per_count;
+    if (auto sc = scenario_from_spec(q); !sc) return report_error(sc.error());
   }
 
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -157,7 +217,9 @@ int cmd_bench(const BenchFlags& f) {
     std::printf("# machine: %u cores\n", cores);
   }
   if (f.probe) {
-    const auto [one, all] = probe_memory(64ull << 20);
+    const auto probe = probe_memory(64ull << 20);
+    if (!probe) return report_error(probe.error());
+    const auto [one, all] = *probe;
     if (f.json)
       std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
                 << "\n";

@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "outputs.h"
 #include "program_report.h"
+#include "collscope/flight_record.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
 #include "collscope/machine.h"
@@ -86,6 +88,7 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
 int cmd_run(const RunFlags& f) {
   auto scenario = load_for_run(f);
   if (!scenario) return report_error(scenario.error());
+  if (auto st = check_run_outputs(f); !st) return report_error(st.error());
   // The model this run is predicted with (machine.h), named in the report; `auto`
   // picks with it too, so the pick and the prediction agree.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), scenario->dtype, user_config_dir());
@@ -117,9 +120,7 @@ int cmd_run(const RunFlags& f) {
       return report_error(make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
                                      "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
     o.timeout_s = f.timeout_s;
-    o.flight_record_path = f.flight_record;
-    // Next to the trace, when there is one, a failed run's flight record is easy to find.
-    if (o.flight_record_path.empty() && !f.trace.empty()) o.flight_record_path = f.trace + ".flight.json";
+    o.failure_record_path = failure_record_path(f);  // a completed run's is written below, after the trace
     // The scenario's own faults, each checked against the schedule where it was written.
     for (std::size_t i = 0; i < scenario->faults.size(); ++i) {
       const Fault& fault = scenario->faults[i];
@@ -155,6 +156,8 @@ int cmd_run(const RunFlags& f) {
     executed = true;
     if (!f.trace.empty())
       if (auto st = write_trace(f.trace, s, record); !st) return report_error(st.error());
+    if (!f.flight_record.empty() && !record.flight.ranks.empty())
+      if (auto st = write_flight_record(f.flight_record, record.flight); !st) return report_error(st.error());
   }
   const bool verified = symbolic.ok() && numeric.wrong == 0;
 

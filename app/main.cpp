@@ -1,12 +1,42 @@
 // collscope: the command line (docs/ARCHITECTURE.md, "Layers"). Thin: every command calls the engine.
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <limits>
+#include <new>
+#include <unistd.h>
 
 #include "cli.h"
+#include "collscope/files.h"
 
 using namespace collscope;
 
-int main(int argc, char** argv) {
+namespace {
+
+// A whole number written in decimal that fits the flag's type. CLI11's own conversion
+// accepts 0x10 and 1e3 and saturates 99999999999999999999 to the largest value, which
+// would then be reported (and used) as a number the user never wrote.
+template <class T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        T v{};
+        const char* first = text.data();
+        const char* last = first + text.size();
+        const auto [p, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec == std::errc::invalid_argument || p != last)
+          return "\"" + text + "\" is not a whole number (write digits, e.g. 4)";
+        if (ec == std::errc::result_out_of_range)
+          return "\"" + text + "\" is out of range " + std::to_string(std::numeric_limits<T>::min()) + ".." +
+                 std::to_string(std::numeric_limits<T>::max());
+        return {};
+      },
+      "", "whole_number");
+}
+
+int run(int argc, char** argv) {
   CLI::App app{"collscope: see and measure what collective communication does to every rank's memory"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "collscope 0.1.0");
@@ -17,11 +47,11 @@ int main(int argc, char** argv) {
   run->add_option("--coll", rf.coll, "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
                                      "reduce_scatter, alltoall, barrier");
   run->add_option("--algo", rf.algo, "algorithm (see `collscope list`), default auto");
-  run->add_option("--ranks", rf.ranks, "number of ranks (default 4)");
-  run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)");
+  run->add_option("--ranks", rf.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
+  run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)")->check(whole_number<std::int64_t>());
   run->add_option("--dtype", rf.dtype, "int8 uint8 int32 int64 float16 bfloat16 float32 float64 (default float32)");
   run->add_option("--op", rf.op, "sum prod min max avg (default sum)");
-  run->add_option("--root", rf.root, "root rank (default 0)");
+  run->add_option("--root", rf.root, "root rank (default 0)")->check(whole_number<std::int32_t>());
   run->add_option("--backend", rf.backend, "backend (default cpu)");
   run->add_option("--mode", rf.mode, "fast (dataflow) or observable (a barrier per step)");
   run->add_flag("--in-place", rf.in_place, "run in place (one buffer)");
@@ -58,16 +88,16 @@ int main(int argc, char** argv) {
   bench->add_option("-b,--minbytes", bf.min_bytes, "smallest size (e.g. 8, 1K, 32M; default 8)");
   bench->add_option("-e,--maxbytes", bf.max_bytes, "largest size (default 64M)");
   bench->add_option("-f,--stepfactor", bf.factor, "multiply the size by this each step (default 2)");
-  bench->add_option("-n,--iters", bf.iters, "timed iterations per size (default 20)");
-  bench->add_option("-w,--warmup_iters", bf.warmup, "warm-up iterations (default 5)");
-  bench->add_option("-c,--check", bf.check, "check results (1) or not (0) (default 1)");
+  bench->add_option("-n,--iters", bf.iters, "timed iterations per size (default 20)")->check(whole_number<std::int32_t>());
+  bench->add_option("-w,--warmup_iters", bf.warmup, "warm-up iterations (default 5)")->check(whole_number<std::int32_t>());
+  bench->add_option("-c,--check", bf.check, "check results (1) or not (0) (default 1)")->check(whole_number<std::int32_t>());
   bench->add_option("--coll", bf.coll, "collective (default allreduce)");
   bench->add_option("--algo", bf.algo, "algorithm (default auto)");
-  bench->add_option("--ranks", bf.ranks, "ranks (default 4)");
+  bench->add_option("--ranks", bf.ranks, "ranks (default 4)")->check(whole_number<std::int32_t>());
   bench->add_option("--backend", bf.backend, "backend (default cpu)");
   bench->add_option("-d,--datatype", bf.dtype, "dtype (default float32)");
   bench->add_option("-o,--op", bf.op, "reduction (default sum)");
-  bench->add_option("-r,--root", bf.root, "root (default 0)");
+  bench->add_option("-r,--root", bf.root, "root (default 0)")->check(whole_number<std::int32_t>());
   bench->add_flag("--json", bf.json, "print one JSON object per size");
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
 
@@ -75,11 +105,11 @@ int main(int argc, char** argv) {
   auto* gui = app.add_subcommand("gui", app::gui_built() ? "open the window on a lesson, or render one frame of it"
                                                          : "open the window (not built in this version)");
   gui->add_option("scenario", gf.file, "scenario file (default: the all-reduce lesson)");
-  gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)");
+  gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)")->check(whole_number<std::int32_t>());
   gui->add_option("--screenshot", gf.screenshot, "render one frame offscreen to this PNG file and exit");
   gui->add_option("--size", gf.size, "window size WxH (default 1600x900)");
   gui->add_flag("--presenter", gf.presenter, "presenter mode: large fonts, high contrast (F11 in the window)");
-  gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit");
+  gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit")->check(whole_number<std::int32_t>());
   gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
   gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
@@ -116,4 +146,34 @@ int main(int argc, char** argv) {
   if (app::gui_built() && app::display_present()) return app::cmd_gui(gf);
   std::cout << app.help();
   return 0;
+}
+
+void internal_error(const char* what) {
+  std::cerr << "error[internal.error] collscope stopped on an unexpected failure: " << what
+            << "\n  help: this is a bug; please report it with the command line that caused it\n";
+}
+
+}  // namespace
+
+// Every way out of main is an exit code of the README: exceptions that escape a
+// command (which none should) are an internal error, exit 3, never an abort.
+int main(int argc, char** argv) {
+  // SIGINT and SIGTERM remove the temporary files of writes in progress (collscope/files.h).
+  install_interrupt_cleanup();
+  // An exception escaping a thread would call std::terminate: the same error instead.
+  std::set_terminate([] {
+    internal_error("an exception escaped a thread");
+    std::_Exit(static_cast<int>(ExitCode::backend_failure));
+  });
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error[internal.out_of_memory] collscope ran out of memory"
+              << "\n  help: use fewer ranks or smaller counts, or raise the memory limit\n";
+  } catch (const std::exception& e) {
+    internal_error(e.what());
+  } catch (...) {
+    internal_error("an unknown exception");
+  }
+  return static_cast<int>(ExitCode::backend_failure);
 }

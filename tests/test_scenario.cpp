@@ -247,7 +247,7 @@ TEST_CASE("scenario error: scenario.io") {
   auto dev = load_scenario("/dev/null");
   REQUIRE_FALSE(dev.ok());
   CHECK(dev.error().id == "scenario.io");
-  CHECK(dev.error().message == "path is not a regular file");
+  CHECK(dev.error().message == "path is a character device, not a regular file");
 }
 
 TEST_CASE("scenario error: scenario.parse carries the file") {

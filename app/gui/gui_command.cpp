@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "collscope/files.h"
 #include "gui/png.h"
 #include "gui/screen.h"
 #include "gui/view/settings.h"
@@ -43,6 +44,11 @@ Status wait_for_run(Screen& screen) {
 std::string default_lesson() { return (std::filesystem::path(scenario_dir()) / "00-allreduce-ring.json").string(); }
 
 int headless(const GuiFlags& f, std::pair<int, int> size) {
+  // Outputs are checked before anything runs: never the lesson itself, never a device.
+  std::vector<OutputPath> outs;
+  if (!f.screenshot.empty()) outs.push_back({f.screenshot, "--screenshot", "gui.png_io"});
+  if (!f.export_trace.empty()) outs.push_back({f.export_trace, "--export-trace", "trace.io"});
+  if (auto st = check_outputs({f.file.empty() ? default_lesson() : f.file}, outs); !st) return report_error(st.error());
   WindowOptions wo;
   wo.width = size.first;
   wo.height = size.second;

@@ -1,34 +1,26 @@
 #include "gui/png.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <stb/stb_image_write.h>
+
+#include <string>
+
+#include "collscope/files.h"
 
 namespace collscope::app {
 
 Status write_png(const std::string& path, int w, int h, const std::vector<std::uint8_t>& rgba) {
   if (w <= 0 || h <= 0 || rgba.size() < static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 4)
     return make_error("gui.png_io", "no pixels to write to " + path);
-  const std::string tmp = path + ".tmp";
+  // Encoded in memory, then written like every other output (collscope/files.h): a
+  // unique temporary file, fsync, rename; never through a link planted at a fixed name.
+  std::string png;
   const std::size_t stride = static_cast<std::size_t>(w) * 4;
   // Start at the last row with a negative stride: OpenGL's rows are bottom-up.
-  const int ok = stbi_write_png(tmp.c_str(), w, h, 4, rgba.data() + stride * static_cast<std::size_t>(h - 1),
-                                -static_cast<int>(stride));
-  std::error_code ec;
-  if (!ok) {
-    const int err = errno;
-    std::filesystem::remove(tmp, ec);
-    return make_error("gui.png_io", "cannot write " + path + ": " + std::strerror(err),
-                      "check that the folder exists and is writable");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return make_error("gui.png_io", "cannot write " + path + ": " + ec.message());
-  }
-  return ok_status();
+  const int ok = stbi_write_png_to_func(
+      [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size)); },
+      &png, w, h, 4, rgba.data() + stride * static_cast<std::size_t>(h - 1), -static_cast<int>(stride));
+  if (!ok) return make_error("gui.png_io", "cannot encode " + path + " as PNG", "try a smaller window size");
+  return write_file_atomically(path, png, "gui.png_io");
 }
 
 }  // namespace collscope::app

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "collscope/files.h"
 #include "collscope/trace.h"
 #include "gui/png.h"
 #include "gui/style.h"
@@ -163,6 +164,13 @@ Status Screen::request_export(const ExportRequest& r) {
   const view::LessonRun* run = lesson_.run();
   if (!run) return fail(make_error("gui.export", "nothing to export yet", "wait until the lesson has run"));
   if (r.path.empty()) return fail(make_error("gui.export", "no file or folder name given", "type a name first"));
+  // A trace or a PNG never replaces the lesson it shows, nor a device or a folder.
+  if (r.kind == ExportRequest::Kind::trace || r.kind == ExportRequest::Kind::png) {
+    std::vector<std::string> inputs;
+    if (!file_.empty()) inputs.push_back(file_);
+    const OutputPath out{r.path, "the export", r.kind == ExportRequest::Kind::trace ? "trace.io" : "gui.png_io"};
+    if (auto st = check_outputs(inputs, {out}); !st) return fail(st.error());
+  }
   switch (r.kind) {
     case ExportRequest::Kind::trace: {
       auto st = write_trace(r.path, run->schedule, run->outcome.record);
@@ -271,7 +279,11 @@ void Screen::after_render() {
     char name[32];
     std::snprintf(name, sizeof name, "step-%03d.png", seq_.k);
     const std::string path = (std::filesystem::path(seq_.folder) / name).string();
-    if (auto st = write_png(path, w, h, px); !st) {
+    std::vector<std::string> inputs;
+    if (!file_.empty()) inputs.push_back(file_);
+    Status st = check_outputs(inputs, {OutputPath{path, "the slide", "gui.png_io"}});
+    if (st) st = write_png(path, w, h, px);
+    if (!st) {
       export_.set_message(st.error().format());
       export_error_ = st.error();
       seq_.active = false;

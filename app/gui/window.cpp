@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "collscope/files.h"
 #include "gui/style.h"
 #include "gui/view/font.h"
 
@@ -47,14 +48,33 @@ Result<std::unique_ptr<Window>> Window::open(const WindowOptions& o) {
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   // The layout file lives in the user's config directory (or nowhere): never the
-  // working directory, where ImGui would put it by default.
-  io.IniFilename = win->ini_path_.empty() ? nullptr : win->ini_path_.c_str();
+  // working directory, where ImGui would put it by default. It is read and written
+  // here rather than by ImGui, through the bounded reader and the atomic writer
+  // (collscope/files.h): a FIFO there never blocks the start, and a crash never
+  // leaves half a file.
+  io.IniFilename = nullptr;
+  if (!win->ini_path_.empty()) {
+    static const InputKind kind{"gui.settings_io", "layout file", 1 << 20, "", "delete it"};
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(win->ini_path_, ec))) {
+      if (auto text = read_input_file(win->ini_path_, kind))
+        ImGui::LoadIniSettingsFromMemory(text->data(), text->size());
+      else
+        std::cerr << "warning: ignoring the window layout in " << win->ini_path_ << " (" << text.error().message << ")\n";
+    }
+  }
   ImGui_ImplGlfw_InitForOpenGL(w, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   return win;
 }
 
 Window::~Window() {
+  if (!ini_path_.empty()) {
+    std::size_t n = 0;
+    const char* text = ImGui::SaveIniSettingsToMemory(&n);
+    if (auto st = write_file_atomically(ini_path_, std::string_view(text, n), "gui.settings_io"); !st)
+      std::cerr << "warning: window layout not saved: " << st.error().message << "\n";
+  }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

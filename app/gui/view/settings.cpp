@@ -2,13 +2,13 @@
 
 #include "gui/view/panels.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <algorithm>
-#include <sstream>
+
+#include "collscope/files.h"
 
 namespace collscope::app {
 
@@ -24,12 +24,19 @@ Settings load_settings(const std::string& dir) {
   Settings s;
   if (dir.empty()) return s;
   const fs::path path = fs::path(dir) / "settings.json";
-  std::ifstream in(path);
-  if (!in) return s;
-  std::stringstream text;
-  text << in.rdbuf();
+  // The one bounded reader: a FIFO or a device here never blocks the window's start.
+  static const InputKind kind{"gui.settings_io", "settings file", kMaxSettingsBytes, "", "delete it"};
+  auto text = read_input_file(path.string(), kind);
+  if (!text) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(path, ec))) {
+      std::cerr << "warning: ignoring the settings in " << path.string() << " (" << text.error().message
+                << "); the defaults are used\n";
+    }
+    return s;
+  }
   try {
-    const auto j = nlohmann::json::parse(text.str());
+    const auto j = nlohmann::json::parse(*text);
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
     Settings d;
     d.zoom = std::clamp(j.value("zoom", d.zoom), 0.5f, 3.0f);
@@ -56,23 +63,13 @@ bool save_settings(const std::string& dir, const Settings& s) {
   if (dir.empty()) return false;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const fs::path path = fs::path(dir) / "settings.json", tmp = fs::path(dir) / "settings.json.tmp";
+  const fs::path path = fs::path(dir) / "settings.json";
   nlohmann::json j{{"zoom", s.zoom},         {"presenter", s.presenter}, {"speed", s.speed},
                    {"backend", s.backend},   {"last_file", s.last_file}, {"window_w", s.window_w},
                    {"window_h", s.window_h}, {"show_timeline", s.show_timeline},
                    {"left_fraction", s.left_fraction}, {"timeline_fraction", s.timeline_fraction}};
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    if (!out) {
-      std::cerr << "warning: cannot write " << tmp.string() << "; settings not saved\n";
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::cerr << "warning: cannot write " << path.string() << ": " << ec.message() << "\n";
-    fs::remove(tmp, ec);
+  if (auto st = write_file_atomically(path.string(), j.dump(2) + "\n", "gui.settings_io"); !st) {
+    std::cerr << "warning: settings not saved: " << st.error().message << "\n";
     return false;
   }
   return true;

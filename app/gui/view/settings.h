@@ -2,6 +2,7 @@
 // ($XDG_CONFIG_HOME/collscope, else ~/.config/collscope), never the working directory.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace collscope::app {
@@ -21,9 +22,14 @@ struct Settings {
 // "" when neither $XDG_CONFIG_HOME nor $HOME is set (then nothing is persisted).
 std::string config_dir();
 
-// Missing file: defaults. Corrupt file: defaults and a warning on stderr, never a failure.
+// Larger settings files are not read (a real one takes a few hundred bytes).
+inline constexpr std::uint64_t kMaxSettingsBytes = 64 << 10;
+
+// Missing file: defaults. Corrupt file, or one that is no regular file (a FIFO, a
+// device) or over kMaxSettingsBytes: defaults and a warning on stderr, never a failure
+// and never a wait.
 Settings load_settings(const std::string& dir);
-// Written atomically (temporary file, then rename); false with a warning on failure.
+// Written by the one atomic writer (collscope/files.h); false with a warning on failure.
 bool save_settings(const std::string& dir, const Settings& s);
 
 }  // namespace collscope::app

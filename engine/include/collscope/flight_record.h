@@ -68,7 +68,11 @@ struct FlightRecord {
 std::string flight_record_json(const FlightRecord& r);
 // Written atomically (a temporary file, then rename): never half a record.
 Status write_flight_record(const std::string& path, const FlightRecord& r);
-// Errors: analyze.io, analyze.parse, analyze.bad_record (exit 2), with the place.
+// Largest flight record read back (1024 ranks with 64 program ops each take about 30 MiB).
+inline constexpr std::uint64_t kMaxFlightRecordBytes = 64ull << 20;
+// Errors: analyze.io, analyze.parse, analyze.bad_record (exit 2), with the place. Every
+// number is checked against its type and the world (at most kMaxRanks ranks, each
+// listed once; ranks, roots, members and waiting_for inside it; steps inside the schedule).
 Result<FlightRecord> parse_flight_record(const std::string& text, const std::string& file);
 Result<FlightRecord> load_flight_record(const std::string& path);
 

@@ -95,6 +95,9 @@ struct RunOptions {
   // here or, when empty, to $TMPDIR (else /tmp) as collscope-flight-PID-TIME.json. The
   // error then names the file.
   std::string flight_record_path;
+  // Where an aborted run writes its record when flight_record_path is empty (the
+  // command line's TRACE.flight.json); "" = $TMPDIR as above. A completed run writes nothing here.
+  std::string failure_record_path;
   bool dump_on_failure = true;
 };
 

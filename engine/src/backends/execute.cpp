@@ -64,7 +64,9 @@ Error with_flight_record(Error e, const Session& session, const RunOptions& o) {
   FlightRecord rec = session.flight_record();
   if (rec.ranks.empty()) return e;
   rec.reason = e.format();
-  const std::string path = o.flight_record_path.empty() ? default_dump_path() : o.flight_record_path;
+  const std::string path = !o.flight_record_path.empty()    ? o.flight_record_path
+                           : !o.failure_record_path.empty() ? o.failure_record_path
+                                                            : default_dump_path();
   if (auto st = write_flight_record(path, rec); !st) {
     e.hint += (e.hint.empty() ? "" : "; ") + std::string("the flight record could not be written: ") + st.error().message;
     return e;

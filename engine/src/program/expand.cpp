@@ -148,12 +148,24 @@ class Expander {
       if (!v) return v.error();
       c = *v;
     }
-    if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have || static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o))
-      return make_error("scenario.buffer_too_small",
-                        op.op + " on rank " + std::to_string(rank_) + " needs " + name + "[" + std::to_string(o) +
-                            ".." + std::to_string(o + c) + ") but rank " + std::to_string(rank_) + "'s " + name +
-                            " holds " + std::to_string(have) + " elements",
-                        "check the offset and count, or give " + name + " more elements", loc(op, key, pointer));
+    if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have || static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o)) {
+      // Placed at the number that is wrong when one alone is: an offset outside the
+      // buffer, a negative count; else at the slice (the op's own keys; a slice
+      // object's place for src/dst/writes).
+      const bool offset_wrong = o < 0 || static_cast<std::uint64_t>(o) > have;
+      std::string at = key;
+      if (key == "buffer" && offset_wrong && !off.empty()) at = "offset";
+      if (key == "buffer" && !offset_wrong && c < 0 && !cnt.empty()) at = "count";
+      // Both are at most 2^63 - 1, so their sum fits in 64 unsigned bits.
+      const std::string end = o < 0 || c < 0 ? "" : std::to_string(static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(c));
+      const std::string what = o < 0   ? ": offset " + std::to_string(o) + " is negative"
+                               : c < 0 ? ": count " + std::to_string(c) + " is negative"
+                                       : " needs " + name + "[" + std::to_string(o) + ".." + end + ") but rank " +
+                                             std::to_string(rank_) + "'s " + name + " holds " + std::to_string(have) +
+                                             " elements";
+      return make_error("scenario.buffer_too_small", op.op + " on rank " + std::to_string(rank_) + what,
+                        "check the offset and count, or give " + name + " more elements", loc(op, at, pointer));
+    }
     r.offset = static_cast<std::uint64_t>(o);
     r.count = static_cast<std::uint64_t>(c);
     return r;

@@ -26,7 +26,12 @@ std::int32_t ranks_per_node_for(const LowerOptions& options, std::int32_t world)
 
 Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) {
   if (auto st = scenario::check_world(s); !st) return st.error();
-  if (!scenario::is_collectives_only(s)) return program::lower_program(s, options);
+  if (!scenario::is_collectives_only(s)) {
+    auto r = program::lower_program(s, options);
+    // Checks on the finished schedule (a race between written transfers) know only a pointer.
+    if (!r) return scenario::placed_in_file(r.error(), s);
+    return r;
+  }
 
   Schedule schedule;
   schedule.slice_bytes = options.slice_bytes;

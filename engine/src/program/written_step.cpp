@@ -135,11 +135,21 @@ class WrittenStep {
       if (!c) return c.error();
       n = *c;
     }
-    if (off < 0 || n < 0 || static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n) > have)
+    // An offset past the end is named as such (the count defaults to what is left, which
+    // would be negative); the end is summed unsigned, where both fit without overflow.
+    if (off < 0 || static_cast<std::uint64_t>(off) > have)
+      return make_error("scenario.buffer_too_small",
+                        "transfer " + key + " offset " + std::to_string(off) + " is outside rank " +
+                            std::to_string(*rank) + "'s " + sl.buffer + " of " + std::to_string(have) + " elements",
+                        "check the offset", ts_where(ts, key, p));
+    if (n < 0)
+      return make_error("scenario.buffer_too_small", "transfer " + key + " count " + std::to_string(n) + " is negative",
+                        "check the count", ts_where(ts, key, p));
+    if (static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n) > have)
       return make_error("scenario.buffer_too_small",
                         "transfer " + key + " " + sl.buffer + "[" + std::to_string(off) + ".." +
-                            std::to_string(off + n) + ") on rank " + std::to_string(*rank) + " is outside its " +
-                            std::to_string(have) + " elements",
+                            std::to_string(static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n)) + ") on rank " +
+                            std::to_string(*rank) + " is outside its " + std::to_string(have) + " elements",
                         "check the offset and count", ts_where(ts, key, p));
     return std::pair{Loc{static_cast<std::int32_t>(*rank), b, static_cast<std::uint64_t>(off)},
                      static_cast<std::uint64_t>(n)};

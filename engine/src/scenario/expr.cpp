@@ -40,6 +40,9 @@ class ExprParser {
                       "write integers, rank, size and repeat variables with + - * / % ( ) == != < <= > >= and or not, "
                       "e.g. \"(rank + 1) % size\"");
   }
+  static std::string too_deep() {
+    return "is nested too deeply: more than " + std::to_string(kMaxNesting) + " levels of parentheses, - and not";
+  }
   void skip() {
     while (pos_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[pos_]))) ++pos_;
   }
@@ -102,7 +105,10 @@ class ExprParser {
     if (bang) ++pos_;
     if (bang || eat("not")) {
       // "not not not ..." recurses like parentheses do, and counts against the same limit.
-      if (++depth_ > kMaxNesting) return fail("is nested too deeply");
+      if (++depth_ > kMaxNesting) {
+        pos_ = bang ? pos_ - 1 : pos_ - 3;  // at the "not" (or "!") that is one too many
+        return fail(too_deep());
+      }
       struct Leave {
         int& d;
         ~Leave() { --d; }
@@ -131,14 +137,20 @@ class ExprParser {
     return binary(&ExprParser::parse_unary, {{"*", Kind::mul}, {"//", Kind::div}, {"/", Kind::div}, {"%", Kind::mod}});
   }
   R parse_unary() {
-    if (++depth_ > kMaxNesting) return fail("is nested too deeply");
-    struct Leave {
-      int& d;
-      ~Leave() { --d; }
-    } leave{depth_};
     skip();
     if (pos_ >= t_.size()) return fail("ends too early");
     const char c = t_[pos_];
+    // Only what nests counts: an opening parenthesis or a "-" (a plain number or name
+    // is no level), so 64 levels are allowed and the 65th is refused at its character.
+    const bool nests = c == '-' || c == '(';
+    if (nests && ++depth_ > kMaxNesting) return fail(too_deep());
+    struct Leave {
+      int& d;
+      bool on;
+      ~Leave() {
+        if (on) --d;
+      }
+    } leave{depth_, nests};
     if (c == '-') {
       ++pos_;
       auto r = parse_unary();

@@ -121,27 +121,69 @@ IntegerValue to_integer(const Value& v) {
     r.status = IntegerValue::Status::ok;
     return r;
   }
-  // 4.0 or 1e3: accept when the value is a whole number that fits.
-  const double d = v.number;
-  if (std::isinf(d)) {
-    r.status = d > 0 ? IntegerValue::Status::too_large : IntegerValue::Status::too_small;
+  // 4.0 or 1e3: accept when the value written is a whole number that fits. Decided on
+  // the digits as written, not on the double they round to: 1e-400 and 5e-324 round
+  // to 0 or to a tiny double, 4.00000000000000000001 rounds to 4, and none of them is
+  // an integer.
+  std::string_view t = v.text;
+  if (r.negative) t.remove_prefix(1);
+  const auto e = t.find_first_of("eE");
+  std::string_view mant = t.substr(0, e);
+  long long exp10 = 0;
+  if (e != std::string_view::npos) {
+    std::string_view x = t.substr(e + 1);
+    const bool eneg = !x.empty() && x[0] == '-';
+    if (!x.empty() && (x[0] == '-' || x[0] == '+')) x.remove_prefix(1);
+    for (char c : x) exp10 = std::min<long long>(exp10 * 10 + (c - '0'), 1000000000LL);  // saturates, far beyond any fit
+    if (eneg) exp10 = -exp10;
+  }
+  std::string digits;
+  const auto dot = mant.find('.');
+  digits.append(mant.substr(0, dot));
+  if (dot != std::string_view::npos) {
+    const std::string_view frac = mant.substr(dot + 1);
+    digits.append(frac);
+    exp10 -= static_cast<long long>(frac.size());
+  }
+  const auto first = digits.find_first_not_of('0');
+  if (first == std::string::npos) {  // 0.0, 0e7, -0.0
+    r.negative = false;
+    r.status = IntegerValue::Status::ok;
     return r;
   }
-  if (d != std::floor(d)) return r;  // not_integer
-  if (d >= 18446744073709551616.0) {
-    r.status = IntegerValue::Status::too_large;
+  digits.erase(0, first);
+  while (digits.back() == '0') digits.pop_back(), ++exp10;
+  if (exp10 < 0) return r;  // not_integer: digits remain after the decimal point
+  const auto over = r.negative ? IntegerValue::Status::too_small : IntegerValue::Status::too_large;
+  if (static_cast<long long>(digits.size()) + exp10 > 20) {
+    r.status = over;
     return r;
   }
-  if (d < -9223372036854775808.0) {
-    r.status = IntegerValue::Status::too_small;
+  std::uint64_t u = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u);
+  (void)p;
+  if (ec != std::errc()) {
+    r.status = over;
     return r;
   }
-  r.negative = d < 0;
+  for (long long i = 0; i < exp10; ++i) {
+    if (u > UINT64_MAX / 10) {
+      r.status = over;
+      return r;
+    }
+    u *= 10;
+  }
   if (r.negative) {
-    r.value = static_cast<std::int64_t>(d);
+    if (u > (std::uint64_t{1} << 63)) {
+      r.status = over;
+      return r;
+    }
+    r.value = u == (std::uint64_t{1} << 63) ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(u);
   } else {
-    r.uvalue = static_cast<std::uint64_t>(d);
-    r.value = d >= 9223372036854775807.0 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(d);
+    r.uvalue = u;
+    r.value = u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                  ? std::numeric_limits<std::int64_t>::max()
+                  : static_cast<std::int64_t>(u);
   }
   r.status = IntegerValue::Status::ok;
   return r;
@@ -255,10 +297,12 @@ class Parser {
 
   // Moves past one byte. col_ is the column of the character at pos_: it counts
   // characters, so continuation bytes of a multi-byte character do not add one.
+  // A line ends at "\n", "\r\n" or a lone "\r" (old Mac files): the "\n" of "\r\n"
+  // does not start another line.
   void advance() {
     const auto b = static_cast<unsigned char>(s_[pos_]);
-    if (b == '\n') {
-      ++line_;
+    if (b == '\n' || b == '\r') {
+      if (!(b == '\n' && pos_ > 0 && s_[pos_ - 1] == '\r')) ++line_;
       col_ = 1;
     } else if (pos_ + 1 >= s_.size() || !is_continuation(static_cast<unsigned char>(s_[pos_ + 1]))) {
       ++col_;
@@ -319,8 +363,8 @@ class Parser {
                 std::string("invalid UTF-8: byte 0x") + hex[b >> 4] + hex[b & 15] + " does not start a valid character",
                 "save the file as UTF-8");
       }
-      if (s_[i] == '\n') {
-        ++line;
+      if (s_[i] == '\n' || s_[i] == '\r') {
+        if (!(s_[i] == '\n' && i > 0 && s_[i - 1] == '\r')) ++line;
         col = 1;
       } else {
         ++col;

@@ -81,7 +81,8 @@ std::string describe(const Value& v);
 std::string_view kind_name(Value::Kind k);
 
 // Integer view of a number: written as an integer literal, or as a fraction/exponent
-// whose value is a whole number (4.0, 1e3).
+// whose value as written is a whole number (4.0, 1e3). Decided on the digits, never on
+// the rounded double: 1e-400, 5e-324 and 4.00000000000000000001 are not integers.
 struct IntegerValue {
   enum class Status : std::uint8_t { ok, not_integer, too_large, too_small };
   Status status = Status::not_integer;

@@ -1,10 +1,5 @@
 // Reading a scenario file from disk, with scenario.io errors that say what went wrong.
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
+#include "collscope/files.h"
 #include "collscope/scenario.h"
 #include "scenario/json.h"
 #include "scenario/resolve.h"
@@ -13,43 +8,14 @@ namespace collscope {
 
 namespace {
 
+// Through the one reader of collscope/files.h: a FIFO, a device or a file swapped
+// for one never blocks or floods it, and nothing beyond the limit is read.
 Result<std::string> read_text(const std::string& path) {
-  namespace fs = std::filesystem;
-  const Location where{path, 0, 0, ""};
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) {
-    if (ec && ec != std::errc::no_such_file_or_directory)
-      return make_error("scenario.io", "cannot open the file (" + ec.message() + ")",
-                        "check the path and its permissions", where);
-    return make_error("scenario.io", "file not found", "check the path; the lessons live in scenarios/", where);
-  }
-  if (fs::is_directory(st))
-    return make_error("scenario.io", "path is a directory, not a scenario file",
-                      "give the path of a .json file inside it", where);
-  if (!fs::is_regular_file(st))
-    return make_error("scenario.io", "path is not a regular file", "give the path of a .json scenario file", where);
-  // Checked before reading, so a huge file is never loaded into memory.
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > scenario::kMaxScenarioBytes)
-    return make_error("scenario.io",
-                      "file is too large for a scenario (" + scenario::human_bytes(size) + ", the limit is " +
-                          scenario::human_bytes(scenario::kMaxScenarioBytes) + ")",
-                      "check that this is a scenario file; large buffers take {\"random\": ...} or \"index\" "
-                      "inits rather than long lists of values",
-                      where);
-
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return make_error("scenario.io", std::string("cannot read the file (") + std::strerror(err) + ")",
-                      "check the file's permissions", where);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return make_error("scenario.io", "cannot read the file (read error)", "check the file and the disk", where);
-  return text.str();
+  static const InputKind kind{"scenario.io", "scenario file", scenario::kMaxScenarioBytes,
+                              "check the path; the lessons live in scenarios/",
+                              "check that this is a scenario file; large buffers take {\"random\": ...} or \"index\" "
+                              "inits rather than long lists of values"};
+  return read_input_file(path, kind);
 }
 
 }  // namespace

@@ -454,8 +454,9 @@ class Reader : public scenario::ReaderBase {
 Result<Scenario> parse_scenario(const std::string& text, const std::string& file_name) {
   if (text.size() > scenario::kMaxScenarioBytes)
     return make_error("scenario.out_of_range",
-                      "scenario is too large (" + scenario::human_bytes(text.size()) + ", the limit is " +
-                          scenario::human_bytes(scenario::kMaxScenarioBytes) + ")",
+                      "scenario is too large (" + scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).first +
+                          ", the limit is " +
+                          scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).second + ")",
                       "large buffers take {\"random\": ...} or \"index\" inits rather than long lists of values",
                       Location{file_name, 0, 0, ""});
   auto doc = json::parse(text, file_name);

@@ -4,6 +4,7 @@
 
 #include "collscope/collective.h"
 #include "collscope/scenario.h"
+#include "scenario/resolve.h"
 
 namespace collscope {
 
@@ -73,8 +74,8 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   if (total > kMaxTotalBytes)
     return flag_error("scenario.out_of_range",
                       "--count " + std::to_string(q.count) + " with " + std::to_string(q.ranks) + " ranks needs " +
-                          std::to_string(total >> 20) + " MiB in all, over the limit of " +
-                          std::to_string(kMaxTotalBytes >> 30) + " GiB",
+                          scenario::human_bytes_pair(total, kMaxTotalBytes).first + " in all, over the limit of " +
+                          scenario::human_bytes_pair(total, kMaxTotalBytes).second,
                       "use a smaller count or fewer ranks");
 
   ProgramOp op;

@@ -73,14 +73,50 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::pair<std::string, std::string> human_bytes_pair(std::uint64_t bytes, std::uint64_t other) {
+  std::string a = human_bytes(bytes), b = human_bytes(other);
+  if (a == b && bytes != other) {
+    a = std::to_string(bytes) + " bytes";
+    b = std::to_string(other) + " bytes (" + b + ")";
+  }
+  return {a, b};
+}
+
+namespace {
+void find_entry(const std::vector<ProgramOp>& ops, const std::string& pointer, const Location*& best) {
+  for (const ProgramOp& op : ops) {
+    const std::string& p = op.where.pointer;
+    if (p.empty()) continue;
+    if (pointer == p || pointer.starts_with(p + "/")) {
+      if (!best || p.size() > best->pointer.size()) best = &op.where;
+      find_entry(op.body, pointer, best);
+    }
+  }
+}
+}  // namespace
+
+Error placed_in_file(Error e, const Scenario& s) {
+  if (e.where.line != 0 || e.where.pointer.empty()) return e;
+  const Location* best = nullptr;
+  find_entry(s.program, e.where.pointer, best);
+  if (best) {
+    e.where.line = best->line;
+    e.where.col = best->col;
+    if (e.where.file.empty()) e.where.file = best->file;
+  }
+  if (e.where.file.empty()) e.where.file = s.file;
+  return e;
+}
+
 Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where) {
   // count <= 2^64 / 8 is not guaranteed, so report the size without overflowing.
   const std::uint64_t e = size_of(t);
-  const std::string size = count > UINT64_MAX / e ? "more than 16 EiB" : human_bytes(count * e);
+  auto [size, limit] = human_bytes_pair(count > UINT64_MAX / e ? UINT64_MAX : count * e, kMaxBufferBytes);
+  if (count > UINT64_MAX / e) size = "more than 16 EiB";
   return make_error("scenario.out_of_range",
                     "buffer " + quote(name) + " on rank " + std::to_string(rank) + " would take " + size + " (" +
-                        std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " +
-                        human_bytes(kMaxBufferBytes) + " per buffer",
+                        std::to_string(count) + " x " + std::string(name_of(t)) + "), over the limit of " + limit +
+                        " per buffer",
                     "use a smaller count", std::move(where));
 }
 
@@ -93,7 +129,8 @@ Error too_many_transfers_error(Location where) {
 Error total_bytes_error(std::uint64_t total, Location where) {
   return make_error(
       "scenario.out_of_range",
-      "buffers take " + human_bytes(total) + " over all ranks, over the limit of " + human_bytes(kMaxTotalBytes),
+      "buffers take " + human_bytes_pair(total, kMaxTotalBytes).first + " over all ranks, over the limit of " +
+          human_bytes_pair(total, kMaxTotalBytes).second,
       "use fewer ranks, fewer buffers or smaller counts", std::move(where));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "collscope/result.h"
 #include "collscope/scenario.h"
@@ -48,6 +49,15 @@ std::int32_t first_over_total(const Scenario& s);
 
 // "8 bytes", "3.0 KiB", "4.0 GiB"
 std::string human_bytes(std::uint64_t bytes);
+// Two sizes a message compares (a size and its limit), as human_bytes; when rounding
+// would make them read the same ("4.0 MiB, the limit is 4.0 MiB") the first becomes
+// its exact byte count and the second its exact count with the rounded size after it.
+std::pair<std::string, std::string> human_bytes_pair(std::uint64_t bytes, std::uint64_t other);
+
+// An error found on the schedule names a JSON Pointer into the program but no line:
+// gives it the file, line and column of the program entry the pointer names (or of
+// the nearest entry that contains it), keeping the pointer.
+Error placed_in_file(Error e, const Scenario& s);
 
 // Checks what lower_scenario needs of a scenario that did not come from a file:
 // rank count, one count per rank, unique names, byte limits, shape of explicit values.

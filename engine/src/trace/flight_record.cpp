@@ -2,10 +2,14 @@
 #include "collscope/flight_record.h"
 
 #include <algorithm>
-#include <fstream>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "collscope/files.h"
+#include "collscope/scenario.h"
 
 #include "scenario/json.h"
 #include "trace/atomic_file.h"
@@ -84,6 +88,10 @@ struct Bad {
   Error error;
 };
 
+// Every number of a record is checked against its type and the world, so that a
+// hand-edited or damaged record is refused (analyze.bad_record) rather than read as
+// something it does not say: rank 4294967296 is not rank 0, a world of 2^31 is not
+// allocated, and a rank listed twice is not a second rank.
 class RecordReader {
  public:
   explicit RecordReader(const std::string& file) : file_(file) {}
@@ -92,24 +100,38 @@ class RecordReader {
     FlightRecord r;
     if (!doc.is_object()) fail(doc, "a flight record is a JSON object, got " + json::describe(doc));
     const json::Value& version = need(doc, "flight_record");
-    r.version = static_cast<int>(integer(version, "flight_record"));
+    r.version = static_cast<int>(integer(version, "flight_record", 0, INT32_MAX));
     if (r.version != 1) fail(version, "unsupported flight record version " + json::literal(version));
     r.backend = text(doc, "backend");
     r.mode = text(doc, "mode");
     r.reason = text(doc, "reason");
-    r.world = static_cast<std::int32_t>(integer(need(doc, "world"), "world"));
-    if (r.world < 1) fail(need(doc, "world"), "world must be 1 or more");
-    if (const auto* m = doc.find("steps")) r.steps = static_cast<std::int32_t>(integer(m->value, "steps"));
-    if (const auto* m = doc.find("timeout_s")) r.timeout_s = number(m->value, "timeout_s");
-    if (const auto* m = doc.find("capacity")) r.capacity = static_cast<std::int32_t>(integer(m->value, "capacity"));
+    r.world = static_cast<std::int32_t>(integer(need(doc, "world"), "world", 1, kMaxRanks));
+    if (const auto* m = doc.find("steps")) r.steps = static_cast<std::int32_t>(integer(m->value, "steps", 0, INT32_MAX));
+    if (const auto* m = doc.find("timeout_s")) r.timeout_s = number(m->value, "timeout_s", 0);
+    if (const auto* m = doc.find("capacity")) r.capacity = static_cast<std::int32_t>(integer(m->value, "capacity", 0, INT32_MAX));
+    steps_ = r.steps;
     const json::Value& ranks = need(doc, "ranks");
     if (!ranks.is_array()) fail(ranks, "ranks must be an array, got " + json::describe(ranks));
-    for (const auto& jr : ranks.items) r.ranks.push_back(read_rank(jr, r.world));
+    // One entry per rank of the world, each rank once.
+    std::vector<const json::Value*> where(static_cast<std::size_t>(r.world), nullptr);
+    for (const auto& jr : ranks.items) {
+      r.ranks.push_back(read_rank(jr, r.world));
+      const json::Value& at = need(jr, "rank");
+      auto& first = where[static_cast<std::size_t>(r.ranks.back().rank)];
+      if (first)
+        fail(at, "rank " + json::literal(at) + " is listed twice (first at " + first->pointer + ")");
+      first = &at;
+    }
+    for (std::int32_t q = 0; q < r.world; ++q)
+      if (!where[static_cast<std::size_t>(q)])
+        fail(ranks, "rank " + std::to_string(q) + " of the world of " + std::to_string(r.world) +
+                        " has no entry: a record lists every rank once");
     return r;
   }
 
  private:
   const std::string& file_;
+  std::int32_t steps_ = 0;  // of the schedule; 0 = not given
 
   [[noreturn]] void fail(const json::Value& v, const std::string& msg) const {
     throw Bad{make_error("analyze.bad_record", msg, "give a file written by `collscope run --flight-record` or by an aborted run",
@@ -120,14 +142,38 @@ class RecordReader {
     if (!m) fail(obj, std::string("missing \"") + key + "\"");
     return m->value;
   }
-  std::int64_t integer(const json::Value& v, const std::string& what) const {
+  // An integer in [lo, hi], as written (never rounded or wrapped).
+  std::int64_t integer(const json::Value& v, const std::string& what, std::int64_t lo, std::int64_t hi) const {
     if (!v.is_number()) fail(v, what + " must be an integer, got " + json::describe(v));
     const auto i = json::to_integer(v);
-    if (i.status != json::IntegerValue::Status::ok) fail(v, what + " must be an integer, got " + json::literal(v));
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (i.status == json::IntegerValue::Status::not_integer)
+      fail(v, what + " must be an integer, got " + json::literal(v));
+    if (i.status != json::IntegerValue::Status::ok || i.value < lo || i.value > hi || (!i.negative && i.uvalue > static_cast<std::uint64_t>(hi)))
+      fail(v, what + " " + json::literal(v) + " is out of range " + range);
     return i.value;
   }
-  double number(const json::Value& v, const std::string& what) const {
+  std::uint64_t unsigned_integer(const json::Value& v, const std::string& what) const {
+    if (!v.is_number()) fail(v, what + " must be an integer, got " + json::describe(v));
+    const auto i = json::to_integer(v);
+    if (i.status == json::IntegerValue::Status::not_integer)
+      fail(v, what + " must be an integer, got " + json::literal(v));
+    if (i.status != json::IntegerValue::Status::ok || i.negative)
+      fail(v, what + " " + json::literal(v) + " is out of range 0.." + std::to_string(UINT64_MAX));
+    return i.uvalue;
+  }
+  // A step of the schedule, or -1 for none.
+  std::int32_t step(const json::Value& v, const std::string& what) const {
+    return static_cast<std::int32_t>(integer(v, what, -1, steps_ > 0 ? steps_ - 1 : INT32_MAX));
+  }
+  // A rank of the world, or -1 for none when `none` allows it.
+  std::int32_t rank_of(const json::Value& v, const std::string& what, std::int32_t world, bool none) const {
+    return static_cast<std::int32_t>(integer(v, what, none ? -1 : 0, world - 1));
+  }
+  double number(const json::Value& v, const std::string& what, double lo) const {
     if (!v.is_number()) fail(v, what + " must be a number, got " + json::describe(v));
+    if (!std::isfinite(v.number) || v.number < lo)
+      fail(v, what + " " + json::literal(v) + " is out of range (a finite number, " + (lo < 0 ? "-1 or more" : "0 or more") + ")");
     return v.number;
   }
   std::string text(const json::Value& obj, const char* key) const {
@@ -140,24 +186,31 @@ class RecordReader {
   FlightRank read_rank(const json::Value& v, std::int32_t world) const {
     if (!v.is_object()) fail(v, "a rank entry must be an object, got " + json::describe(v));
     FlightRank fr;
-    const json::Value& rank = need(v, "rank");
-    fr.rank = static_cast<std::int32_t>(integer(rank, "rank"));
-    if (fr.rank < 0 || fr.rank >= world) fail(rank, "rank " + json::literal(rank) + " is outside the world of " + std::to_string(world));
+    fr.rank = rank_of(need(v, "rank"), "rank", world, false);
     fr.state = text(v, "state");
-    if (const auto* m = v.find("step")) fr.step = static_cast<std::int32_t>(integer(m->value, "step"));
-    if (const auto* m = v.find("waiting_for")) fr.waiting_for = static_cast<std::int32_t>(integer(m->value, "waiting_for"));
-    if (const auto* m = v.find("dropped")) fr.dropped = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer(m->value, "dropped")));
+    if (const auto* m = v.find("state")) {
+      bool known = false;
+      for (const char* s : {"finished", "idle", "running", "waiting", "hung", "crashed"}) known = known || fr.state == s;
+      if (!known)
+        fail(m->value, "a rank's state must be finished, idle, running, waiting, hung or crashed, got " +
+                           json::quote(fr.state));
+    } else {
+      fr.state = "idle";
+    }
+    if (const auto* m = v.find("step")) fr.step = step(m->value, "step");
+    if (const auto* m = v.find("waiting_for")) fr.waiting_for = rank_of(m->value, "waiting_for", world, true);
+    if (const auto* m = v.find("dropped")) fr.dropped = unsigned_integer(m->value, "dropped");
     const json::Value& ops = need(v, "ops");
     if (!ops.is_array()) fail(ops, "ops must be an array, got " + json::describe(ops));
-    for (const auto& jo : ops.items) fr.ops.push_back(read_op(jo));
+    for (const auto& jo : ops.items) fr.ops.push_back(read_op(jo, world));
     return fr;
   }
 
-  FlightOp read_op(const json::Value& v) const {
+  FlightOp read_op(const json::Value& v, std::int32_t world) const {
     if (!v.is_object()) fail(v, "an op must be an object, got " + json::describe(v));
     FlightOp op;
-    op.seq = integer(need(v, "seq"), "seq");
-    if (const auto* m = v.find("call")) op.call = static_cast<std::int32_t>(integer(m->value, "call"));
+    op.seq = integer(need(v, "seq"), "seq", 0, INT64_MAX);
+    if (const auto* m = v.find("call")) op.call = static_cast<std::int32_t>(integer(m->value, "call", -1, INT32_MAX));
     if (const auto* m = v.find("collective")) {
       if (!m->value.is_boolean()) fail(m->value, "collective must be true or false");
       op.collective = m->value.boolean;
@@ -167,28 +220,34 @@ class RecordReader {
     op.text = text(v, "text");
     op.pointer = text(v, "pointer");
     op.buffer = text(v, "buffer");
-    if (const auto* m = v.find("count")) op.count = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer(m->value, "count")));
+    if (const auto* m = v.find("count")) op.count = unsigned_integer(m->value, "count");
     if (const auto* m = v.find("dtype")) {
       auto t = parse_dtype(text(v, "dtype"));
       if (!t) fail(m->value, "unknown dtype " + json::quote(m->value.text));
       op.dtype = *t;
     }
-    if (const auto* m = v.find("root")) op.root = static_cast<std::int32_t>(integer(m->value, "root"));
+    if (const auto* m = v.find("root")) op.root = rank_of(m->value, "root", world, true);
     op.reduce_op = text(v, "reduce_op");
     if (const auto* m = v.find("members")) {
       if (!m->value.is_array()) fail(m->value, "members must be an array of ranks");
-      for (const auto& x : m->value.items) op.members.push_back(static_cast<std::int32_t>(integer(x, "a member")));
+      std::vector<bool> in(static_cast<std::size_t>(world), false);
+      for (const auto& x : m->value.items) {
+        const std::int32_t q = rank_of(x, "a member", world, false);
+        if (in[static_cast<std::size_t>(q)]) fail(x, "member " + json::literal(x) + " is listed twice");
+        in[static_cast<std::size_t>(q)] = true;
+        op.members.push_back(q);
+      }
     }
-    if (const auto* m = v.find("first_step")) op.first_step = static_cast<std::int32_t>(integer(m->value, "first_step"));
-    if (const auto* m = v.find("last_step")) op.last_step = static_cast<std::int32_t>(integer(m->value, "last_step"));
+    if (const auto* m = v.find("first_step")) op.first_step = step(m->value, "first_step");
+    if (const auto* m = v.find("last_step")) op.last_step = step(m->value, "last_step");
     const std::string state = text(v, "state");
     bool known = false;
     for (const auto s : {FlightState::scheduled, FlightState::started, FlightState::completed})
       if (state == name_of(s)) op.state = s, known = true;
     if (!known) fail(need(v, "state"), "state must be scheduled, started or completed, got " + json::quote(state));
-    if (const auto* m = v.find("scheduled_us")) op.scheduled_us = number(m->value, "scheduled_us");
-    if (const auto* m = v.find("started_us")) op.started_us = number(m->value, "started_us");
-    if (const auto* m = v.find("completed_us")) op.completed_us = number(m->value, "completed_us");
+    if (const auto* m = v.find("scheduled_us")) op.scheduled_us = number(m->value, "scheduled_us", -1);
+    if (const auto* m = v.find("started_us")) op.started_us = number(m->value, "started_us", -1);
+    if (const auto* m = v.find("completed_us")) op.completed_us = number(m->value, "completed_us", -1);
     return op;
   }
 };
@@ -211,15 +270,13 @@ Result<FlightRecord> parse_flight_record(const std::string& text, const std::str
 }
 
 Result<FlightRecord> load_flight_record(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error("analyze.io", "cannot read \"" + path + "\"", "check the path of the flight record",
-                      Location{path, 0, 0, ""});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    return make_error("analyze.io", "cannot read \"" + path + "\"", "check that it is a file", Location{path, 0, 0, ""});
-  return parse_flight_record(ss.str(), path);
+  // The one reader of collscope/files.h: a FIFO, /dev/zero or a folder is refused
+  // (analyze.io) without blocking or reading without end.
+  static const InputKind kind{"analyze.io", "flight record", kMaxFlightRecordBytes, "check the path of the flight record",
+                              "a flight record of 1024 ranks with 64 ops each takes about 30 MiB; check that this is one"};
+  auto text = read_input_file(path, kind);
+  if (!text) return text.error();
+  return parse_flight_record(*text, path);
 }
 
 // --- analysis ---------------------------------------------------------------------------

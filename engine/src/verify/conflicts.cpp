@@ -78,6 +78,22 @@ void collect_intervals(const Step& st, std::vector<Interval>& iv) {
   }
 }
 
+// The program entry that wrote transfer t of step k, as a JSON Pointer (lower_scenario
+// turns it into file:line:col): the point-to-point op that owns the transfer, else the
+// written step that is step k, else the call the step belongs to.
+std::string pointer_of(const Schedule& s, std::size_t k, std::uint32_t t) {
+  const auto step = static_cast<std::int32_t>(k);
+  for (const OpRecord& op : s.ops)
+    for (const auto& [ks, ts] : op.transfers)
+      if (ks == step && ts == static_cast<std::int32_t>(t)) return op.pointer;
+  for (const OpRecord& op : s.ops)
+    if (op.op == "step" && op.first_step == step && op.last_step == step) return op.pointer;
+  const auto call = s.steps[k].call;
+  if (call >= 0 && static_cast<std::size_t>(call) < s.calls.size())
+    return "/program/" + std::to_string(s.calls[static_cast<std::size_t>(call)].program_index);
+  return {};
+}
+
 // The full check of one step: sorts its intervals by (rank, buffer, start) and
 // sweeps them; returns the error for the first overlap found.
 Status check_step(const Schedule& s, std::size_t k, std::vector<Interval>& iv) {
@@ -121,7 +137,8 @@ Status check_step(const Schedule& s, std::size_t k, std::vector<Interval>& iv) {
                  " in the same step";
         }
         return make_error("verify.conflict", msg,
-                          "transfers of one step run at the same time: move one of them to another step");
+                          "transfers of one step run at the same time: move one of them to another step",
+                          Location{"", 0, 0, pointer_of(s, k, x.transfer)});
       }
       if (x.write) {
         if (x.end > write_end) write_end = x.end, write_t = x.transfer;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "collscope/collective.h"
@@ -254,11 +255,16 @@ HostMemory make_inputs(const Schedule& s, const InitFn& init) {
     return mem;
   }
   std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k; (k = next.fetch_add(1)) < pieces.size();) fill(pieces[k]);
+  };
   std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t k; (k = next.fetch_add(1)) < pieces.size();) fill(pieces[k]);
-    });
+  // Under a thread limit fewer helpers start (maybe none): this thread fills what is left.
+  try {
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+  }
+  work();
   for (auto& th : pool) th.join();
   return mem;
 }

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -173,7 +174,20 @@ class CpuSession final : public Session {
     window_.assign(L, {0.0, 0.0});
     events_.resize(L);
     threads_.reserve(L);
-    for (std::size_t r = 0; r < L; ++r) threads_.emplace_back([this, r] { worker(static_cast<std::int32_t>(r)); });
+    // Thread creation fails under a thread or address-space limit (containers, ulimit):
+    // an error, exit 3, with every thread already started told to quit and joined.
+    try {
+      for (std::size_t r = 0; r < L; ++r) threads_.emplace_back([this, r] { worker(static_cast<std::int32_t>(r)); });
+    } catch (const std::exception& e) {
+      const std::size_t started = threads_.size();
+      stop();
+      return make_error("backend.out_of_resources",
+                        "cpu backend: cannot start thread " + std::to_string(started + 1) + " of " +
+                            std::to_string(L) + " (" + e.what() + ")",
+                        "the system limits threads or address space (ulimit -u / -v, a container's pids limit): use "
+                        "fewer ranks or raise the limit",
+                        {}, ExitCode::backend_failure);
+    }
     return ok_status();
   }
 
@@ -408,15 +422,25 @@ class CpuSession final : public Session {
 
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
 
-  // Sleeps `us` microseconds unless the run is aborted first (false then).
+  // Sleeps `us` microseconds unless the run is aborted first (false then). A delay
+  // fault or a compute span sleeps here, so the abort must wake it: it counts itself
+  // among abort_'s waiters (publish() wakes only when there are some), and it sleeps
+  // only while abort_ still reads 0 (so an abort just before the sleep is not missed).
   bool pause_us(double us) {
     const double until = now_us() + us;
+    abort_.waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool finished = false;
     for (;;) {
-      if (aborted()) return false;
+      if (aborted() || abort_.value.load(std::memory_order_seq_cst) != 0) break;
       const double left = until - now_us();
-      if (left <= 0) return true;
+      if (left <= 0) {
+        finished = true;
+        break;
+      }
       futex_wait_for(&abort_.value, 0, static_cast<std::int64_t>(left) + 1);
     }
+    abort_.waiters.fetch_sub(1, std::memory_order_relaxed);
+    return finished;
   }
 
   // A hung or crashed lane does nothing until the run is aborted.
@@ -597,9 +621,14 @@ class CpuBackend final : public Backend {
             BackendCapabilities{{}, true, false, false}};
   }
   Result<std::unique_ptr<Session>> open(const Schedule& s, const SessionOptions& o) const override {
-    auto session = std::make_unique<CpuSession>(s, o);
-    if (auto st = session->start(); !st) return st.error();
-    return std::unique_ptr<Session>(std::move(session));
+    try {
+      auto session = std::make_unique<CpuSession>(s, o);
+      if (auto st = session->start(); !st) return st.error();
+      return std::unique_ptr<Session>(std::move(session));
+    } catch (const std::bad_alloc&) {  // the plans and tables of a huge schedule
+      return make_error("backend.out_of_memory", "cpu backend: out of memory while preparing the run",
+                        "use fewer ranks or a smaller count", {}, ExitCode::backend_failure);
+    }
   }
 };
 
