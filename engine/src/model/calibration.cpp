@@ -5,11 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "scenario/json.h"
-#include "trace/atomic_file.h"
+#include "collscope/files.h"
 
 namespace collscope {
 
@@ -132,21 +131,13 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
 }
 
 Result<Calibration> load_calibration(const std::string& path) {
-  namespace fs = std::filesystem;
-  const Location where{path, 0, 0, ""};
   std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec))
-    return make_error("calibration.missing", "no calibration", "run `collscope calibrate`", where);
-  if (!fs::is_regular_file(path, ec))
-    return make_error("calibration.io", "not a regular file", "remove it and run `collscope calibrate`", where);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("calibration.io", "cannot open the file", "check its permissions", where);
-  std::string text(kMaxCalibrationBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxCalibrationBytes)
-    return make_error("calibration.io", "file is too large for a calibration", "run `collscope calibrate` again", where);
-  return parse_calibration(text, path);
+  if (path.empty() || !std::filesystem::exists(path, ec))
+    return make_error("calibration.missing", "no calibration", "run `collscope calibrate`", {path, 0, 0, ""});
+  auto text = read_input_file(path, InputKind{"calibration.io", "calibration", kMaxCalibrationBytes,
+                                              "run `collscope calibrate`", "run `collscope calibrate` again"});
+  if (!text) return text.error();
+  return parse_calibration(*text, path);
 }
 
 Status save_calibration(const Calibration& c, const std::string& path) {

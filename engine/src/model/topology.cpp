@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "collscope/files.h"
 #include "scenario/json.h"
 #include "scenario/suggest.h"
 
@@ -204,21 +204,8 @@ Error as_topology_error(Error e) {
 }
 
 Result<std::string> read_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  const Location where{path, 0, 0, ""};
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return make_error("topology.io", "file not found", "check the path", where);
-  if (!fs::is_regular_file(st))
-    return make_error("topology.io", "not a regular file", "give the path of a topology .json file", where);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("topology.io", "cannot open the file", "check its permissions", where);
-  std::string text(kMaxTopologyBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxTopologyBytes)
-    return make_error("topology.io", "file is larger than 1 MiB", "check that this is a topology file", where);
-  return text;
+  return read_input_file(path, InputKind{"topology.io", "topology file", kMaxTopologyBytes, "check the path",
+                                         "check that this is a topology file"});
 }
 
 bool looks_like_path(const std::string& s) {
