@@ -70,10 +70,10 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   auto op = parse_reduce_op(f.op);
   if (!op) return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
                              "valid ops: " + joined(kAllReduceOps));
-  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !(f.algo == kNativeAlgorithm && has_native(*coll))) {
+  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !has_native(f.algo, *coll)) {
     std::string valid = "auto";
     for (const auto& n : algorithm_names(*coll)) valid += ", " + n;
-    if (has_native(*coll)) valid += ", nccl (--backend nccl)";
+    valid += native_choices(*coll);
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
                       "valid algorithms: " + valid);

@@ -33,6 +33,7 @@ struct RunFlags {
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
   double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
   std::string flight_record;        // write the flight record here (always; and on failure)
+  std::string hostfile;             // multi-process backends started by collscope: the launcher's --hostfile
 };
 
 // Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).

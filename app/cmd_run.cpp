@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "mpi_launch.h"
 #include "program_report.h"
+#include "collscope/processes.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
 #include "collscope/verify.h"
@@ -80,14 +82,17 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
   return arr;
 }
 
-}  // namespace
-
-int cmd_run(const RunFlags& f) {
+int run_here(const RunFlags& f) {
+  // Several processes (the mpi backend): each prepares the same run; process 0 reports.
+  const bool job = capabilities_of(f.backend).multi_process && !f.dry_run;
+  if (job) quiet_in_job();
   auto scenario = load_for_run(f);
-  if (!scenario) return report_error(scenario.error());
+  if (!scenario) return job ? input_error_in_job(scenario.error()) : report_error(scenario.error());
   auto schedule_r = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
-  if (!schedule_r) return report_error(schedule_r.error());
+  if (!schedule_r) return job ? input_error_in_job(schedule_r.error()) : report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
+  if (job)
+    if (auto code = self_launch(s.ranks, f.hostfile)) return *code;
   const double predicted = predict_us(s, CostModel::cpu_default());
 
   RunMode mode = RunMode::fast;
@@ -146,7 +151,7 @@ int cmd_run(const RunFlags& f) {
     numeric = out->numeric;
     record = std::move(out->record);
     executed = true;
-    if (!f.trace.empty())
+    if (!f.trace.empty() && (!job || processes::reporting()))
       if (auto st = write_trace(f.trace, s, record); !st) return report_error(st.error());
   }
   const bool verified = symbolic.ok() && numeric.wrong == 0;
@@ -209,5 +214,11 @@ int cmd_run(const RunFlags& f) {
   }
   return verified ? 0 : 1;
 }
+
+}  // namespace
+
+// (A process of a job leaves through processes::finish: MPI is finalized, or after a
+// failure every process exits at once.)
+int cmd_run(const RunFlags& f) { return processes::finish(run_here(f)); }
 
 }  // namespace collscope::app

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
                   "abort the run when no rank finishes a step for this many seconds (default 5; fractions allowed)");
   run->add_option("--flight-record", rf.flight_record,
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
+  run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
 
   std::string analyze_file;
   bool analyze_json = false;

@@ -62,7 +62,34 @@ std::vector<std::string> algorithm_names(Collective c) {
   return names;
 }
 
-bool has_native(Collective c) { return c != Collective::barrier; }
+const std::vector<NativeLibrary>& native_libraries() {
+  static const std::vector<NativeLibrary> table = {
+      {"nccl", "NCCL", false, true},
+      {"mpi", "MPI", true, false},
+  };
+  return table;
+}
+
+const NativeLibrary* find_native(std::string_view algorithm) {
+  for (const auto& l : native_libraries())
+    if (l.algorithm == algorithm) return &l;
+  return nullptr;
+}
+
+bool has_native(std::string_view algorithm, Collective c) {
+  const NativeLibrary* l = find_native(algorithm);
+  return l && (c != Collective::barrier || l->barrier);
+}
+
+bool has_native(Collective c) { return has_native(kNativeAlgorithm, c); }
+
+std::string native_choices(Collective c) {
+  std::string out;
+  for (const auto& l : native_libraries())
+    if (has_native(l.algorithm, c))
+      out += ", " + std::string(l.algorithm) + " (--backend " + std::string(l.algorithm) + ")";
+  return out;
+}
 
 bool uses_native(const Schedule& s) {
   for (const auto& st : s.steps)
@@ -223,8 +250,16 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
     name = pick_algorithm(args);
     picked = true;
   }
-  if (name == kNativeAlgorithm && has_native(args.coll)) {
+  if (const NativeLibrary* lib = find_native(name); lib && has_native(name, args.coll)) {
     // One native step: the library's own collective, on the call's buffers.
+    const bool reduces = is_reducing(args.coll);
+    if (!lib->reduces_everything && reduces &&
+        (args.dtype == DType::float16 || args.dtype == DType::bfloat16 || args.op == ReduceOp::avg))
+      return make_error("scenario.native_unsupported",
+                        std::string(lib->title) + " cannot reduce " +
+                            (args.op == ReduceOp::avg ? std::string("with op avg (it has no average)")
+                                                      : std::string(name_of(args.dtype)) + " (it has no 16-bit floating types)"),
+                        "use one of our algorithms (they reduce every dtype and op), or --dtype float32 and op sum");
     Call call;
     call.args = args;
     call.algorithm = name;
@@ -234,10 +269,11 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
     call.num_steps = 1;
     schedule.calls.push_back(call);
     Step st;
-    st.phase = "nccl";
-    st.caption = "NCCL's own " + std::string(name_of(args.coll)) + " on every rank, in one call";
+    st.phase = name;
+    st.caption = std::string(lib->title) + "'s own " + std::string(name_of(args.coll)) + " on every rank, in one call";
     st.call = static_cast<std::int32_t>(schedule.calls.size()) - 1;
     st.native = true;
+    st.library = name;
     schedule.steps.push_back(std::move(st));
     return ok_status();
   }
@@ -245,7 +281,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   if (!info) {
     std::string valid;
     for (const auto& n : algorithm_names(args.coll)) valid += (valid.empty() ? "" : ", ") + n;
-    if (has_native(args.coll)) valid += ", nccl (--backend nccl)";
+    valid += native_choices(args.coll);
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + name + "\" for " + std::string(name_of(args.coll)),
                       "valid algorithms: auto, " + valid);
