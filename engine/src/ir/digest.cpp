@@ -113,6 +113,9 @@ std::string schedule_summary(const Schedule& s) {
       continue;
     }
     calls += std::string(name_of(c.args.coll)) + " " + c.algorithm + " count " + std::to_string(c.args.count);
+    if (has_root(c.args.coll)) calls += " root " + std::to_string(c.args.root);
+    if (is_reducing(c.args.coll)) calls += " " + std::string(name_of(c.args.op));
+    if (c.args.in_place) calls += " in place";
   }
   return std::to_string(s.ranks) + " ranks, " + std::string(name_of(s.dtype)) + ", " + (calls.empty() ? "no calls" : calls) +
          ", " + std::to_string(s.steps.size()) + " steps";

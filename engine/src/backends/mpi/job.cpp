@@ -287,9 +287,20 @@ Status agree(std::uint64_t digest, const std::string& description) {
     g->second.push_back(static_cast<std::int32_t>(r));
   }
   std::string msg;
+  std::vector<std::string> seen;
   for (const auto& [d, ranks] : groups) {
     const auto first = static_cast<std::size_t>(ranks[0]);
-    const std::string what(text.data() + at[first], static_cast<std::size_t>(lens[first]));
+    std::string what(text.data() + at[first], static_cast<std::size_t>(lens[first]));
+    // Two versions that read the same in words differ somewhere deeper: their digests tell.
+    if (std::count(seen.begin(), seen.end(), what) || std::count_if(groups.begin(), groups.end(), [&](const auto& g) {
+          const auto f = static_cast<std::size_t>(g.second[0]);
+          return g.first != d && std::string(text.data() + at[f], static_cast<std::size_t>(lens[f])) == what;
+        })) {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, " (digest %016llx)", static_cast<unsigned long long>(d));
+      what += hex;
+    }
+    seen.push_back(what);
     msg += (msg.empty() ? "" : "; ") + flight::ranks_text(ranks) + (ranks.size() == 1 ? " has " : " have ") + what;
   }
   return make_error("processes.mismatch", "the processes of the job would not run the same thing: " + msg,
