@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cli.h"
+#include "mpi_launch.h"
 #include "collscope/backend.h"
+#include "collscope/processes.h"
 #include "collscope/collective.h"
 #include "collscope/device_probe.h"
 
@@ -69,6 +71,15 @@ std::pair<double, double> probe_memory(std::uint64_t bytes) {
   return {one(bytes, 1), one(bytes / static_cast<std::uint64_t>(cores), cores)};
 }
 
+// Every process of a multi-process run builds the reference of every rank (run.h):
+// beyond 64 MiB of buffers in all, bench leaves the check out rather than fill the machine.
+bool multi_process_check_too_large(const Schedule& s) {
+  std::uint64_t n = 0;
+  for (const auto& b : s.buffers)
+    for (auto c : b.count) n += c;
+  return n * size_of(s.dtype) > (64ull << 20);
+}
+
 struct Row {
   double time_us = 0, algbw = 0, busbw = 0;
   std::int64_t wrong = -1;  // -1 = not checked
@@ -90,12 +101,7 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
     so.record_events = false;
     auto session = (*backend)->open(*schedule, so);
     if (!session) return session.error();
-    const HostMemory inputs = make_inputs(*schedule, init);
-    for (std::size_t b = 0; b < inputs.size(); ++b)
-      for (std::size_t r = 0; r < inputs[b].size(); ++r)
-        if (!inputs[b][r].empty())
-          (*session)->write_buffer(static_cast<std::int32_t>(r), static_cast<std::int32_t>(b), inputs[b][r].data(),
-                                   inputs[b][r].size());
+    if (auto st = load_inputs(**session, *schedule, init); !st) return st.error();
     if (f.warmup > 0)
       if (auto st = (*session)->run_all(f.warmup); !st) return st.error();
     if (auto st = (*session)->run_all(std::max(1, f.iters)); !st) return st.error();
@@ -104,7 +110,8 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   const double sec = row.time_us * 1e-6;
   row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
   row.busbw = row.algbw * bus_factor(q.coll, q.ranks);
-  if (f.check) {
+  // Several processes: each builds the whole reference, so large sizes go unchecked (N/A).
+  if (f.check && !(capabilities_of(f.backend).multi_process && multi_process_check_too_large(*schedule))) {
     RunOptions o;
     o.backend = f.backend;
     o.record_events = false;
@@ -116,9 +123,7 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   return row;
 }
 
-}  // namespace
-
-int cmd_bench(const BenchFlags& f) {
+int bench_here(const BenchFlags& f) {
   RunFlags rf;
   rf.coll = f.coll;
   rf.algo = f.algo;
@@ -158,7 +163,7 @@ int cmd_bench(const BenchFlags& f) {
                 f.check);
     std::printf("# machine: %u cores\n", cores);
   }
-  if (f.probe) {
+  if (f.probe && processes::reporting()) {  // (several processes: one measures, while the others wait)
     const auto [one, all] = probe_memory(64ull << 20);
     if (f.json)
       std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
@@ -263,6 +268,18 @@ int cmd_bench(const BenchFlags& f) {
                 total_wrong ? "FAILED" : "OK");
   }
   return total_wrong ? 1 : 0;
+}
+
+}  // namespace
+
+// A multi-process backend: collscope starts its processes when no launcher did; each
+// process measures its rank, process 0 prints.
+int cmd_bench(const BenchFlags& f) {
+  if (capabilities_of(f.backend).multi_process) {
+    quiet_in_job();
+    if (auto code = self_launch(f.ranks, "")) return *code;
+  }
+  return processes::finish(bench_here(f));
 }
 
 }  // namespace collscope::app

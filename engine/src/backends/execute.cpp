@@ -138,6 +138,27 @@ std::uint64_t total_bytes(const Schedule& s) {
 
 }  // namespace
 
+Status load_inputs(Session& session, const Schedule& s, const InitFn& init) {
+  // Only the ranks this process holds: the others' buffers are left empty.
+  Schedule mine;
+  mine.ranks = s.ranks;
+  mine.dtype = s.dtype;
+  mine.buffers = s.buffers;
+  for (auto& b : mine.buffers)
+    for (std::int32_t r = 0; r < s.ranks; ++r)
+      if (!session.hosts(r)) b.count[static_cast<std::size_t>(r)] = 0;
+  const HostMemory inputs = make_inputs(mine, init);
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (s.buffers[b].scratch) continue;
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      if (!session.hosts(r)) continue;
+      const auto& v = inputs[b][static_cast<std::size_t>(r)];
+      if (auto st = session.write_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st) return st;
+    }
+  }
+  return ok_status();
+}
+
 Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptions& o) {
   RunOutcome out;
   if (auto st = check_bounds(s); !st) {

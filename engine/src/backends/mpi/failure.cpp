@@ -49,16 +49,21 @@ bool pid_gone(int pid) { return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH;
 
 void sleep_us(std::int64_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
 
+
+
 }  // namespace
 
 void MpiSession::raise_failure(std::string kind, std::int32_t rank, std::int32_t step, std::string text) {
+  const bool timeout = kind == "timeout";
   {
     std::lock_guard<std::mutex> lock(fail_m_);
     if (!failure_) failure_ = Failure{std::move(kind), rank, step, std::move(text)};
   }
   local_abort_.store(true, std::memory_order_seq_cst);
   if (node_abort_) {
-    node_abort_->abort.store(1, std::memory_order_seq_cst);
+    // 2: nothing moved within the timeout, 1: any other failure (the first one raised wins).
+    std::uint32_t none = 0;
+    node_abort_->abort.compare_exchange_strong(none, timeout ? 2u : 1u, std::memory_order_seq_cst);
     wake_all(&node_abort_->abort);
   }
   for (std::int32_t l = 0; l < L_; ++l)
@@ -78,11 +83,15 @@ std::vector<std::array<std::int32_t, 3>> MpiSession::my_lanes() const {
 }
 
 std::string MpiSession::record_blob() const {
-  FlightRecord one;
+  FlightRecord one = record_header();
   one.ranks.push_back(my_flight_rank());
   nlohmann::json j;
   j["rank"] = me_;
   j["lanes"] = my_lanes();
+  {
+    std::lock_guard<std::mutex> lock(fail_m_);
+    j["kind"] = failure_ ? failure_->kind : "";
+  }
   j["flight"] = flight_record_json(one);
   return j.dump();
 }
@@ -183,14 +192,8 @@ void MpiSession::watchdog() {
         }
         return lanes;
       }(), std::vector<int>(static_cast<std::size_t>(R_), 0));
-      FlightRecord one;
-      one.backend = "mpi";
-      one.mode = mode_;
+      FlightRecord one = record_header();
       one.reason = text;
-      one.world = R_;
-      one.steps = static_cast<std::int32_t>(s_.steps.size());
-      one.timeout_s = opts_.timeout_s;
-      one.capacity = std::max(1, opts_.flight_capacity);
       one.ranks.push_back(my_flight_rank());
       const std::string path = own_record_path();
       const bool written = write_flight_record(path, one).ok();
@@ -286,8 +289,9 @@ Error MpiSession::coordinate() {
       if (tag != kRecord) continue;
       try {
         auto j = nlohmann::json::parse(text);
-        records_[j.at("rank").get<std::int32_t>()] = std::move(j);
-      } catch (...) {
+        const auto from = j.at("rank").get<std::int32_t>();
+        records_[from] = std::move(j);
+      } catch (const std::exception&) {  // a damaged record counts as none
       }
     }
   };
@@ -305,7 +309,14 @@ Error MpiSession::coordinate() {
     }
     return lanes;
   };
-  const bool timed_out = f.kind == "timeout";
+  // A timeout, unless a rank crashed or died: what this process, its node or a record saw.
+  auto timed_out_now = [&]() {
+    bool timeout = f.kind == "timeout" || (node_abort_ && node_abort_->abort.load() == 2);
+    for (const auto& [r, rec] : records_) timeout = timeout || rec.value("kind", std::string()) == "timeout";
+    for (int d : dead) timeout = timeout && d == 0;
+    return timeout;
+  };
+  bool timed_out = timed_out_now();
 
   if (leader != me_) {
     // Hand the record to the leader and wait until it has reported.
@@ -313,6 +324,7 @@ Error MpiSession::coordinate() {
     MPI_Request sent = MPI_REQUEST_NULL;
     MPI_Isend(blob.data(), static_cast<int>(blob.size()), MPI_CHAR, leader, kRecord, job_.control, &sent);
     const double until = steady_us() + (terminating ? 600e3 : 4e6);
+    double gave_up = -1;
     while (steady_us() < until) {
       int flag = 0;
       MPI_Status st;
@@ -324,19 +336,17 @@ Error MpiSession::coordinate() {
       drain(kRecord);
       int done = 0;
       MPI_Test(&sent, &done, MPI_STATUS_IGNORE);
-      if (terminate_requested.load() && !terminating) break;  // the launcher is ending the job now
+      // The launcher is ending the job: the leader's word may still be on its way.
+      if (terminate_requested.load() && !terminating) {
+        if (gave_up < 0) gave_up = steady_us() + 300e3;
+        else if (steady_us() > gave_up) break;
+      }
       sleep_us(500);
     }
     // No word from the leader: this process writes its own record and says so.
     const std::string text = failure_text(timed_out, lanes_now(), dead);
-    FlightRecord one;
-    one.backend = "mpi";
-    one.mode = mode_;
+    FlightRecord one = record_header();
     one.reason = text;
-    one.world = R_;
-    one.steps = static_cast<std::int32_t>(s_.steps.size());
-    one.timeout_s = opts_.timeout_s;
-    one.capacity = std::max(1, opts_.flight_capacity);
     one.ranks.push_back(my_flight_rank());
     const std::string path = own_record_path();
     const bool written = write_flight_record(path, one).ok();
@@ -362,13 +372,9 @@ Error MpiSession::coordinate() {
     sleep_us(300);
   }
   const auto lanes = lanes_now();
-  merged_ = FlightRecord{};
-  merged_.backend = "mpi";
-  merged_.mode = mode_;
-  merged_.world = R_;
-  merged_.steps = static_cast<std::int32_t>(s_.steps.size());
-  merged_.timeout_s = opts_.timeout_s;
-  merged_.capacity = std::max(1, opts_.flight_capacity);
+  timed_out = timed_out_now();
+  for (const auto& l : lanes) timed_out = timed_out && l[0] != static_cast<std::int32_t>(LaneState::crashed);
+  merged_ = record_header();
   std::vector<std::int32_t> without;
   for (std::int32_t r = 0; r < R_; ++r) {
     if (r == me_) {

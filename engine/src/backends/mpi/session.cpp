@@ -358,7 +358,10 @@ void MpiSession::poll_mpi() {
     MPI_Get_count(&st, MPI_CHAR, &n);
     std::string text(static_cast<std::size_t>(std::max(0, n)), '\0');
     MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, kNotice, job_.control, MPI_STATUS_IGNORE);
-    raise_failure("notice", st.MPI_SOURCE, -1, text);
+    // "timeout: ...": the kind of failure the sender saw comes first.
+    const auto colon = text.find(':');
+    const std::string kind = colon == std::string::npos ? "notice" : text.substr(0, colon);
+    raise_failure(kind == "timeout" ? kind : "notice", st.MPI_SOURCE, -1, text);
   }
 }
 
@@ -410,8 +413,11 @@ bool MpiSession::wait_lane(std::int32_t me_lane, std::int32_t lane, std::uint64_
     idle(rounds, &l.seq, seq, main);
     if (sleeps) l.waiters.fetch_sub(1, std::memory_order_relaxed);
   }
-  mine.waiting_on.store(-1, std::memory_order_relaxed);
-  mine.state.store(static_cast<std::uint32_t>(LaneState::running), std::memory_order_relaxed);
+  // (An aborted wait leaves the lane's state as it was: the flight record shows whom it waited for.)
+  if (ok) {
+    mine.waiting_on.store(-1, std::memory_order_relaxed);
+    mine.state.store(static_cast<std::uint32_t>(LaneState::running), std::memory_order_relaxed);
+  }
   return ok;
 }
 
@@ -584,10 +590,9 @@ bool MpiSession::run_comm_step(std::int32_t k, std::int64_t base, bool fast) {
       LaneSlot& me = slot(me_);
       me.waiting_on.store(op.from, std::memory_order_relaxed);
       me.state.store(static_cast<std::uint32_t>(LaneState::waiting), std::memory_order_relaxed);
-      const bool ok = wait_request(r, true);
+      if (!wait_request(r, true)) return false;
       me.waiting_on.store(-1, std::memory_order_relaxed);
       me.state.store(static_cast<std::uint32_t>(LaneState::running), std::memory_order_relaxed);
-      if (!ok) return false;
     }
     if (!execute_op(me_, k, op, fast)) return false;
   }
@@ -814,8 +819,7 @@ std::string MpiSession::detail() const {
   return d;
 }
 
-FlightRecord MpiSession::flight_record() const {
-  if (error_) return merged_;
+FlightRecord MpiSession::record_header() const {
   FlightRecord rec;
   rec.backend = "mpi";
   rec.mode = mode_;
@@ -823,6 +827,12 @@ FlightRecord MpiSession::flight_record() const {
   rec.steps = static_cast<std::int32_t>(s_.steps.size());
   rec.timeout_s = opts_.timeout_s;
   rec.capacity = std::max(1, opts_.flight_capacity);
+  return rec;
+}
+
+FlightRecord MpiSession::flight_record() const {
+  if (error_) return merged_;
+  FlightRecord rec = record_header();
   FlightRecord one = rec;
   one.ranks.push_back(my_flight_rank());
   // Every process's part, merged on rank 0 (a collective: every process asks for it).

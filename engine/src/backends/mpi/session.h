@@ -157,6 +157,7 @@ class MpiSession final : public Session {
   std::vector<std::array<std::int32_t, 3>> my_lanes() const;
   std::atomic<bool> coordinating_{false};
   FlightRank my_flight_rank() const;
+  FlightRecord record_header() const;  // backend, mode, world, ... without ranks
 
   const Schedule& s_;
   SessionOptions opts_;
