@@ -48,7 +48,8 @@ std::vector<std::string> own_arguments() {
 }  // namespace
 
 std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) {
-  if (processes::from_environment().launched) return std::nullopt;
+  // (A build without MPI goes on to say that the backend is not built.)
+  if (!processes::built() || processes::from_environment().launched) return std::nullopt;
   const std::string launcher = processes::launcher();
   if (launcher.empty())
     return report_error(make_error("backend.unavailable", "no MPI launcher (mpirun or mpiexec) found to start " +

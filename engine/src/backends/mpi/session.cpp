@@ -805,11 +805,17 @@ std::vector<TransferTiming> MpiSession::take_events() {
 std::string MpiSession::detail() const {
   std::string d = job_.version + "; " + std::to_string(job_.size) + " process" + (job_.size == 1 ? "" : "es") + " on " +
                   std::to_string(job_.node_names.size()) + " node" + (job_.node_names.size() == 1 ? "" : "s") + " (";
-  for (std::size_t n = 0; n < job_.node_names.size(); ++n) {
-    std::vector<std::int32_t> ranks;
-    for (std::int32_t r = 0; r < job_.size; ++r)
-      if (job_.node_of[static_cast<std::size_t>(r)] == static_cast<int>(n)) ranks.push_back(r);
-    d += (n ? "; " : "") + job_.node_names[n] + ": rank" + (ranks.size() == 1 ? " " : "s ") + range_text(ranks);
+  if (job_.separate_nodes) {
+    // Forced apart on one machine: a node per rank, named host#rank.
+    d += "each rank a node of its own on " + job_.node_names[0].substr(0, job_.node_names[0].rfind('#')) +
+         ", COLLSCOPE_MPI_SEPARATE_NODES";
+  } else {
+    for (std::size_t n = 0; n < job_.node_names.size(); ++n) {
+      std::vector<std::int32_t> ranks;
+      for (std::int32_t r = 0; r < job_.size; ++r)
+        if (job_.node_of[static_cast<std::size_t>(r)] == static_cast<int>(n)) ranks.push_back(r);
+      d += (n ? "; " : "") + job_.node_names[n] + ": rank" + (ranks.size() == 1 ? " " : "s ") + range_text(ranks);
+    }
   }
   char clock[96];
   std::snprintf(clock, sizeof clock, "); clocks aligned to rank 0 within %.1f us", job_.clock_uncertainty_us);
