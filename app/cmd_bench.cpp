@@ -132,7 +132,24 @@ int bench_here(const BenchFlags& f) {
   rf.ranks = f.ranks;
   rf.root = f.root;
   auto base = spec_from_flags(rf);
+  // --algo A,B,...: every one of them at every size, in turn, so that all see the same
+  // machine (--algo ring,mpi: ours against the library's own on the same processes).
+  std::vector<QuickSpec> bases;
+  if (f.algo.find(',') != std::string::npos) {
+    for (std::size_t at = 0;;) {
+      const auto comma = f.algo.find(',', at);
+      RunFlags one = rf;
+      one.algo = f.algo.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      auto b = spec_from_flags(one);
+      if (!b) return report_error(b.error());
+      bases.push_back(*b);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    base = bases[0];
+  }
   if (!base) return report_error(base.error());
+  if (bases.empty()) bases.push_back(*base);
   auto lo = parse_size(f.min_bytes, "-b");
   if (!lo) return report_error(lo.error());
   auto hi = parse_size(f.max_bytes, "-e");
@@ -158,7 +175,7 @@ int bench_here(const BenchFlags& f) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (!f.json) {
     std::printf("# collscope bench: %s, algorithm %s, %d ranks, backend %s, %s %s, iters %d, warmup %d, check %d\n",
-                std::string(name_of(q0.coll)).c_str(), q0.algorithm.c_str(), q0.ranks, f.backend.c_str(),
+                std::string(name_of(q0.coll)).c_str(), f.algo.c_str(), q0.ranks, f.backend.c_str(),
                 std::string(name_of(q0.dtype)).c_str(), std::string(name_of(q0.op)).c_str(), f.iters, f.warmup,
                 f.check);
     std::printf("# machine: %u cores\n", cores);
@@ -215,9 +232,10 @@ int bench_here(const BenchFlags& f) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::uint64_t count = sizes[i] / per_count;
     const std::uint64_t bytes = message_bytes(q0.coll, q0.ranks, count, q0.dtype);
+    for (const QuickSpec& qa : bases) {
     std::vector<Row> rows;
     for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
-      QuickSpec q = q0;
+      QuickSpec q = qa;
       q.count = count;
       q.in_place = in_place != 0;
       auto row = measure(f, q, bytes);
@@ -251,6 +269,7 @@ int bench_here(const BenchFlags& f) {
       std::string algo = rows[0].algorithm;
       if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
       std::printf("  %s\n", algo.c_str());
+    }
     }
     std::fflush(stdout);
     // A progress line on sweeps that take more than a few seconds.

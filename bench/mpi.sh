@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The mpi backend (one process per rank) recorded in bench/RESULTS.md: our algorithms
+# against MPI's own collectives (--algo ...,mpi: the same sweep, the same processes and
+# buffers, taking turns at every size), and the mpi backend against the cpu backend
+# (threads) on large sizes, the two alternating.
+#
+#   bench/mpi.sh [OUT_DIR]      (default bench/out-mpi)
+#
+# For 2, 4 and 8 processes, allreduce float32 sum, out of place and in place:
+#   8 B .. 64 KiB    every algorithm and mpi, -n 1000 -w 100
+#   1 MiB .. 256 MiB ring, rabenseifner and mpi, -n 5 -w 1 (checked up to 64 MiB of buffers in all)
+#   16 MiB .. 256 MiB the cpu backend's ring and rabenseifner, right after
+# collscope starts the processes itself (no launcher needed, root and more ranks than
+# cores included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/out-mpi}
+mkdir -p "$out"
+bin=build/collscope
+[ -x "$bin" ] || scripts/build.sh
+stamp() { echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)  machine: $(nproc) cores, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"; }
+for r in 2 4 8; do
+  echo "== $r processes" >&2
+  {
+    stamp
+    echo "# command: collscope bench --backend mpi --ranks $r --algo flat,tree,ring,recursive_doubling,rabenseifner,mpi -b 8 -e 64K -f 8 -n 1000 -w 100"
+    "$bin" bench --backend mpi --ranks "$r" --algo flat,tree,ring,recursive_doubling,rabenseifner,mpi -b 8 -e 64K -f 8 -n 1000 -w 100
+  } > "$out/small-$r.txt"
+  {
+    stamp
+    echo "# command: collscope bench --backend mpi --ranks $r --algo ring,rabenseifner,mpi -b 1M -e 256M -f 4 -n 5 -w 1"
+    "$bin" bench --backend mpi --ranks "$r" --algo ring,rabenseifner,mpi -b 1M -e 256M -f 4 -n 5 -w 1
+    stamp
+    echo "# command: collscope bench --backend cpu --ranks $r --algo ring,rabenseifner -b 16M -e 256M -f 4 -n 5 -w 1 --probe 0"
+    "$bin" bench --backend cpu --ranks "$r" --algo ring,rabenseifner -b 16M -e 256M -f 4 -n 5 -w 1 --probe 0
+  } > "$out/large-$r.txt"
+done
