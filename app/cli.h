@@ -34,6 +34,8 @@ struct RunFlags {
   double timeout_s = 5.0;           // abort a run in which no rank finishes a step for this long
   std::string flight_record;        // write the flight record here (always; and on failure)
   std::string hostfile;             // multi-process backends started by collscope: the launcher's --hostfile
+  std::string run_record;           // (the window's child runs) write the whole outcome here
+  std::uint64_t snapshot_budget = 256ull << 20;  // with run_record: bytes of snapshots kept
 };
 
 // Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).

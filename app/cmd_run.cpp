@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "mpi_launch.h"
 #include "program_report.h"
+#include "gui/view/run_file.h"
 #include "collscope/processes.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
@@ -110,7 +111,7 @@ int run_here(const RunFlags& f) {
     RunOptions o;
     o.backend = f.backend;
     o.mode = mode;
-    o.snapshot_budget = 0;  // the command line shows no snapshots
+    o.snapshot_budget = f.run_record.empty() ? 0 : f.snapshot_budget;  // the command line shows no snapshots
     if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
       return report_error(make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
                                      "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
@@ -147,6 +148,8 @@ int run_here(const RunFlags& f) {
     }
     auto out = execute(s, scenario_init(*scenario), o);
     if (!out) return report_error(out.error());
+    if (!f.run_record.empty() && (!job || processes::reporting()))  // the window's child run
+      if (auto st = view::write_run_file(f.run_record, *out); !st) return report_error(st.error());
     symbolic = out->symbolic;
     numeric = out->numeric;
     record = std::move(out->record);

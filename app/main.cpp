@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   run->add_option("--flight-record", rf.flight_record,
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
   run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
+  // For the window, which runs a lesson on several processes in a child: not for users.
+  run->add_option("--run-record", rf.run_record)->group("");
+  run->add_option("--snapshot-budget", rf.snapshot_budget)->group("");
 
   std::string analyze_file;
   bool analyze_json = false;

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "collscope/scenario.h"
+#include "gui/view/lesson.h"
 #include "shell.h"
 
 namespace {
@@ -295,6 +297,49 @@ TEST_CASE("mpi: bench runs our algorithms and MPI's own on the same processes") 
     CHECK(count_of(o.out, "Out of bounds values : 0 OK") == 1);
     CHECK(count_of(o.out, "# collscope bench") == 1);
   }
+}
+
+TEST_CASE("mpi: the window runs a lesson as real processes and steps back through its bytes") {
+  using namespace collscope;
+  auto sc = load_scenario(lesson("10-allreduce-algorithms.json"));
+  REQUIRE(sc.ok());
+  auto procs = view::run_lesson(*sc, "mpi", 256ull << 20, 10);
+  REQUIRE_MESSAGE(procs.ok(), (procs.ok() ? "" : procs.error().format()));
+  auto threads = view::run_lesson(*sc, "cpu", 256ull << 20, 10);
+  REQUIRE(threads.ok());
+  const RunOutcome& p = (*procs)->outcome;
+  const RunOutcome& t = (*threads)->outcome;
+  CHECK(p.verified());
+  CHECK(p.record.backend == "mpi");
+  CHECK(p.record.backend_detail.find("processes") != std::string::npos);
+  REQUIRE(p.record.device_labels.size() == 8);
+  CHECK(p.record.device_labels[7].find(" · pid ") != std::string::npos);
+  CHECK_FALSE(p.record.transfers.empty());  // every rank's timings, on rank 0's clock
+  CHECK(p.record.steps.size() == (*procs)->schedule.steps.size());
+  // Every step's bytes, as the threads had them.
+  REQUIRE(p.record.snapshots.size() == t.record.snapshots.size());
+  for (std::size_t i = 0; i < p.record.snapshots.size(); ++i) CHECK(p.record.snapshots[i].memory == t.record.snapshots[i].memory);
+
+  // Within a small budget, stepping back re-executes from the kept snapshots: the same bytes.
+  auto small = view::run_lesson(*sc, "mpi", 4096, 10);
+  REQUIRE(small.ok());
+  CHECK((*small)->outcome.record.snapshots.size() < p.record.snapshots.size());
+  view::MemoryTimeline timeline(*small);
+  for (std::int32_t k = 0; k <= timeline.steps(); ++k) {
+    auto mem = timeline.at(k);
+    REQUIRE(mem.ok());
+    CHECK(*mem == t.record.snapshots[static_cast<std::size_t>(k)].memory);
+  }
+
+  // A lesson whose rank hangs: the error comes back within the timeout, nothing is left.
+  Scenario hung = *sc;
+  hung.faults.push_back(Fault{3, 2, Fault::Kind::hang, 0});
+  const auto t0 = Clock::now();
+  auto failed = view::run_lesson(hung, "mpi", 256ull << 20, 1);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(seconds_since(t0) < 1 + 6);
+  CHECK(failed.error().id == "backend.timeout");
+  CHECK(failed.error().message.find("rank 3 did not arrive at step 2") != std::string::npos);
 }
 
 #endif  // COLLSCOPE_HAVE_MPI

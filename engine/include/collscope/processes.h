@@ -1,5 +1,5 @@
-// One run as several processes: the job the mpi backend runs in (docs/ARCHITECTURE.md,
-// "Processes and nodes").
+// One run as several processes: the job the mpi backend runs in (README.md, "Processes and
+// machines").
 //
 // Every process of a job parses the same input and lowers the same Schedule (SPMD);
 // each executes only its own rank's part. Process 0 prints the report; the others print

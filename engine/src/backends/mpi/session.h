@@ -1,5 +1,5 @@
-// The mpi backend's session: one rank per process (docs/ARCHITECTURE.md, "Processes and
-// nodes").
+// The mpi backend's session: one rank per process (README.md, "Processes and
+// machines").
 //
 // Every process of the job opens the same session on the same Schedule (SPMD; the
 // digests are compared first) and executes only the transfers its rank runs: as on the
