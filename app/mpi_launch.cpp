@@ -75,6 +75,9 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     for (const char* var : {"COLLSCOPE_JOB_DIR", "COLLSCOPE_MPI_SEPARATE_NODES", "COLLSCOPE_SCENARIOS", "TMPDIR"})
       argv.insert(argv.end(), {"-x", var});
   }
+  // MPICH's Hydra kills every process at once when one fails: the others are to tell
+  // what happened first (they end themselves, within the timeout).
+  if (!ompi) argv.push_back("-disable-auto-cleanup");
   if (!hostfile.empty()) argv.insert(argv.end(), {ompi ? "--hostfile" : "-f", hostfile});
   std::vector<std::string> own = own_arguments();
   argv.push_back(fs::read_symlink("/proc/self/exe", ec).string());
@@ -116,7 +119,7 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
   return report_error(make_error("backend.rank_failed",
                                  "the job of " + std::to_string(ranks) + " processes ended without a report: " +
                                      fs::path(launcher).filename().string() + " exited with status " + std::to_string(code) +
-                                     (code > 128 ? " (a process was killed by signal " + std::to_string(code - 128) + ")" : ""),
+                                     (code > 128 && code < 160 ? " (a process was killed by signal " + std::to_string(code - 128) + ")" : ""),
                                  "a process of the job was killed from outside, or the launcher failed; see its messages",
                                  {}, ExitCode::backend_failure));
 }

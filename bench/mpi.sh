@@ -4,7 +4,7 @@
 # buffers, taking turns at every size), and the mpi backend against the cpu backend
 # (threads) on large sizes, the two alternating.
 #
-#   bench/mpi.sh [OUT_DIR]      (default bench/out-mpi)
+#   bench/mpi.sh [OUT_DIR [all|sweeps|pages]]      (default bench/out-mpi, all)
 #
 # For 2, 4 and 8 processes, allreduce float32 sum, out of place and in place:
 #   8 B .. 64 KiB    every algorithm and mpi, -n 1000 -w 100
@@ -19,7 +19,9 @@ mkdir -p "$out"
 bin=build/collscope
 [ -x "$bin" ] || scripts/build.sh
 stamp() { echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)  machine: $(nproc) cores, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"; }
+phase=${2:-all}
 for r in 2 4 8; do
+  [ "$phase" = all ] || [ "$phase" = sweeps ] || break
   echo "== $r processes" >&2
   {
     stamp
@@ -35,3 +37,24 @@ for r in 2 4 8; do
     "$bin" bench --backend cpu --ranks "$r" --algo ring,rabenseifner -b 16M -e 256M -f 4 -n 5 -w 1 --probe 0
   } > "$out/large-$r.txt"
 done
+[ "$phase" = all ] || [ "$phase" = pages ] || exit 0
+# The mpi backend against threads with and without huge pages, taking turns: the threads'
+# buffers sit on 2 MiB pages where the kernel allows it (madvise); shared memory between
+# processes can use them only when /sys/kernel/mm/transparent_hugepage/shmem_enabled allows.
+{
+  stamp
+  echo "# shmem_enabled: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)  enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+  echo "# columns: round ranks size backend busbw_out_of_place busbw_in_place (ring, -n 5 -w 1 -c 0)"
+  for round in 1 2 3; do
+    for r in 2 4 8; do
+      for size in 16M 64M; do
+        for how in mpi cpu cpu-4k; do
+          backend=${how%-4k}
+          env $([ "$how" = cpu-4k ] && echo COLLSCOPE_NO_HUGE=1) "$bin" bench --backend "$backend" --ranks "$r" --algo ring \
+            -b "$size" -e "$size" -n 5 -w 1 -c 0 --probe 0 |
+            awk -v round="$round" -v r="$r" -v how="$how" '$1 ~ /^[0-9]+$/ { print round, r, $1, how, $8, $12 }'
+        done
+      done
+    done
+  done
+} > "$out/pages.txt"

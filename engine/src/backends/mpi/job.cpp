@@ -62,6 +62,22 @@ double steady_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+Status wait_politely(MPI_Request& r, const char* what) {
+  for (int round = 0;; ++round) {
+    int done = 0;
+    COLLSCOPE_MPI_CALL(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return ok_status();
+    (void)what;
+    if (round < 32) {
+      std::this_thread::yield();
+      continue;
+    }
+    // 10 us between looks for the first millisecond or so, then up to 1 ms: cheap while
+    // waiting long, quick when it is short (a library moves a request on only when called).
+    std::this_thread::sleep_for(std::chrono::microseconds(round < 132 ? 10 : round < 1032 ? 50 : 1000));
+  }
+}
+
 Error mpi_error(int code, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int n = 0;
@@ -269,7 +285,9 @@ Status agree(std::uint64_t digest, const std::string& description) {
   auto& j = job();
   const auto n = static_cast<std::size_t>(j.size);
   std::vector<std::uint64_t> all(n);
-  COLLSCOPE_MPI_CALL(MPI_Allgather(&digest, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, j.world));
+  MPI_Request gathered;
+  COLLSCOPE_MPI_CALL(MPI_Iallgather(&digest, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, j.world, &gathered));
+  if (auto st = mpi::wait_politely(gathered, "the digests"); !st) return st;
   if (std::all_of(all.begin(), all.end(), [&](std::uint64_t d) { return d == all[0]; })) return ok_status();
   // They differ: every process learns every description, and says the same.
   int len = static_cast<int>(std::min<std::size_t>(description.size(), 4000));

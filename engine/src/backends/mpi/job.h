@@ -69,6 +69,10 @@ Status estimate_clocks();
 // microseconds on this process's steady clock
 double steady_us();
 
+// Waits for a request without spinning on the core: some libraries' blocking calls spin,
+// and a process that waits for a peer who computes on the same core only slows it down.
+Status wait_politely(MPI_Request& r, const char* what);
+
 // SIGTERM from the launcher while a session runs: the launcher is ending the job (a
 // process failed). The session's watchdog turns it into an error and the processes write
 // their flight records before the launcher's SIGKILL; outside a session SIGTERM ends the

@@ -65,6 +65,10 @@ MpiSession::~MpiSession() {
   // After a failure the processes cannot meet again: freeing a window is collective, so
   // it is left to the process's exit.
   if (error_ || job_.failed || !started_) return;
+  // Freeing is collective: meet first without spinning (a library may spin in
+  // MPI_Win_free while a peer still has work to do on the same core).
+  MPI_Request all_here;
+  if (MPI_Ibarrier(job_.world, &all_here) == MPI_SUCCESS) (void)wait_politely(all_here, "the end of the session");
   for (MPI_Comm& c : native_comms_)
     if (c != MPI_COMM_NULL && c != job_.world) MPI_Comm_free(&c);
   for (MPI_Win* w : {&board_win_, &data_win_})
@@ -163,12 +167,16 @@ Status MpiSession::start() {
     if (nr == 0) node_abort_ = proc_of(board_of_[static_cast<std::size_t>(q)]);
   }
   // Every slot is constructed before anyone looks at a peer's.
-  COLLSCOPE_MPI_CALL(MPI_Barrier(job_.node));
+  MPI_Request ready;
+  COLLSCOPE_MPI_CALL(MPI_Ibarrier(job_.node, &ready));
+  if (auto st = wait_politely(ready, "the node"); !st) return st;
 
   // One clock: every session's origin is the same instant on every process.
   if (auto st = estimate_clocks(); !st) return st;
   double origin0 = steady_us();
-  COLLSCOPE_MPI_CALL(MPI_Bcast(&origin0, 1, MPI_DOUBLE, 0, job_.world));
+  MPI_Request clock;
+  COLLSCOPE_MPI_CALL(MPI_Ibcast(&origin0, 1, MPI_DOUBLE, 0, job_.world, &clock));
+  if (auto st = wait_politely(clock, "the clock"); !st) return st;
   origin_ = origin0 + job_.clock_offset_us;
 
   // Communicators of the library's own collectives on groups.
@@ -341,6 +349,11 @@ bool MpiSession::aborted() const {
 }
 
 void MpiSession::poll_mpi() {
+  // Each call into the library may poll its network too, which costs microseconds: sends
+  // in flight are moved on at every call, notices looked for every 200 us.
+  const double now = steady_us();
+  if (pending_.empty() && now - last_poll_ < 200) return;
+  last_poll_ = now;
   for (std::size_t i = 0; i < pending_.size();) {
     int done = 0;
     MPI_Testall(static_cast<int>(pending_[i].requests.size()), pending_[i].requests.data(), &done, MPI_STATUSES_IGNORE);
@@ -386,8 +399,11 @@ void MpiSession::idle(std::uint32_t& rounds, std::atomic<std::uint32_t>* word, s
   if (word) {
     sleep_on(word, value, us);
   } else {
-    // A request: nothing to sleep on; back off from 20 us to 500 us.
-    const std::int64_t back = std::min<std::int64_t>(500, 20 << std::min<std::uint32_t>(5, (r - spins_ - yields_) / 8));
+    // A request: nothing to sleep on. Libraries move a request on only while they are
+    // called, so the sleeps grow slowly: 10 us for the first millisecond or so, up to
+    // 500 us for waits that are long anyway.
+    const std::uint32_t n = r - spins_ - yields_;
+    const std::int64_t back = n < 100 ? 10 : n < 1000 ? 50 : 500;
     timespec ts{0, back * 1000};
     nanosleep(&ts, nullptr);
   }

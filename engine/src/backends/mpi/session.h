@@ -184,7 +184,7 @@ class MpiSession final : public Session {
 
   std::vector<Pending> pending_;
   std::uint32_t spins_ = 0, yields_ = 0;
-  std::uint32_t poll_every_ = 0;
+  double last_poll_ = 0;                 // when poll_mpi last looked for notices
   std::int64_t fast_base_ = 0;           // steps completed by earlier run_all calls (per lane)
   double last_us_ = 0;
   std::vector<TransferTiming> events_[2];  // per lane (comm, compute)
