@@ -22,11 +22,12 @@ command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 # minutes there).
 TSAN_TESTS='^(cpu backend|lessons|compute spans|trace|gui views: (the worker|stepping back)|properties: (executed|every op|floating)|cli: (run|a corrupted|a delayed))'
 
-# The mpi backend's tests ("mpi: ...") are left out of both: every process Open MPI starts
-# reports the library's own start-up and MPI_Finalize allocations as leaks (ASan) and its
-# progress threads' accesses as races (TSan), which would drown any finding of ours. The
-# mpi backend's code is still built with the sanitizers; its own logic is tested in the
-# plain build, process by process.
+# The mpi backend's tests ("mpi: ...") are left out of both: Open MPI's own allocations are
+# reported as leaks in every process it starts (MPI_Init and MPI_Finalize alone: about
+# 120 KB in 3350 allocations per process with Open MPI 4.1.4), and TSan cannot see the
+# synchronisation of memory that other processes write; that would drown any finding of
+# ours. The mpi backend's code is still built with the sanitizers; its logic is tested in
+# the plain build, process by process.
 MPI_TESTS='^mpi:'
 
 build() {  # build DIR SANITIZERS
