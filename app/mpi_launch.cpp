@@ -71,7 +71,6 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     // processes mostly sleep while they wait, so more ranks than cores is a normal case.
     if (geteuid() == 0) argv.push_back("--allow-run-as-root");
     if (hostfile.empty()) argv.push_back("--oversubscribe");
-    argv.push_back("--quiet");
     for (const char* var : {"COLLSCOPE_JOB_DIR", "COLLSCOPE_MPI_SEPARATE_NODES", "COLLSCOPE_SCENARIOS", "TMPDIR"})
       argv.insert(argv.end(), {"-x", var});
   }
@@ -92,10 +91,19 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
 
   std::fflush(stdout);
   std::fflush(stderr);
+  // The launcher's own messages (framed by lines of dashes in Open MPI) are held back: when
+  // the job reported how it ended they only repeat it; when it did not, they say why.
+  int err[2];
+  if (pipe(err) != 0) err[0] = err[1] = -1;
   const pid_t child = fork();
   if (child < 0)
     return report_error(make_error("backend.unavailable", "cannot start " + launcher, "", {}, ExitCode::backend_failure));
   if (child == 0) {
+    if (err[1] >= 0) {
+      dup2(err[1], STDERR_FILENO);
+      close(err[0]);
+      close(err[1]);
+    }
     setenv("COLLSCOPE_JOB_DIR", dir.c_str(), 1);
     if (!std::getenv("COLLSCOPE_MPI_SEPARATE_NODES")) setenv("COLLSCOPE_MPI_SEPARATE_NODES", "0", 1);
     if (!std::getenv("TMPDIR")) setenv("TMPDIR", "/tmp", 1);
@@ -107,6 +115,32 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     std::fprintf(stderr, "error[backend.unavailable] cannot run %s\n", launcher.c_str());
     _exit(static_cast<int>(ExitCode::backend_failure));
   }
+  std::string held;
+  if (err[0] >= 0) {
+    close(err[1]);
+    std::string line;
+    bool framed = false;
+    auto flush_line = [&]() {
+      const bool dashes = line.size() >= 20 && line.find_first_not_of('-') == line.size() - 1;
+      if (dashes) framed = !framed;
+      if (dashes || framed) held += line;
+      else std::fputs(line.c_str(), stderr);
+      line.clear();
+    };
+    char buf[4096];
+    for (ssize_t n; (n = read(err[0], buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      for (ssize_t i = 0; i < n; ++i) {
+        line += buf[i];
+        if (buf[i] == '\n') flush_line();
+      }
+    }
+    if (!line.empty()) line += '\n', flush_line();
+    close(err[0]);
+  }
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
@@ -115,12 +149,13 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
   if (std::ifstream in(dir + "/outcome"); in) in >> reported;
   fs::remove_all(dir, ec);
   if (reported >= 0) return reported;
-  if (code >= 0 && code <= 3) return code;
+  std::fputs(held.c_str(), stderr);
   return report_error(make_error("backend.rank_failed",
                                  "the job of " + std::to_string(ranks) + " processes ended without a report: " +
                                      fs::path(launcher).filename().string() + " exited with status " + std::to_string(code) +
                                      (code > 128 && code < 160 ? " (a process was killed by signal " + std::to_string(code - 128) + ")" : ""),
-                                 "a process of the job was killed from outside, or the launcher failed; see its messages",
+                                 "a process of the job was killed from outside, or the launcher could not start it; "
+                                 "see the launcher's messages above",
                                  {}, ExitCode::backend_failure));
 }
 

@@ -267,11 +267,13 @@ Error MpiSession::coordinate() {
   std::int32_t leader = 0;
   while (leader < R_ && dead[static_cast<std::size_t>(leader)]) ++leader;
 
-  // Tell everyone (processes on other nodes have no board to see it on).
+  // Tell everyone (processes on other nodes have no board to see it on), unless the
+  // launcher is ending the job: then every process has its SIGTERM already, and a message
+  // to a process that died may stall in the library (a TCP connection to a dead peer).
   static std::vector<MPI_Request> notices;  // never waited for: the process exits soon
   static std::string notice_text;
   notice_text = f.kind + ": " + f.text;
-  for (std::int32_t q = 0; q < R_; ++q) {
+  for (std::int32_t q = 0; q < R_ && !terminating; ++q) {
     if (q == me_ || dead[static_cast<std::size_t>(q)]) continue;
     MPI_Request r;
     if (MPI_Isend(notice_text.data(), static_cast<int>(notice_text.size()), MPI_CHAR, q, kNotice, job_.control, &r) ==
@@ -404,6 +406,9 @@ Error MpiSession::coordinate() {
                      : make_error("backend.rank_failed", text, "the run was aborted; the other processes were stopped",
                                   {}, ExitCode::backend_failure);
   job_.failed = true;
+  // finish() says goodbye only to those that answered: the others may be dead.
+  job_.alive.clear();
+  for (const auto& [r, rec] : records_) job_.alive.push_back(r);
   // For the launching collscope (app/mpi_launch.cpp): the job has reported its failure.
   if (const char* dir = std::getenv("COLLSCOPE_JOB_DIR"); dir && *dir) {
     std::ofstream out(std::string(dir) + "/outcome");

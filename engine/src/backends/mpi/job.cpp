@@ -331,6 +331,13 @@ Status agree_on_error(const Error& e) {
 
 int finish(int code) {
   auto& j = job();
+  // For a collscope that started this job itself (app/mpi_launch.cpp): how it ended.
+  if (const char* dir = std::getenv("COLLSCOPE_JOB_DIR"); dir && *dir && from_environment().launched && reporting()) {
+    if (std::FILE* out = std::fopen((std::string(dir) + "/outcome").c_str(), "w")) {
+      std::fprintf(out, "%d\n", code);
+      std::fclose(out);
+    }
+  }
   if (!j.initialized) return code;
   std::fflush(stdout);
   std::fflush(stderr);
@@ -339,7 +346,7 @@ int finish(int code) {
     // done (they wait for that before leaving, so that the report is out first), then go.
     int dummy = code;
     std::vector<MPI_Request> sent;
-    for (int p = 0; p < j.size; ++p) {
+    for (int p : j.alive) {
       if (p == j.rank) continue;
       MPI_Request r;
       if (MPI_Isend(&dummy, 1, MPI_INT, p, mpi::kDone, j.control, &r) == MPI_SUCCESS) sent.push_back(r);

@@ -47,6 +47,7 @@ struct Job {
   double clock_uncertainty_us = 0;
   // A backend failure happened: the processes cannot meet again (finish() exits at once).
   bool failed = false;
+  std::vector<int> alive;         // after a failure: the processes known to be alive
   int saved_stderr = -1;          // the real stderr of a quieted process
 };
 
