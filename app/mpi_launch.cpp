@@ -23,6 +23,8 @@
 #include "cli.h"
 #include "collscope/processes.h"
 
+extern char** environ;
+
 namespace collscope::app {
 
 namespace fs = std::filesystem;
@@ -89,6 +91,26 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     argv.push_back(own[i]);
   }
 
+  // Everything the child needs is made before fork: after it, a process with threads
+  // (the CUDA runtime's, say) may only exec.
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string var(*e);
+    if (var.rfind("COLLSCOPE_JOB_DIR=", 0) != 0) env.push_back(var);
+  }
+  env.push_back("COLLSCOPE_JOB_DIR=" + dir);
+  auto add_default = [&](const char* name, const std::string& value) {
+    if (!std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+  };
+  add_default("COLLSCOPE_MPI_SEPARATE_NODES", "0");  // (Open MPI's -x wants every one of them set)
+  add_default("TMPDIR", "/tmp");
+  add_default("COLLSCOPE_SCENARIOS", scenario_dir());
+  std::vector<char*> cargv, cenv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+
   std::fflush(stdout);
   std::fflush(stderr);
   // The launcher's own messages (framed by lines of dashes in Open MPI) are held back: when
@@ -104,15 +126,9 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
       close(err[0]);
       close(err[1]);
     }
-    setenv("COLLSCOPE_JOB_DIR", dir.c_str(), 1);
-    if (!std::getenv("COLLSCOPE_MPI_SEPARATE_NODES")) setenv("COLLSCOPE_MPI_SEPARATE_NODES", "0", 1);
-    if (!std::getenv("TMPDIR")) setenv("TMPDIR", "/tmp", 1);
-    if (!std::getenv("COLLSCOPE_SCENARIOS")) setenv("COLLSCOPE_SCENARIOS", scenario_dir().c_str(), 1);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(launcher.c_str(), cargv.data());
-    std::fprintf(stderr, "error[backend.unavailable] cannot run %s\n", launcher.c_str());
+    execve(launcher.c_str(), cargv.data(), cenv.data());
+    const char msg[] = "error[backend.unavailable] cannot run the MPI launcher\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
     _exit(static_cast<int>(ExitCode::backend_failure));
   }
   std::string held;

@@ -77,6 +77,10 @@ Result<RunOutcome> run_in_processes(const Scenario& scenario, const std::string&
   std::vector<std::string> args = {bin, "run", file, "--backend", backend, "--mode", "observable", "--timeout",
                                    std::to_string(timeout_s), "--snapshot-budget", std::to_string(snapshot_budget),
                                    "--run-record", record};
+  // Made before fork: the window has threads, and after fork its child may only exec.
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t child = fork();
   if (child < 0)
     return make_error("gui.run_failed", "cannot start " + bin, "", {}, ExitCode::backend_failure);
@@ -84,9 +88,6 @@ Result<RunOutcome> run_in_processes(const Scenario& scenario, const std::string&
     setpgid(0, 0);  // its own group: the window can end it with every process it starts
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd >= 0) dup2(fd, STDOUT_FILENO), dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     execv(bin.c_str(), argv.data());
     _exit(127);
   }
