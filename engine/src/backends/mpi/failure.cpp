@@ -254,6 +254,8 @@ Error MpiSession::coordinate() {
   }
   raise_failure(f.kind, f.rank, f.step, f.text);  // (again: releases this node's lanes, if not yet)
   const bool terminating = terminate_requested.load() != 0;
+  // The compute lane returns from its wait at once; its flight ring is read only after.
+  for (int i = 0; i < 2000 && compute_busy_.load(); ++i) sleep_us(100);
 
   // Who is dead: 1 crashed (an injected fault), 2 died (its process ended), from the board.
   std::vector<int> dead(static_cast<std::size_t>(R_), 0);

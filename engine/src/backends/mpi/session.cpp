@@ -708,8 +708,11 @@ void MpiSession::compute_thread() {
       if (quit_) return;
       seen = compute_epoch_;
       n = compute_iterations_;
+      compute_busy_.store(true);
     }
+    compute_busy_.store(true);
     const bool ok = fast_compute(n);
+    compute_busy_.store(false);
     const double end = now_us();
     slot(R_ + me_).state.store(static_cast<std::uint32_t>(ok ? LaneState::finished : LaneState::idle));
     std::lock_guard<std::mutex> lock(m_);

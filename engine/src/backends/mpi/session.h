@@ -201,6 +201,7 @@ class MpiSession final : public Session {
   bool quit_ = false;
   bool compute_ok_ = true;
   double compute_end_ = 0;
+  std::atomic<bool> compute_busy_{false};  // the compute lane is in a run (its flight ring is being written)
 
   // The watchdog.
   std::thread watchdog_;
