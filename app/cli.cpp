@@ -70,7 +70,7 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   auto op = parse_reduce_op(f.op);
   if (!op) return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
                              "valid ops: " + joined(kAllReduceOps));
-  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !(f.algo == kNativeAlgorithm && has_native(*coll)))
+  if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !has_native(f.algo, *coll))
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
                       valid_algorithms_hint(*coll));

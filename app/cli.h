@@ -39,6 +39,9 @@ struct RunFlags {
   std::string flight_record;        // write the flight record here (always; and on failure)
   std::string topology;             // what the prediction is for (machine.h); "" = the backend's default
   std::int64_t nodes = 0;           // nodes of that topology (0 = its own count)
+  std::string hostfile;             // multi-process backends started by collscope: the launcher's --hostfile
+  std::string run_record;           // (the window's child runs) write the whole outcome here
+  std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // with run_record: bytes of snapshots kept
 };
 
 // Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).

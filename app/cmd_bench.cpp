@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "cli.h"
+#include "mpi_launch.h"
 #include "collscope/backend.h"
+#include "collscope/processes.h"
 #include "collscope/collective.h"
 #include "collscope/device_probe.h"
 
@@ -98,6 +100,15 @@ Result<std::pair<double, double>> probe_memory(std::uint64_t bytes) {
   return std::pair{*single, *all};
 }
 
+// Every process of a multi-process run builds the reference of every rank (run.h):
+// beyond 64 MiB of buffers in all, bench leaves the check out rather than fill the machine.
+bool multi_process_check_too_large(const Schedule& s) {
+  std::uint64_t n = 0;
+  for (const auto& b : s.buffers)
+    for (auto c : b.count) n += c;
+  return n * size_of(s.dtype) > (64ull << 20);
+}
+
 struct Row {
   double time_us = 0, algbw = 0, busbw = 0;
   std::int64_t wrong = -1;  // -1 = not checked
@@ -119,12 +130,7 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
     so.record_events = false;
     auto session = (*backend)->open(*schedule, so);
     if (!session) return session.error();
-    const HostMemory inputs = make_inputs(*schedule, init);
-    for (std::size_t b = 0; b < inputs.size(); ++b)
-      for (std::size_t r = 0; r < inputs[b].size(); ++r)
-        if (!inputs[b][r].empty())
-          (*session)->write_buffer(static_cast<std::int32_t>(r), static_cast<std::int32_t>(b), inputs[b][r].data(),
-                                   inputs[b][r].size());
+    if (auto st = load_inputs(**session, *schedule, init); !st) return st.error();
     if (f.warmup > 0)
       if (auto st = (*session)->run_all(f.warmup); !st) return st.error();
     if (auto st = (*session)->run_all(std::max(1, f.iters)); !st) return st.error();
@@ -133,7 +139,8 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   const double sec = row.time_us * 1e-6;
   row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
   row.busbw = row.algbw * bus_factor(q.coll, q.ranks);
-  if (f.check) {
+  // Several processes: each builds the whole reference, so large sizes go unchecked (N/A).
+  if (f.check && !(capabilities_of(f.backend).multi_process && multi_process_check_too_large(*schedule))) {
     RunOptions o;
     o.backend = f.backend;
     o.record_events = false;
@@ -145,9 +152,7 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   return row;
 }
 
-}  // namespace
-
-int cmd_bench(const BenchFlags& f) {
+int bench_here(const BenchFlags& f) {
   RunFlags rf;
   rf.coll = f.coll;
   rf.algo = f.algo;
@@ -156,7 +161,24 @@ int cmd_bench(const BenchFlags& f) {
   rf.ranks = f.ranks;
   rf.root = f.root;
   auto base = spec_from_flags(rf);
+  // --algo A,B,...: every one of them at every size, in turn, so that all see the same
+  // machine (--algo ring,mpi: ours against the library's own on the same processes).
+  std::vector<QuickSpec> bases;
+  if (f.algo.find(',') != std::string::npos) {
+    for (std::size_t at = 0;;) {
+      const auto comma = f.algo.find(',', at);
+      RunFlags one = rf;
+      one.algo = f.algo.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      auto b = spec_from_flags(one);
+      if (!b) return report_error(b.error());
+      bases.push_back(*b);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    base = bases[0];
+  }
   if (!base) return report_error(base.error());
+  if (bases.empty()) bases.push_back(*base);
   auto lo = parse_size(f.min_bytes, "-b");
   if (!lo) return report_error(lo.error());
   auto hi = parse_size(f.max_bytes, "-e");
@@ -211,12 +233,12 @@ int cmd_bench(const BenchFlags& f) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (!f.json) {
     std::printf("# collscope bench: %s, algorithm %s, %d ranks, backend %s, %s %s, iters %d, warmup %d, check %d\n",
-                std::string(name_of(q0.coll)).c_str(), q0.algorithm.c_str(), q0.ranks, f.backend.c_str(),
+                std::string(name_of(q0.coll)).c_str(), f.algo.c_str(), q0.ranks, f.backend.c_str(),
                 std::string(name_of(q0.dtype)).c_str(), std::string(name_of(q0.op)).c_str(), f.iters, f.warmup,
                 f.check);
     std::printf("# machine: %u cores\n", cores);
   }
-  if (f.probe) {
+  if (f.probe && processes::reporting()) {  // (several processes: one measures, while the others wait)
     const auto probe = probe_memory(64ull << 20);
     if (!probe) return report_error(probe.error());
     const auto [one, all] = *probe;
@@ -270,9 +292,10 @@ int cmd_bench(const BenchFlags& f) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::uint64_t count = sizes[i] / per_count;
     const std::uint64_t bytes = message_bytes(q0.coll, q0.ranks, count, q0.dtype);
+    for (const QuickSpec& qa : bases) {
     std::vector<Row> rows;
     for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
-      QuickSpec q = q0;
+      QuickSpec q = qa;
       q.count = count;
       q.in_place = in_place != 0;
       auto row = measure(f, q, bytes);
@@ -307,6 +330,7 @@ int cmd_bench(const BenchFlags& f) {
       if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
       std::printf("  %s\n", algo.c_str());
     }
+    }
     std::fflush(stdout);
     // A progress line on sweeps that take more than a few seconds.
     const auto now = Clock::now();
@@ -323,6 +347,18 @@ int cmd_bench(const BenchFlags& f) {
                 total_wrong ? "FAILED" : "OK");
   }
   return total_wrong ? 1 : 0;
+}
+
+}  // namespace
+
+// A multi-process backend: collscope starts its processes when no launcher did; each
+// process measures its rank, process 0 prints.
+int cmd_bench(const BenchFlags& f) {
+  if (capabilities_of(f.backend).multi_process) {
+    quiet_in_job();
+    if (auto code = self_launch(f.ranks, "")) return *code;
+  }
+  return processes::finish(bench_here(f));
 }
 
 }  // namespace collscope::app

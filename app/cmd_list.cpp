@@ -17,10 +17,12 @@ int cmd_list(bool json) {
     nlohmann::ordered_json algos = nlohmann::ordered_json::array();
     for (const auto& a : all_algorithms())
       if (a.coll == c) algos.push_back({{"name", a.name}, {"summary", a.summary}});
-    if (has_native(c))
-      algos.push_back({{"name", kNativeAlgorithm},
-                       {"summary", "NCCL's own implementation, in one call (--backend nccl only)"},
-                       {"native", true}});
+    for (const auto& lib : native_libraries())
+      if (has_native(lib.algorithm, c))
+        algos.push_back({{"name", lib.algorithm},
+                         {"summary", std::string(lib.title) + "'s own implementation, in one call (--backend " +
+                                         std::string(lib.algorithm) + " only)"},
+                         {"native", true}});
     j["collectives"].push_back({{"name", name_of(c)}, {"algorithms", algos}});
   }
   j["dtypes"] = nlohmann::ordered_json::array();

@@ -4,9 +4,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "mpi_launch.h"
 #include "outputs.h"
 #include "program_report.h"
+#include "gui/view/run_file.h"
 #include "collscope/flight_record.h"
+#include "collscope/processes.h"
 #include "collscope/model.h"
 #include "collscope/trace.h"
 #include "collscope/machine.h"
@@ -83,21 +86,24 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
   return arr;
 }
 
-}  // namespace
-
-int cmd_run(const RunFlags& f) {
+int run_here(const RunFlags& f) {
+  // Several processes (the mpi backend): each prepares the same run; process 0 reports.
+  const bool job = capabilities_of(f.backend).multi_process && !f.dry_run;
+  if (job) quiet_in_job();
   auto scenario = load_for_run(f);
-  if (!scenario) return report_error(scenario.error());
-  if (auto st = check_run_outputs(f); !st) return report_error(st.error());
+  if (!scenario) return job ? input_error_in_job(scenario.error()) : report_error(scenario.error());
+  if (auto st = check_run_outputs(f); !st) return job ? input_error_in_job(st.error()) : report_error(st.error());
   // The model this run is predicted with (machine.h), named in the report; `auto`
   // picks with it too, so the pick and the prediction agree.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), scenario->dtype, user_config_dir());
-  if (!machine) return report_error(machine.error());
+  if (!machine) return job ? input_error_in_job(machine.error()) : report_error(machine.error());
   LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
   lowering.machine = &*machine;
   auto schedule_r = lower_scenario(*scenario, lowering);
-  if (!schedule_r) return report_error(schedule_r.error());
+  if (!schedule_r) return job ? input_error_in_job(schedule_r.error()) : report_error(schedule_r.error());
   const Schedule& s = *schedule_r;
+  if (job)
+    if (auto code = self_launch(s.ranks, f.hostfile)) return *code;
 
   RunMode mode = RunMode::fast;
   if (f.mode == "observable") mode = RunMode::observable;
@@ -115,7 +121,7 @@ int cmd_run(const RunFlags& f) {
     RunOptions o;
     o.backend = f.backend;
     o.mode = mode;
-    o.snapshot_budget = 0;  // the command line shows no snapshots
+    o.snapshot_budget = f.run_record.empty() ? 0 : f.snapshot_budget;  // the command line shows no snapshots
     if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
       return report_error(make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
                                      "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
@@ -150,13 +156,15 @@ int cmd_run(const RunFlags& f) {
     }
     auto out = execute(s, scenario_init(*scenario), o);
     if (!out) return report_error(out.error());
+    if (!f.run_record.empty() && (!job || processes::reporting()))  // the window's child run
+      if (auto st = view::write_run_file(f.run_record, *out); !st) return report_error(st.error());
     symbolic = out->symbolic;
     numeric = out->numeric;
     record = std::move(out->record);
     executed = true;
-    if (!f.trace.empty())
+    if (!f.trace.empty() && (!job || processes::reporting()))
       if (auto st = write_trace(f.trace, s, record); !st) return report_error(st.error());
-    if (!f.flight_record.empty() && !record.flight.ranks.empty())
+    if (!f.flight_record.empty() && !record.flight.ranks.empty() && (!job || processes::reporting()))
       if (auto st = write_flight_record(f.flight_record, record.flight); !st) return report_error(st.error());
   }
   const bool verified = symbolic.ok() && numeric.wrong == 0;
@@ -220,5 +228,11 @@ int cmd_run(const RunFlags& f) {
   }
   return verified ? 0 : 1;
 }
+
+}  // namespace
+
+// (A process of a job leaves through processes::finish: MPI is finalized, or after a
+// failure every process exits at once.)
+int cmd_run(const RunFlags& f) { return processes::finish(run_here(f)); }
 
 }  // namespace collscope::app

@@ -68,6 +68,10 @@ int run(int argc, char** argv) {
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
   run->add_option("--topology", rf.topology, "predict for this topology: this-machine, a preset or a file");
   run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)");
+  run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
+  // For the window, which runs a lesson on several processes in a child: not for users.
+  run->add_option("--run-record", rf.run_record)->group("");
+  run->add_option("--snapshot-budget", rf.snapshot_budget)->group("");
 
   std::string analyze_file;
   bool analyze_json = false;

@@ -22,6 +22,14 @@ command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 # minutes there).
 TSAN_TESTS='^(cpu backend|lessons|compute spans|trace|gui views: (the worker|stepping back)|properties: (executed|every op|floating)|cli: (run|a corrupted|a delayed))'
 
+# The mpi backend's tests ("mpi: ...") are left out of both: Open MPI's own allocations are
+# reported as leaks in every process it starts (MPI_Init and MPI_Finalize alone: about
+# 120 KB in 3350 allocations per process with Open MPI 4.1.4), and TSan cannot see the
+# synchronisation of memory that other processes write; that would drown any finding of
+# ours. The mpi backend's code is still built with the sanitizers; its logic is tested in
+# the plain build, process by process.
+MPI_TESTS='^mpi:'
+
 build() {  # build DIR SANITIZERS
   local dir=$1 san=$2
   if [ ! -f "$dir/CMakeCache.txt" ]; then
@@ -37,14 +45,14 @@ run_asan() {
   (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j "$jobs" --timeout 900 "$@")
+    ctest --output-on-failure -j "$jobs" --timeout 900 -E "$MPI_TESTS" "$@")
 }
 
 run_tsan() {
   build build-tsan thread
   (cd build-tsan &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    ctest --output-on-failure -j "$jobs" --timeout 900 -R "$TSAN_TESTS" "$@")
+    ctest --output-on-failure -j "$jobs" --timeout 900 -R "$TSAN_TESTS" -E "$MPI_TESTS" "$@")
 }
 
 case "$which" in

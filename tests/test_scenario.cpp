@@ -485,7 +485,7 @@ TEST_CASE("scenario error: scenario.unknown_algorithm") {
   // Every registered algorithm is named, then the native one and custom.
   std::string names;
   for (const auto& n : algorithm_names(Collective::allreduce)) names += ", " + n;
-  CHECK(e.hint == "valid algorithms for allreduce: auto" + names + ", nccl (--backend nccl), or custom with a \"body\"");
+  CHECK(e.hint == "valid algorithms for allreduce: auto" + names + ", nccl (--backend nccl), mpi (--backend mpi), or custom with a \"body\"");
   CHECK(e.hint.find("auto, flat, tree, ring,") != std::string::npos);
   check_where(e, 8, 50, "/program/0/algorithm");
 }

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+
 #include "collscope/algorithms.h"
 #include "collscope/backend.h"
 
@@ -9,7 +11,10 @@ namespace collscope::app {
 
 ParamsPanel::ParamsPanel() {
   for (const auto& b : make_backends())
-    if (b->info().available) backends_.push_back(b->info().name);
+    if (b->info().available) {
+      backends_.push_back(b->info().name);
+      if (b->info().caps.multi_process) processes_.push_back(b->info().name);
+    }
 }
 
 void ParamsPanel::adopt(const Schedule& s, const std::string& backend) {
@@ -79,9 +84,14 @@ std::optional<Scenario> ParamsPanel::draw() {
       changed = true;
     }
   }
-  if (ImGui::BeginCombo("backend", backend_.c_str())) {
+  // A backend of processes says how many it starts: one per rank, on this machine.
+  auto label = [&](const std::string& b) {
+    const bool procs = std::find(processes_.begin(), processes_.end(), b) != processes_.end();
+    return procs ? b + " (" + std::to_string(q_.ranks) + " processes on this machine)" : b;
+  };
+  if (ImGui::BeginCombo("backend", label(backend_).c_str())) {
     for (const auto& b : backends_)
-      if (ImGui::Selectable(b.c_str(), b == backend_)) {
+      if (ImGui::Selectable(label(b).c_str(), b == backend_)) {
         changed |= b != backend_;
         backend_ = b;
       }

@@ -26,6 +26,7 @@ class ParamsPanel {
   QuickSpec q_;
   std::string backend_ = "cpu";
   std::vector<std::string> backends_;  // available ones
+  std::vector<std::string> processes_;  // of those, the ones that run a process per rank
   std::string error_;
 };
 

@@ -9,6 +9,7 @@
 #include "collscope/machine.h"
 #include "collscope/model.h"
 #include "collscope/verify.h"
+#include "gui/view/processes_run.h"
 
 namespace collscope::view {
 
@@ -30,6 +31,14 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   run->predicted_us = p.us;
   run->predicted_step_us = p.step_us;
 
+  if (caps.multi_process) {
+    // Real processes: a child collscope starts them and hands the run back in a file.
+    auto out = run_in_processes(run->scenario, backend, snapshot_budget, timeout_s);
+    if (!out) return out.error();
+    run->outcome = std::move(*out);
+    run->backend = run->outcome.record.backend;
+    return std::shared_ptr<LessonRun>(std::move(run));
+  }
   RunOptions o;
   o.backend = backend;
   o.mode = RunMode::observable;
@@ -62,7 +71,9 @@ Result<HostMemory> MemoryTimeline::at(std::int32_t applied) const {
   last_replayed_ = applied - (base->after_step + 1);
   if (last_replayed_ == 0) return base->memory;
 
-  auto backend = find_backend(run_->backend);
+  // A run of several processes is replayed on threads: the same bytes (the tests hold the
+  // backends to that), without starting processes for a step back.
+  auto backend = find_backend(capabilities_of(run_->backend).multi_process ? "cpu" : run_->backend);
   if (!backend) return backend.error();
   SessionOptions so;
   so.record_events = false;

@@ -84,11 +84,27 @@ struct AlgorithmInfo {
 
 const std::vector<AlgorithmInfo>& all_algorithms();
 
-// "nccl": NCCL's own implementation of a collective (every one but barrier), lowered
-// to one native step that only the nccl backend runs. Not in all_algorithms(), never
-// picked by auto.
-inline constexpr std::string_view kNativeAlgorithm = "nccl";
-bool has_native(Collective c);
+// A communication library's own collectives, lowered to one native step (Step::native)
+// that only the backend whose capabilities name the library runs
+// (BackendCapabilities::native_algorithm): "nccl" (ncclAllReduce, ... on the nccl
+// backend) and "mpi" (MPI_Allreduce, ... on the mpi backend). They are algorithms under
+// the library's name, not in all_algorithms() and never picked by auto.
+struct NativeLibrary {
+  std::string_view algorithm;  // "nccl", "mpi": the algorithm name and the capability
+  std::string_view title;      // "NCCL", "MPI"
+  bool barrier = false;        // has a barrier of its own (MPI_Barrier; NCCL has none)
+  // Reduces every dtype and op (NCCL); MPI has no 16-bit floating types and no average.
+  bool reduces_everything = true;
+};
+const std::vector<NativeLibrary>& native_libraries();
+// The library whose name is `algorithm`, nullptr when it is none.
+const NativeLibrary* find_native(std::string_view algorithm);
+inline constexpr std::string_view kNativeAlgorithm = "nccl";  // NCCL's, the first native library
+bool has_native(Collective c);  // NCCL has c (every collective but barrier)
+// Does library `algorithm` implement c?
+bool has_native(std::string_view algorithm, Collective c);
+// ", nccl (--backend nccl), mpi (--backend mpi)": the native choices for c, for messages.
+std::string native_choices(Collective c);
 // Does the schedule contain native steps?
 bool uses_native(const Schedule& s);
 std::vector<std::string> algorithm_names(Collective c);

@@ -69,6 +69,9 @@ struct SessionOptions {
   // exit 3): a hung or dead rank never makes a run wait forever. 0 = wait forever.
   double timeout_s = kDefaultTimeoutSeconds;
   std::int32_t flight_capacity = kDefaultFlightCapacity;  // ops kept per rank in the flight record
+  // Multi-process backends: where a process that cannot hand its flight record to
+  // process 0 after a failure writes its own (PATH.rankN.json); empty: $TMPDIR.
+  std::string flight_record_path;
 };
 
 // One timed transfer, measured by the rank that executed it (the receiver).
@@ -109,6 +112,18 @@ class Session {
   // failed run_step/run_all it says what every rank was doing when the run was aborted.
   // A backend that keeps none returns an empty record (no ranks).
   virtual FlightRecord flight_record() const { return {}; }
+
+  // --- several processes (BackendCapabilities::multi_process) ----------------------
+  // Every process of the job opens the session and makes the same calls in the same
+  // order (SPMD); each holds only its own rank's memory. write_buffer keeps the data of
+  // the ranks this process hosts and ignores the others (every process has the same
+  // inputs); read_buffer of a rank in another process fills `data` on the reporting
+  // process (process 0) and leaves it alone elsewhere. take_events and flight_record
+  // return every rank's on the reporting process, on one clock.
+  virtual bool hosts(std::int32_t /*rank*/) const { return true; }
+  virtual bool reporting() const { return true; }
+  // Every process's `mine`, in process order, on every process ({mine} for one process).
+  virtual Result<std::vector<std::string>> share(const std::string& mine) { return std::vector<std::string>{mine}; }
 };
 
 class Backend {

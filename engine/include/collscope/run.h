@@ -31,6 +31,10 @@ using InitFn = std::function<double(std::int32_t buf, std::int32_t rank, std::ui
 
 HostMemory make_inputs(const Schedule& s, const InitFn& init);
 
+// Writes the inputs into a session: of every rank, or (a process of a multi-process
+// session) of the ranks this process hosts, generating only those.
+Status load_inputs(Session& session, const Schedule& s, const InitFn& init);
+
 // The numeric reference: every call's definition (not its schedule) applied to the
 // inputs, in the dtype's own arithmetic, folding ranks in order. Where the inputs
 // make every order of evaluation exact (integers whose partial results fit the

@@ -54,10 +54,11 @@ struct Step {
   std::string caption;  // plain words for teaching
   std::int32_t call = 0;  // index into Schedule::calls
   std::vector<Transfer> transfers;
-  // The whole call in one piece by a library's own implementation (algorithm "nccl"):
-  // no transfers the engine can see; only the nccl backend runs it, and only the
-  // numeric check can judge it.
+  // The whole call in one piece by a library's own implementation (algorithm "nccl" or
+  // "mpi"): no transfers the engine can see; only the backend of that library runs it,
+  // and only the numeric check can judge it.
   bool native = false;
+  std::string library;  // native steps: the library ("nccl", "mpi"; NativeLibrary::algorithm)
 };
 
 struct BufferDecl {

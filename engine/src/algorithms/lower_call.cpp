@@ -9,12 +9,42 @@ namespace collscope {
 // Native algorithms: a library's own implementation of a collective, lowered to one
 // step that only a backend running that library executes.
 
-bool has_native(Collective c) { return !nccl_call(c).function.empty(); }
+const std::vector<NativeLibrary>& native_libraries() {
+  static const std::vector<NativeLibrary> table = {
+      {"nccl", "NCCL", false, true},
+      {"mpi", "MPI", true, false},
+  };
+  return table;
+}
+
+const NativeLibrary* find_native(std::string_view algorithm) {
+  for (const auto& l : native_libraries())
+    if (l.algorithm == algorithm) return &l;
+  return nullptr;
+}
+
+// Which collectives a library has is each collective descriptor's to say (its native
+// NCCL and MPI calls, collective.h).
+bool has_native(std::string_view algorithm, Collective c) {
+  if (algorithm == "nccl") return !nccl_call(c).function.empty();
+  if (algorithm == "mpi") return !mpi_call(c).function.empty();
+  return false;
+}
+
+bool has_native(Collective c) { return has_native(kNativeAlgorithm, c); }
+
+std::string native_choices(Collective c) {
+  std::string out;
+  for (const auto& l : native_libraries())
+    if (has_native(l.algorithm, c))
+      out += ", " + std::string(l.algorithm) + " (--backend " + std::string(l.algorithm) + ")";
+  return out;
+}
 
 std::string valid_algorithms_hint(Collective c, bool custom) {
   std::string hint = "valid algorithms for " + std::string(name_of(c)) + ": auto";
   for (const auto& n : algorithm_names(c)) hint += ", " + n;
-  if (has_native(c)) hint += ", nccl (--backend nccl)";
+  hint += native_choices(c);
   if (custom) hint += ", or custom with a \"body\"";
   return hint;
 }
@@ -27,15 +57,14 @@ bool uses_native(const Schedule& s) {
 
 namespace {
 
-bool is_native(Collective c, std::string_view name) { return name == kNativeAlgorithm && has_native(c); }
-
 // One native step: the library's own collective, on the call's buffers.
-void append_native_step(Schedule& schedule, const CollArgs& args, std::int32_t call) {
+void append_native_step(Schedule& schedule, const CollArgs& args, std::int32_t call, const NativeLibrary& lib) {
   Step st;
-  st.phase = "nccl";
-  st.caption = "NCCL's own " + std::string(name_of(args.coll)) + " on every rank, in one call";
+  st.phase = std::string(lib.algorithm);
+  st.caption = std::string(lib.title) + "'s own " + std::string(name_of(args.coll)) + " on every rank, in one call";
   st.call = call;
   st.native = true;
+  st.library = std::string(lib.algorithm);
   schedule.steps.push_back(std::move(st));
 }
 
@@ -59,12 +88,20 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   std::string name(algorithm);
   const bool picked = name == "auto" || name.empty();
   if (picked) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
-  const bool native = is_native(args.coll, name);
+  const NativeLibrary* lib = find_native(name);
+  const bool native = lib && has_native(name, args.coll);
   const AlgorithmInfo* info = native ? nullptr : find_algorithm(args.coll, name);
   if (!native && !info)
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + name + "\" for " + std::string(name_of(args.coll)),
                       valid_algorithms_hint(args.coll));
+  if (native && !lib->reduces_everything && is_reducing(args.coll) &&
+      (args.dtype == DType::float16 || args.dtype == DType::bfloat16 || args.op == ReduceOp::avg))
+    return make_error("scenario.native_unsupported",
+                      std::string(lib->title) + " cannot reduce " +
+                          (args.op == ReduceOp::avg ? std::string("with op avg (it has no average)")
+                                                    : std::string(name_of(args.dtype)) + " (it has no 16-bit floating types)"),
+                      "use one of our algorithms (they reduce every dtype and op), or --dtype float32 and op sum");
 
   // Emitting adds steps and scratch buffers, never calls, so `call` stays valid.
   const auto call_index = static_cast<std::int32_t>(schedule.calls.size());
@@ -77,7 +114,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   call.first_step = static_cast<std::int32_t>(schedule.steps.size());
 
   if (native) {
-    append_native_step(schedule, args, call_index);
+    append_native_step(schedule, args, call_index, *lib);
   } else {
     StepBuilder b(schedule, args, call_index);
     info->emit(b);

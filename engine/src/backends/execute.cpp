@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "collscope/algorithms.h"
@@ -76,6 +77,60 @@ Error with_flight_record(Error e, const Session& session, const RunOptions& o) {
   return e;
 }
 
+// A numeric report as text, to hand to another process (%a: doubles exactly, nan and inf too).
+std::string numeric_text(const NumericReport& n) {
+  char head[256];
+  std::snprintf(head, sizeof head, "%llu %llu %d %d %llu %a %a %d ", static_cast<unsigned long long>(n.wrong),
+                static_cast<unsigned long long>(n.checked), n.rank, n.buf, static_cast<unsigned long long>(n.index),
+                n.expected, n.got, n.last_step);
+  return head + n.buffer_name;
+}
+
+NumericReport numeric_from(const std::string& text) {
+  NumericReport n;
+  unsigned long long wrong = 0, checked = 0, index = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%llu %llu %d %d %llu %la %la %d %n", &wrong, &checked, &n.rank, &n.buf, &index,
+                  &n.expected, &n.got, &n.last_step, &used) >= 8) {
+    n.wrong = wrong;
+    n.checked = checked;
+    n.index = index;
+    n.buffer_name = text.substr(static_cast<std::size_t>(used));
+  }
+  return n;
+}
+
+// Several processes: each checks the ranks it hosts, and every process learns the
+// whole verdict (the first wrong element in the order one process would find it).
+Result<NumericReport> check_hosted(const Schedule& s, Session& session, const HostMemory& got, Reference ref) {
+  HostMemory mine = got;
+  for (std::size_t b = 0; b < s.buffers.size(); ++b)
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      if (session.hosts(r)) continue;
+      const auto i = static_cast<std::size_t>(r);
+      mine[b][i].clear();
+      ref.want[b][i].clear();
+      ref.tolerance[b][i].clear();
+    }
+  auto all = session.share(numeric_text(compare_numeric(s, mine, ref)));
+  if (!all) return all.error();
+  NumericReport total;
+  bool first = true;
+  for (const auto& text : *all) {
+    const NumericReport n = numeric_from(text);
+    total.checked += n.checked;
+    if (n.wrong == 0) continue;
+    if (first || n.buf < total.buf || (n.buf == total.buf && n.rank < total.rank)) {
+      const std::uint64_t wrong = total.wrong, checked = total.checked;
+      total = n;
+      total.wrong = wrong, total.checked = checked;
+    }
+    first = false;
+    total.wrong += n.wrong;
+  }
+  return total;
+}
+
 std::uint64_t total_bytes(const Schedule& s) {
   std::uint64_t n = 0;
   for (const auto& b : s.buffers)
@@ -85,6 +140,27 @@ std::uint64_t total_bytes(const Schedule& s) {
 
 }  // namespace
 
+Status load_inputs(Session& session, const Schedule& s, const InitFn& init) {
+  // Only the ranks this process holds: the others' buffers are left empty.
+  Schedule mine;
+  mine.ranks = s.ranks;
+  mine.dtype = s.dtype;
+  mine.buffers = s.buffers;
+  for (auto& b : mine.buffers)
+    for (std::int32_t r = 0; r < s.ranks; ++r)
+      if (!session.hosts(r)) b.count[static_cast<std::size_t>(r)] = 0;
+  const HostMemory inputs = make_inputs(mine, init);
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (s.buffers[b].scratch) continue;
+    for (std::int32_t r = 0; r < s.ranks; ++r) {
+      if (!session.hosts(r)) continue;
+      const auto& v = inputs[b][static_cast<std::size_t>(r)];
+      if (auto st = session.write_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st) return st;
+    }
+  }
+  return ok_status();
+}
+
 Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptions& o) {
   RunOutcome out;
   if (auto st = check_bounds(s); !st) {
@@ -93,13 +169,15 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   }
   out.symbolic = verify_symbolic(s);
 
-  if (uses_native(s) && capabilities_of(o.backend).native_algorithm != kNativeAlgorithm) {
+  const BackendCapabilities caps = capabilities_of(o.backend);
+  for (const Step& st : s.steps) {
+    if (!st.native || st.library == caps.native_algorithm) continue;
     std::string runners;  // the backends that run this library's collectives
     for (const auto& b : make_backends())
-      if (b->info().caps.native_algorithm == kNativeAlgorithm) runners += (runners.empty() ? "" : " or ") + b->info().name;
+      if (b->info().caps.native_algorithm == st.library) runners += (runners.empty() ? "" : " or ") + b->info().name;
     return make_error("backend.native_unsupported",
-                      std::string("algorithm \"") + std::string(kNativeAlgorithm) +
-                          "\" runs the library's own collective, which the " + o.backend + " backend cannot run",
+                      "algorithm \"" + st.library + "\" runs the library's own collective, which the " + o.backend +
+                          " backend cannot run",
                       (runners.empty() ? std::string() : "use --backend " + runners + ", or ") +
                           "another algorithm (see `collscope list`)");
   }
@@ -111,6 +189,7 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   so.faults = o.faults;
   so.timeout_s = o.timeout_s;
   so.flight_capacity = o.flight_capacity;
+  so.flight_record_path = o.flight_record_path;
   auto session_r = (*backend)->open(s, so);
   if (!session_r) return session_r.error();
   Session& session = **session_r;
@@ -119,6 +198,7 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   for (std::size_t b = 0; b < s.buffers.size(); ++b) {
     if (s.buffers[b].scratch) continue;
     for (std::int32_t r = 0; r < s.ranks; ++r) {
+      if (!session.hosts(r)) continue;  // another process holds it (and has the same inputs)
       const auto& v = inputs[b][static_cast<std::size_t>(r)];
       if (auto st = session.write_buffer(r, static_cast<std::int32_t>(b), v.data(), v.size()); !st) return st.error();
     }
@@ -161,11 +241,18 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
   }
   rec.transfers = session.take_events();
   rec.flight = session.flight_record();
-  if (!o.flight_record_path.empty() && !rec.flight.ranks.empty())
+  if (!o.flight_record_path.empty() && !rec.flight.ranks.empty() && session.reporting())
     if (auto st = write_flight_record(o.flight_record_path, rec.flight); !st) return st.error();
 
+  // (Several processes: the reporting one receives every rank's result; each checks its own.)
   if (auto st = read_all(s, session, out.result, false); !st) return st.error();
-  out.numeric = compare_numeric(s, out.result, compute_reference(s, inputs));
+  if (!caps.multi_process) {
+    out.numeric = compare_numeric(s, out.result, compute_reference(s, inputs));
+    return out;
+  }
+  auto numeric = check_hosted(s, session, out.result, compute_reference(s, inputs));
+  if (!numeric) return numeric.error();
+  out.numeric = *numeric;
   return out;
 }
 

@@ -6,6 +6,9 @@
 #if defined(COLLSCOPE_HAVE_CUDA)
 #include "cuda/cuda_backend.h"
 #endif
+#if defined(COLLSCOPE_HAVE_MPI)
+#include "mpi/mpi_backend.h"
+#endif
 
 namespace collscope {
 
@@ -44,6 +47,14 @@ std::vector<std::unique_ptr<Backend>> make_backends() {
                                                      BackendCapabilities{{}, false, true, false}));
   all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step, one rank per GPU", kNotBuilt,
                                                      BackendCapabilities{"nccl", false, true, false}));
+#endif
+#if defined(COLLSCOPE_HAVE_MPI)
+  all.push_back(mpi::make_mpi_backend());
+#else
+  all.push_back(std::make_unique<UnavailableBackend>(
+      "mpi", "one process per rank: shared memory within a node, messages between nodes",
+      "not built (configure with -DCOLLSCOPE_MPI=ON where Open MPI or MPICH is installed)",
+      BackendCapabilities{"mpi", true, false, true}));
 #endif
   return all;
 }

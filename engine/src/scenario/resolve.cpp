@@ -287,7 +287,7 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
   }
 
   // "custom": the program's own body is the algorithm (program/match.cpp).
-  const bool native = op.algorithm == kNativeAlgorithm && has_native(c);
+  const bool native = has_native(op.algorithm, c);
   if (op.algorithm != "auto" && op.algorithm != "custom" && !native && !op.algorithm.empty() &&
       !find_algorithm(c, op.algorithm)) {
     std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;

@@ -190,9 +190,9 @@ class RecordReader {
     fr.state = text(v, "state");
     if (const auto* m = v.find("state")) {
       bool known = false;
-      for (const char* s : {"finished", "idle", "running", "waiting", "hung", "crashed"}) known = known || fr.state == s;
+      for (const char* s : {"finished", "idle", "running", "waiting", "hung", "crashed", "unknown"}) known = known || fr.state == s;
       if (!known)
-        fail(m->value, "a rank's state must be finished, idle, running, waiting, hung or crashed, got " +
+        fail(m->value, "a rank's state must be finished, idle, running, waiting, hung, crashed or unknown, got " +
                            json::quote(fr.state));
     } else {
       fr.state = "idle";

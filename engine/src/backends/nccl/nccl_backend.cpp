@@ -34,6 +34,8 @@
 #include "../cuda/nvtx.h"
 #include "../cuda/park.h"
 #include "../cuda/world.h"
+#include "collscope/processes.h"
+#include "nccl_processes.h"
 
 namespace collscope::gpu {
 
@@ -393,6 +395,10 @@ class NcclSession final : public GpuSession {
 }  // namespace
 
 std::unique_ptr<Backend> make_nccl_backend(const GpuProbe& probe) {
+#if defined(COLLSCOPE_HAVE_MPI)
+  // Under a launcher with several processes: one process per GPU (nccl_processes.cpp).
+  if (const auto l = processes::from_environment(); l.launched && l.size > 1) return make_nccl_process_backend(probe);
+#endif
   return std::make_unique<GpuBackend<NcclSession>>(probe, "nccl", "NCCL send/recv per step, one rank per GPU",
                                                    BackendCapabilities{"nccl", false, true, false});
 }
