@@ -28,7 +28,12 @@ std::string slice_text(const Schedule& sched, const Region& r) {
 
 class Expander {
  public:
-  Expander(const Scenario& s, std::vector<OpRecord>& records) : s_(s), records_(records) {
+  Expander(const Scenario& s, std::vector<OpRecord>& records, const Frame& frame)
+      : s_(s), records_(records), frame_(frame) {
+    members_ = frame.members;
+    if (members_.empty())
+      for (std::int32_t r = 0; r < s.ranks; ++r) members_.push_back(r);
+    size_ = static_cast<std::int32_t>(members_.size());
     for (std::size_t i = 0; i < s.buffers.size(); ++i) buffer_.emplace(s.buffers[i].name, static_cast<std::int32_t>(i));
     names_.buffers.reserve(s.buffers.size());
     for (const auto& b : s.buffers) names_.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
@@ -39,9 +44,9 @@ class Expander {
     // the limits fails before it allocates millions of instances. Other errors are left
     // to the real walk, which reports the first one in program order.
     count_only_ = true;
-    for (std::int32_t r = 0; r < s_.ranks; ++r) {
-      rank_ = r;
-      Env env = {{"rank", r}, {"size", s_.ranks}};
+    for (std::int32_t g = 0; g < size_; ++g) {
+      enter(g);
+      Env env = {{"rank", g}, {"size", size_}};
       if (auto st = walk(ops, pointer, env, -1); !st) {
         if (over_limit_) return st.error();
         break;
@@ -51,9 +56,9 @@ class Expander {
     total_ = visits_ = 0;
 
     x_.ranks.resize(static_cast<std::size_t>(s_.ranks));
-    for (std::int32_t r = 0; r < s_.ranks; ++r) {
-      rank_ = r;
-      Env env = {{"rank", r}, {"size", s_.ranks}};
+    for (std::int32_t g = 0; g < size_; ++g) {
+      enter(g);
+      Env env = {{"rank", g}, {"size", size_}};
       if (auto st = walk(ops, pointer, env, -1); !st) return st.error();
     }
     if (auto st = align(); !st) return st.error();
@@ -63,8 +68,19 @@ class Expander {
  private:
   const Scenario& s_;
   std::vector<OpRecord>& records_;
+  const Frame& frame_;
+  std::vector<std::int32_t> members_;  // the frame's world ranks, in group order
+  std::int32_t size_ = 0;              // the frame's size: `size` in expressions
   Expansion x_;
-  std::int32_t rank_ = 0;
+  std::int32_t rank_ = 0;   // the world rank being walked
+  std::int32_t grank_ = 0;  // its rank in the frame: `rank` in expressions
+  std::string who_;         // "rank 5", or "rank 5 (tp rank 1)" in a group's body
+
+  void enter(std::int32_t g) {
+    grank_ = g;
+    rank_ = members_[static_cast<std::size_t>(g)];
+    who_ = rank_text(frame_, rank_, grank_);
+  }
   std::uint64_t total_ = 0;
   std::uint64_t visits_ = 0;
   bool count_only_ = false;  // the first walk: counts instances, builds nothing
@@ -107,7 +123,7 @@ class Expander {
     auto v = e->eval(env);
     if (!v) {
       Error err = v.error();
-      err.message += " on rank " + std::to_string(rank_);
+      err.message += " on " + who_;
       err.where = loc(op, key, pointer);
       return err;
     }
@@ -115,9 +131,9 @@ class Expander {
   }
 
   Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
-    if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), rank_) != sel.list.end();
+    if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), grank_) != sel.list.end();
     if (sel.text.empty() || sel.text == "all") return true;
-    if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return rank_ >= a && rank_ <= b;
+    if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return grank_ >= a && grank_ <= b;
     auto v = value(sel.text, env, op, "ranks", pointer);
     if (!v) return v.error();
     return *v != 0;
@@ -150,7 +166,7 @@ class Expander {
     }
     if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have || static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o))
       return make_error("scenario.buffer_too_small",
-                        op.op + " on rank " + std::to_string(rank_) + " needs " + name + "[" + std::to_string(o) +
+                        op.op + " on " + who_ + " needs " + name + "[" + std::to_string(o) +
                             ".." + std::to_string(o + c) + ") but rank " + std::to_string(rank_) + "'s " + name +
                             " holds " + std::to_string(have) + " elements",
                         "check the offset and count, or give " + name + " more elements", loc(op, key, pointer));
@@ -216,8 +232,8 @@ class Expander {
       auto n = value(op.times, env, op, "times", p);
       if (!n) return n.error();
       if (*n < 0 || static_cast<std::uint64_t>(*n) > kMaxInstances)
-        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on rank " +
-                                                       std::to_string(rank_) + " is out of range",
+        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on " + who_ +
+                                                       " is out of range",
                           "repeat 0 to " + std::to_string(kMaxInstances) + " times", loc(op, "times", p));
       const std::string body = p + "/body";
       for (std::int64_t i = 0; i < *n; ++i) {
@@ -251,18 +267,23 @@ class Expander {
       const char* key = sends ? "to" : "from";
       auto peer = value(op.peer, env, op, key, p);
       if (!peer) return peer.error();
-      if (*peer < 0 || *peer >= s_.ranks)
+      if (*peer < 0 || *peer >= size_)
         return make_error("program.bad_value",
-                          op.op + " on rank " + std::to_string(rank_) + (sends ? " goes to rank " : " comes from rank ") +
-                              std::to_string(*peer) + ", outside 0.." + std::to_string(s_.ranks - 1),
-                          "check the expression for every rank that runs this op", loc(op, key, p));
-      in.peer = static_cast<std::int32_t>(*peer);
+                          op.op + " on " + who_ + (sends ? " goes to " : " comes from ") +
+                              (frame_.group.empty() ? "rank " : frame_.group + " rank ") + std::to_string(*peer) +
+                              ", outside 0.." + std::to_string(size_ - 1),
+                          frame_.group.empty() ? "check the expression for every rank that runs this op"
+                                               : "inside a custom algorithm on group " + frame_.group +
+                                                     ", rank, size and peers are the group's: check the expression",
+                          loc(op, key, p));
+      const auto peer_g = static_cast<std::int32_t>(*peer);
+      in.peer = members_[static_cast<std::size_t>(peer_g)];
       auto reg = region(op.buffer, op.offset, op.count_expr, env, op, "buffer", p);
       if (!reg) return reg.error();
       in.region = *reg;
       in.request = op.request;
-      std::string text = op.op + " " + slice_text(names_, in.region) + (sends ? " to rank " : " from rank ") +
-                         std::to_string(in.peer) + (in.request.empty() ? "" : " as " + in.request);
+      std::string text = op.op + " " + slice_text(names_, in.region) + (sends ? " to " : " from ") +
+                         rank_text(frame_, in.peer, peer_g) + (in.request.empty() ? "" : " as " + in.request);
       return add(std::move(in), env, std::move(text));
     }
     if (op.op == "wait") {
@@ -294,7 +315,7 @@ class Expander {
     if (!dst) return dst.error();
     if (dst->count != src->count)
       return make_error("program.size_mismatch",
-                        op.op + " on rank " + std::to_string(rank_) + " reads " + std::to_string(src->count) +
+                        op.op + " on " + who_ + " reads " + std::to_string(src->count) +
                             " elements but writes " + std::to_string(dst->count),
                         "give \"src\" and \"dst\" the same count", loc(op, "dst", p));
     in.src = *src;
@@ -328,7 +349,8 @@ class Expander {
     for (const auto& g : s_.groups)
       if (g.name == op.group) group = &g;
     if (!group) {
-      for (std::int32_t r = 0; r < s_.ranks; ++r) members.push_back(r);
+      members = members_;  // the world, or the body's call
+      comm = frame_.comm;
     } else if (group->split.empty()) {
       members = group->ranks;
       if (std::find(members.begin(), members.end(), rank_) == members.end()) return ok_status();  // not in the group
@@ -511,9 +533,15 @@ class Expander {
 }  // namespace
 
 Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
-                         std::vector<OpRecord>& records) {
-  Expander e(s, records);
+                         std::vector<OpRecord>& records, const Frame& frame) {
+  Expander e(s, records, frame);
   return e.run(ops, pointer);
+}
+
+std::string rank_text(const Frame& f, std::int32_t world, std::int32_t group_rank) {
+  std::string t = "rank " + std::to_string(world);
+  if (!f.group.empty()) t += " (" + f.group + " rank " + std::to_string(group_rank) + ")";
+  return t;
 }
 
 }  // namespace collscope::program

@@ -528,7 +528,7 @@ class Matcher {
     st.phase = op.phase.empty() ? "step" : op.phase;
     st.caption = op.caption;
     const std::uint64_t room = scenario::kMaxTransfers > transfers_ ? scenario::kMaxTransfers - transfers_ : 0;
-    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room);
+    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room, t_.frame);
     if (!transfers) return transfers.error();
     st.transfers = std::move(*transfers);
     st.call = program_call(st.transfers.empty() ? std::nullopt : std::optional<ReduceOp>(sy.op->reduce_op));
@@ -550,9 +550,12 @@ class Matcher {
     c.first_step = step_now();
     s_.calls.push_back(c);
     const auto id = static_cast<std::int32_t>(s_.calls.size()) - 1;
-    auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops);
+    // The body runs on the call's members only, once per part of a split group, with
+    // their group ranks as `rank` and the group's size as `size`.
+    Frame frame{sy.members, sy.op->group, sy.comm};
+    auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops, frame);
     if (!body) return body.error();
-    Target inner{t_.scenario, s_, id};
+    Target inner{t_.scenario, s_, id, std::move(frame)};
     if (auto st = match(*body, inner); !st) return st;
     s_.calls[static_cast<std::size_t>(id)].num_steps = step_now() - c.first_step;
     program_call_ = -1;

@@ -88,9 +88,22 @@ struct Expansion {
   std::vector<Sync> syncs;
 };
 
-// Walks `ops` for every rank. `records` receives one OpRecord per instance.
+// Where a program runs: every rank of the world, or, for the body of a custom
+// algorithm, the members of the call it implements. Inside a frame, `rank` and `size`
+// are the frame's (group rank g is world rank members[g]), and so are the peers,
+// "ranks" selectors and written steps' ranks of its ops.
+struct Frame {
+  std::vector<std::int32_t> members;  // world ranks in group order; empty = the world
+  std::string group;                  // the group's name, for messages ("" = the world)
+  std::string comm;                   // the call's communicator (Sync::comm)
+};
+
+// "rank 5" in the world; "rank 5 (tp rank 1)" for group rank 1 of group tp.
+std::string rank_text(const Frame& f, std::int32_t world, std::int32_t group_rank);
+
+// Walks `ops` for every rank of `frame`. `records` receives one OpRecord per instance.
 Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
-                         std::vector<OpRecord>& records);
+                         std::vector<OpRecord>& records, const Frame& frame = {});
 
 // Everything the matcher appends to: the schedule being built and the scenario.
 struct Target {
@@ -99,13 +112,15 @@ struct Target {
   // When set, every step goes to this call (a custom algorithm's body); otherwise
   // runs of point-to-point steps get program calls of their own.
   std::int32_t fixed_call = -1;
+  Frame frame;  // where the program runs (a custom algorithm's body: its call's members)
 };
 
-// The transfers of a written step, for every rank its lines select; `vars` are the
-// enclosing repeats' variables; more than `room` transfers is an error.
+// The transfers of a written step, for every rank of `frame` its lines select; `vars`
+// are the enclosing repeats' variables; more than `room` transfers is an error.
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer, std::uint64_t room);
+                                                const std::string& pointer, std::uint64_t room,
+                                                const Frame& frame = {});
 
 // Puts the expanded program into steps (appended to t.schedule).
 Status match(const Expansion& x, Target& t);
