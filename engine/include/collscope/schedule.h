@@ -113,6 +113,11 @@ struct Call {
   std::int32_t program_index = 0;  // position in the scenario's program
 };
 
+// How an op orders the ops after it on its rank (MPI's rule, ir/deps.h): a blocking
+// op holds back everything after it; a non-blocking one (isend, irecv, a collective
+// with a request) does not, until the wait that completes it.
+enum class OpOrder : std::uint8_t { blocking, nonblocking, wait };
+
 // One op of one rank's program, and when it ran: the matcher's record of program
 // order, for per-rank progress and per-op timings.
 struct OpRecord {
@@ -125,6 +130,15 @@ struct OpRecord {
   std::int32_t call = -1;  // a collective: its call
   // Point-to-point, local and compute ops: the (step, transfer) pairs it owns.
   std::vector<std::pair<std::int32_t, std::int32_t>> transfers;
+  // Program order. Records of a rank are in program order, except that the ops of a
+  // custom algorithm's body come after the program's and name the call's record on
+  // their rank as `parent`.
+  OpOrder order = OpOrder::blocking;
+  // A collective or a written step owns every transfer of its steps that touches its
+  // rank, instead of the `transfers` listed above.
+  bool spans_steps = false;
+  std::vector<std::int32_t> completes;  // a wait: the records of the non-blocking ops it completed
+  std::int32_t parent = -1;             // an op of a custom algorithm's body: its call's record
 };
 
 // How much of each rank's buffer one slice of a sliced algorithm covers (the

@@ -192,6 +192,10 @@ class Expander {
     rec.text = std::move(text);
     rec.pointer = in.pointer;
     rec.iteration = env.size() > 2 ? static_cast<std::int32_t>(env.back().second) : -1;
+    rec.order = in.kind == Kind::wait ? OpOrder::wait
+                : (in.kind == Kind::send || in.kind == Kind::recv) && !in.blocking ? OpOrder::nonblocking
+                                                                                   : OpOrder::blocking;
+    rec.spans_steps = in.kind == Kind::sync;
     in.iteration = rec.iteration;
     in.where_text = where_text(in.pointer, env);
     in.record = static_cast<std::int32_t>(records_.size());

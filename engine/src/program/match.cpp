@@ -203,6 +203,7 @@ class Matcher {
           for (const auto& name : in.requests) {
             auto it = std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
             st.completed[name] = "the wait of " + in.where_text;
+            rec.completes.push_back(inst(r, static_cast<std::size_t>(it->inst)).record);
             st.pending.erase(it);
           }
           break;
@@ -471,7 +472,7 @@ class Matcher {
       auto args = resolver.resolve(op, index, world ? std::vector<std::int32_t>{} : sy.members);
       if (!args) return args.error();
       if (op.algorithm == "custom") {
-        auto st = emit_custom(sy, *args, index);
+        auto st = emit_custom(y, *args, index);
         if (!st) return st;
       } else {
         auto st = lower_call(s_, *args, op.algorithm, op.caption, index);
@@ -540,7 +541,8 @@ class Matcher {
   // A collective the program implements itself: its body, matched on its own, is the
   // call's algorithm; the call keeps the collective's arguments, so it is verified
   // against the collective's postcondition and definition like any built-in one.
-  Status emit_custom(const Sync& sy, const CollArgs& args, std::int32_t index) {
+  Status emit_custom(std::int32_t y, const CollArgs& args, std::int32_t index) {
+    const Sync& sy = x_.syncs[static_cast<std::size_t>(y)];
     Call c;
     c.args = args;
     c.algorithm = "custom";
@@ -553,8 +555,15 @@ class Matcher {
     // The body runs on the call's members only, once per part of a split group, with
     // their group ranks as `rank` and the group's size as `size`.
     Frame frame{sy.members, sy.op->group, sy.comm};
+    const std::size_t first_record = s_.ops.size();
     auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops, frame);
     if (!body) return body.error();
+    // The body's ops sit inside the call in each member's program order.
+    std::unordered_map<std::int32_t, std::int32_t> call_record;  // world rank -> its record of the call
+    for (const std::int32_t rec : arrivals_[static_cast<std::size_t>(y)])
+      call_record[s_.ops[static_cast<std::size_t>(rec)].rank] = rec;
+    for (std::size_t i = first_record; i < s_.ops.size(); ++i)
+      if (auto it = call_record.find(s_.ops[i].rank); it != call_record.end()) s_.ops[i].parent = it->second;
     Target inner{t_.scenario, s_, id, std::move(frame)};
     if (auto st = match(*body, inner); !st) return st;
     s_.calls[static_cast<std::size_t>(id)].num_steps = step_now() - c.first_step;
