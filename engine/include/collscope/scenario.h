@@ -140,6 +140,7 @@ struct ProgramOp {
   std::uint32_t duration_us = 0;  // compute
   std::string label;              // compute
   SliceSpec src, dst;             // copy, accumulate (dst also: what a compute writes)
+  std::vector<SliceSpec> reads;   // compute: the slices it reads
   std::string times, var;         // repeat: "times" iterations with variable "var"
   std::vector<ProgramOp> body;    // repeat; a collective with "algorithm": "custom"
   std::string phase;              // step

@@ -12,7 +12,8 @@
 //              while the data arrives, so the sum needs no earlier local copy),
 //              or scale (dst = dst / divisor, local, used to finish `avg`)
 //              or compute (a labelled span of work on one rank: moves no data, but
-//              counts as writing its slice, so what reads that slice waits for it)
+//              counts as writing its slice and reading the slices it names, so the
+//              dependencies order it like an op that touches them)
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,13 @@ struct Transfer {
   std::uint32_t duration_us = 0;  // only for Action::compute
   std::int32_t label = -1;        // only for Action::compute: index into Schedule::labels
   Loc aux;                        // only for Action::reduce_copy: the second operand
+  std::int32_t reads = -1;        // only for Action::compute: index into Schedule::reads (-1: none)
+};
+
+// A slice of one rank's buffer.
+struct Slice {
+  Loc at;
+  std::uint64_t count = 0;
 };
 
 struct Step {
@@ -152,6 +160,9 @@ struct Schedule {
   std::vector<Call> calls;
   std::vector<Step> steps;
   std::vector<std::string> labels;  // compute span labels
+  // What compute spans read (Transfer::reads): they move no data, but wait for the last
+  // writes of these slices, and later writes of them wait for the span.
+  std::vector<std::vector<Slice>> reads;
   std::vector<OpRecord> ops;        // empty for programs of collectives only
   // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
   // no slices (LowerOptions, scenario.h).

@@ -86,6 +86,16 @@ void before_overwrite(Segments& m, std::uint64_t a, std::uint64_t b, Need need) 
   }
 }
 
+// Calls f(loc, count) for every slice the transfer reads besides its destination:
+// for_each_read's, and the slices a compute span names.
+template <class F>
+void for_each_slice_read(const Schedule& s, const Transfer& t, F&& f) {
+  if (t.count) for_each_read(t, [&](const Loc& from) { f(from, t.count); });
+  if (t.action == Action::compute && t.reads >= 0 && static_cast<std::size_t>(t.reads) < s.reads.size())
+    for (const Slice& sl : s.reads[static_cast<std::size_t>(t.reads)])
+      if (sl.count) f(sl.at, sl.count);
+}
+
 // ---------------------------------------------------------------------------
 // Program order
 //
@@ -390,11 +400,10 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
         require(d, t.src.rank, g - 1);
         continue;
       }
-      if (t.count == 0) continue;  // a compute span that writes nothing
       // read-after-write on the source: wait for the writes of what it reads
-      for_each_read(t, [&](const Loc& from) {
+      for_each_slice_read(s, t, [&](const Loc& from, std::uint64_t count) {
         auto& m = slot(from);
-        const std::uint64_t a = from.offset, b = a + t.count;
+        const std::uint64_t a = from.offset, b = a + count;
         for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
           if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
           else if (!record)
@@ -402,6 +411,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
                               it->second.end});
         }
       });
+      if (t.count == 0) continue;  // a compute span that writes nothing
       // write-after-write and write-after-read on the destination
       before_overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count,
                        [&](std::int32_t lane, std::int32_t step) { require(d, lane, step); });
@@ -413,11 +423,11 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
     }
     // Log this step's accesses after computing its dependencies.
     for (const auto& t : st.transfers) {
-      if (t.count == 0) continue;
+      if (is_signal(t)) continue;
       const std::int32_t d = lane_of(s, t);
-      for_each_read(t, [&](const Loc& from) {
+      for_each_slice_read(s, t, [&](const Loc& from, std::uint64_t count) {
         auto& m = slot(from);
-        const std::uint64_t a = from.offset, b = a + t.count;
+        const std::uint64_t a = from.offset, b = a + count;
         for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
           auto& rs = it->second.readers;
           auto r = std::find_if(rs.begin(), rs.end(), [&](const Reader& x) { return x.lane == d; });
@@ -425,7 +435,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
           else rs.push_back({d, g});
         }
       });
-      overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count, d, g);
+      if (t.count) overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count, d, g);
     }
   }
   for (auto& per_lane : deps)

@@ -304,8 +304,15 @@ class Expander {
         if (!reg) return reg.error();
         in.region = *reg;
       }
+      for (const SliceSpec& sl : op.reads) {
+        auto reg = region(sl.buffer, sl.offset, sl.count, env, op, "reads", p);
+        if (!reg) return reg.error();
+        in.reads.push_back(*reg);
+      }
       std::string text = "compute " + (op.label.empty() ? std::string() : "\"" + op.label + "\" ") +
                          std::to_string(op.duration_us) + " us";
+      for (std::size_t i = 0; i < in.reads.size(); ++i)
+        text += (i ? ", " : " reading ") + slice_text(names_, in.reads[i]);
       if (in.region.buf >= 0) text += " writing " + slice_text(names_, in.region);
       return add(std::move(in), env, std::move(text));
     }

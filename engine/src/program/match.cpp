@@ -216,6 +216,8 @@ class Matcher {
           if (in.kind == Kind::accumulate && step_op_ && *step_op_ != in.op->reduce_op) return did;
           if (in.kind != Kind::compute)
             if (auto s = check_race(r, in, in.src, false); !s) return s.error();
+          for (const Region& read : in.reads)
+            if (auto s = check_race(r, in, read, false); !s) return s.error();
           if (auto s = check_race(r, in, in.region, true); !s) return s.error();
           Transfer t;
           if (in.kind == Kind::compute) {
@@ -224,6 +226,15 @@ class Matcher {
             t.count = in.region.buf >= 0 ? in.region.count : 0;
             t.duration_us = in.op->duration_us;
             t.label = label_id(in.op->label.empty() ? "compute" : in.op->label);
+            if (!in.reads.empty()) {
+              std::vector<Slice> reads;
+              for (const Region& read : in.reads)
+                if (read.count) reads.push_back({Loc{r, read.buf, read.offset}, read.count});
+              if (!reads.empty()) {
+                t.reads = static_cast<std::int32_t>(s_.reads.size());
+                s_.reads.push_back(std::move(reads));
+              }
+            }
           } else {
             t.action = in.kind == Kind::copy ? Action::copy : Action::reduce;
             t.src = Loc{r, in.src.buf, in.src.offset};

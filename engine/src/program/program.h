@@ -68,6 +68,7 @@ struct Instance {
   std::int32_t peer = -1;        // send/recv
   Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
   Region src;                    // copy/accumulate: the source
+  std::vector<Region> reads;     // compute: what it reads
   std::string request;           // isend/irecv
   std::vector<std::string> requests;  // wait
   std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs

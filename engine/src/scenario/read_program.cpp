@@ -21,7 +21,7 @@ const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send",   
 const std::vector<std::string> kSendKeys = {"op", "ranks", "buffer", "offset", "count", "to", "dtype", "caption"};
 const std::vector<std::string> kRecvKeys = {"op", "ranks", "buffer", "offset", "count", "from", "dtype", "caption"};
 const std::vector<std::string> kWaitKeys = {"op", "ranks", "request", "requests", "caption"};
-const std::vector<std::string> kComputeKeys = {"op", "ranks", "duration_us", "label", "writes", "caption"};
+const std::vector<std::string> kComputeKeys = {"op", "ranks", "duration_us", "label", "reads", "writes", "caption"};
 const std::vector<std::string> kCopyKeys = {"op", "ranks", "src", "dst", "caption"};
 const std::vector<std::string> kAccumulateKeys = {"op", "ranks", "src", "dst", "reduce_op", "caption"};
 const std::vector<std::string> kRepeatKeys = {"op", "times", "var", "body", "caption"};
@@ -314,6 +314,19 @@ void ProgramReader::read_compute(const Value& v, ProgramOp& op, const Scope& sco
     op.label = m->value.text;
   }
   if (const Member* m = v.find("writes")) op.dst = slice(*m, scope, false);
+  // "reads": one slice or a list of them, like "writes" (what the work consumes).
+  if (const Member* m = v.find("reads")) {
+    if (m->value.is_array()) {
+      if (m->value.items.empty())
+        wrong_type("reads", "a non-empty list of slices", m->value, at(*m), "\"reads\": [\"w\", {\"buffer\": \"x\", \"count\": 4}]");
+      for (const auto& item : m->value.items) {
+        const Member one{"reads", item.line, item.col, item};
+        op.reads.push_back(slice(one, scope, false));
+      }
+    } else {
+      op.reads.push_back(slice(*m, scope, false));
+    }
+  }
   if (const Member* m = v.find("ranks")) op.ranks = rank_selector(*m, scope);
 }
 

@@ -104,6 +104,11 @@ ojson program_op_json(const ProgramOp& op) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["duration_us"] = op.duration_us;
     if (!op.label.empty()) j["label"] = op.label;
+    if (!op.reads.empty()) {
+      ojson reads = ojson::array();
+      for (const auto& sl : op.reads) reads.push_back(slice_json(sl, false));
+      j["reads"] = std::move(reads);
+    }
     if (!op.dst.buffer.empty()) j["writes"] = slice_json(op.dst, false);
   } else if (op.op == "copy" || op.op == "accumulate") {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
