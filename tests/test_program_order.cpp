@@ -13,112 +13,20 @@
 #include "collscope/program.h"
 #include "ir/deps.h"
 #include "program_helpers.h"
+#include "program_order_checks.h"
 
 using namespace collscope;
 using namespace collscope::testing;
 
 namespace {
 
-// Every (step, transfer) an op owns: its own transfers, or for a collective or a
-// written step every transfer of its steps that touches its rank.
-std::vector<std::pair<std::int32_t, std::int32_t>> owned(const Schedule& s, const OpRecord& op) {
-  if (!op.spans_steps) return op.transfers;
-  std::vector<std::pair<std::int32_t, std::int32_t>> out;
-  for (std::int32_t k = op.first_step; k >= 0 && k <= op.last_step; ++k) {
-    const auto& ts = s.steps[static_cast<std::size_t>(k)].transfers;
-    for (std::size_t t = 0; t < ts.size(); ++t)
-      if (ts[t].src.rank == op.rank || ts[t].dst.rank == op.rank) out.emplace_back(k, static_cast<std::int32_t>(t));
-  }
-  return out;
-}
-
-// Pairs (a, b) of one rank's records, a before b in program order, where a must have
-// completed before b starts: a is blocking, or a wait between them completed a.
-std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs(const Schedule& s) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
-  for (std::int32_t r = 0; r < s.ranks; ++r) {
-    std::vector<std::size_t> mine;  // top-level ops of rank r, in program order
-    for (std::size_t i = 0; i < s.ops.size(); ++i)
-      if (s.ops[i].rank == r && s.ops[i].parent < 0) mine.push_back(i);
-    for (std::size_t x = 0; x < mine.size(); ++x)
-      for (std::size_t y = x + 1; y < mine.size(); ++y) {
-        const OpRecord& a = s.ops[mine[x]];
-        bool before = a.order == OpOrder::blocking;
-        for (std::size_t w = x + 1; w < y && !before; ++w) {
-          const auto& c = s.ops[mine[w]].completes;
-          before = std::find(c.begin(), c.end(), static_cast<std::int32_t>(mine[x])) != c.end();
-        }
-        if (before) out.emplace_back(mine[x], mine[y]);
-      }
-  }
-  return out;
-}
-
-// known[lane][step][other]: the latest step of `other` that `lane` knows has finished
-// when it starts `step`, through the chain of what it waited for (one iteration).
-using Known = std::vector<std::vector<std::vector<std::int32_t>>>;
-Known happens_before(const Schedule& s) {
-  const auto deps = dataflow::compute_deps(s);
-  const std::size_t lanes = deps.size(), S = s.steps.size();
-  Known known(lanes, std::vector<std::vector<std::int32_t>>(S, std::vector<std::int32_t>(lanes, -1)));
-  for (std::size_t k = 0; k < S; ++k)
-    for (std::size_t l = 0; l < lanes; ++l) {
-      auto& kn = known[l][k];
-      if (k > 0) {
-        kn = known[l][k - 1];
-        kn[l] = static_cast<std::int32_t>(k - 1);
-      }
-      for (const auto& d : deps[l][k]) {
-        if (d.step < 0) continue;
-        const auto q = static_cast<std::size_t>(d.rank);
-        kn[q] = std::max(kn[q], d.step);
-        const auto& theirs = known[q][static_cast<std::size_t>(d.step)];
-        for (std::size_t o = 0; o < lanes; ++o) kn[o] = std::max(kn[o], theirs[o]);
-      }
-    }
-  return known;
-}
-
-// The dependencies order every transfer of b after every transfer of a, for every
-// ordered pair. Returns the number of transfer pairs checked.
-std::size_t check_order_in_deps(const Schedule& s) {
-  const Known known = happens_before(s);
-  std::size_t checked = 0;
-  for (const auto& [ia, ib] : ordered_pairs(s))
-    for (const auto& [ka, ta] : owned(s, s.ops[ia]))
-      for (const auto& [kb, tb] : owned(s, s.ops[ib])) {
-        const auto la = dataflow::lane_of(s, s.steps[static_cast<std::size_t>(ka)].transfers[static_cast<std::size_t>(ta)]);
-        const auto lb = dataflow::lane_of(s, s.steps[static_cast<std::size_t>(kb)].transfers[static_cast<std::size_t>(tb)]);
-        ++checked;
-        REQUIRE_MESSAGE(kb > ka, "rank " << s.ops[ia].rank << ": " << s.ops[ib].text << " shares or precedes the steps of "
-                                          << s.ops[ia].text);
-        const bool seen = la == lb || known[static_cast<std::size_t>(lb)][static_cast<std::size_t>(kb)][static_cast<std::size_t>(la)] >= ka;
-        CHECK_MESSAGE(seen, "rank " << s.ops[ia].rank << ": " << s.ops[ib].text << " (step " << kb << ", lane " << lb
-                                    << ") may start before " << s.ops[ia].text << " (step " << ka << ", lane " << la
-                                    << ") has completed");
-      }
-  return checked;
-}
-
-// Measured: every ordered pair's times do not overlap. Returns the pairs checked.
-std::size_t check_order_in_times(const Schedule& s, const RunRecord& rec) {
-  const auto times = op_timings(s, rec);
-  std::size_t checked = 0;
-  for (const auto& [a, b] : ordered_pairs(s)) {
-    if (!times[a].timed || !times[b].timed) continue;
-    ++checked;
-    CHECK_MESSAGE(times[b].t0_us >= times[a].t1_us,
-                  "rank " << s.ops[a].rank << ": " << s.ops[b].text << " started at " << times[b].t0_us << " us, before "
-                          << s.ops[a].text << " completed at " << times[a].t1_us << " us");
-  }
-  return checked;
-}
-
 // A random program that cannot deadlock: events in one global order, each appended
 // to the programs of the ranks it involves (so every rank's first pending event can
 // always complete). Messages (blocking, or non-blocking with a wait a few events
-// later), compute spans, local copies and all-reduces; every event has its own
-// elements, so no non-blocking op races with another op.
+// later), compute spans, local copies and all-reduces (blocking, or with a request
+// every rank waits for a few events later); every event has its own elements, and an
+// all-reduce with a request has buffer d to itself until every rank has waited, so no
+// non-blocking op races with another op.
 std::string random_program(std::mt19937& rng, int ranks, int events, bool collectives) {
   std::string ops;
   auto add = [&](const std::string& op) { ops += (ops.empty() ? "" : ",\n") + op; };
@@ -128,6 +36,7 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
     std::string request;
   };
   std::vector<Wait> waits;
+  int d_free = 0;  // the first event at which buffer d is no longer pending
   auto flush = [&](int now) {
     for (auto it = waits.begin(); it != waits.end();)
       if (it->due <= now) {
@@ -143,7 +52,8 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
     const int a = static_cast<int>(rng() % static_cast<unsigned>(ranks));
     int b = static_cast<int>(rng() % static_cast<unsigned>(ranks - 1));
     if (b >= a) ++b;
-    const unsigned kind = rng() % (collectives ? 7 : 6);
+    unsigned kind = rng() % (collectives ? 8 : 6);
+    if (kind == 7 && e < d_free) kind = 3;
     const int later = e + 1 + static_cast<int>(rng() % 4);
     if (kind <= 1) {  // a blocking message
       add(R"({"op": "send", )" + on(a) + R"(, "buffer": "x", "offset": )" + at + R"(, "count": 1, "to": )" + std::to_string(b) + "}");
@@ -162,9 +72,17 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
     } else if (kind == 5) {  // a local copy
       add(R"({"op": "copy", )" + on(a) + R"(, "src": {"buffer": "w", "offset": )" + at +
           R"(, "count": 1}, "dst": {"buffer": "z", "offset": )" + at + R"(, "count": 1}})");
-    } else {  // every rank: a blocking all-reduce
+    } else if (kind == 6) {  // every rank: a blocking all-reduce
       add(R"({"op": "allreduce", "buffer": "c", "algorithm": ")" +
           std::string(rng() % 2 ? "ring" : "flat") + R"("})");
+    } else {  // every rank: an all-reduce with a request, waited for later
+      add(R"({"op": "allreduce", "buffer": "d", "algorithm": ")" + std::string(rng() % 2 ? "ring" : "tree") +
+          R"(", "request": "h)" + at + R"("})");
+      for (int r = 0; r < ranks; ++r) {
+        const int due = e + 1 + static_cast<int>(rng() % 4);
+        waits.push_back({r, due, "h" + at});
+        d_free = std::max(d_free, due);
+      }
     }
   }
   flush(1 << 30);
@@ -174,7 +92,7 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
 std::string random_buffers(int events) {
   const std::string n = std::to_string(events);
   return R"("x": {"count": )" + n + R"(, "init": "rank_index"}, "y": {"count": )" + n + R"(}, "z": {"count": )" + n +
-         R"(}, "w": {"count": )" + n + R"(, "init": "index"}, "c": {"count": 6, "init": "rank"})";
+         R"(}, "w": {"count": )" + n + R"(, "init": "index"}, "c": {"count": 6, "init": "rank"}, "d": {"count": 5, "init": "rank"})";
 }
 
 }  // namespace

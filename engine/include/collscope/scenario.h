@@ -134,7 +134,7 @@ struct ProgramOp {
   std::string peer;               // send/isend "to", recv/irecv "from" (an expression)
   std::string offset;             // send/recv family: slice of "buffer" (expressions)
   std::string count_expr;
-  std::string request;            // isend/irecv: the request's name
+  std::string request;            // isend/irecv, and a collective that returns at once: the request's name
   std::vector<std::string> requests;  // wait
   std::optional<DType> dtype;     // send/recv family: the element type it declares
   std::uint32_t duration_us = 0;  // compute

@@ -192,9 +192,9 @@ class Expander {
     rec.text = std::move(text);
     rec.pointer = in.pointer;
     rec.iteration = env.size() > 2 ? static_cast<std::int32_t>(env.back().second) : -1;
-    rec.order = in.kind == Kind::wait ? OpOrder::wait
-                : (in.kind == Kind::send || in.kind == Kind::recv) && !in.blocking ? OpOrder::nonblocking
-                                                                                   : OpOrder::blocking;
+    const bool nonblocking = ((in.kind == Kind::send || in.kind == Kind::recv) && !in.blocking) ||
+                             (in.kind == Kind::sync && !in.request.empty());
+    rec.order = in.kind == Kind::wait ? OpOrder::wait : nonblocking ? OpOrder::nonblocking : OpOrder::blocking;
     rec.spans_steps = in.kind == Kind::sync;
     in.iteration = rec.iteration;
     in.where_text = where_text(in.pointer, env);
@@ -387,12 +387,14 @@ class Expander {
     }
     in.kind = Kind::sync;
     in.sync = it->second;
+    in.request = op.request;
     std::string text = op.op;
     if (op.coll) {
       if (!op.buffer.empty()) text += " " + op.buffer;
       if (!op.send.empty()) text += " " + op.send + " -> " + op.recv;
       if (group) text += " on group " + op.group;
       if (!op.algorithm.empty() && op.algorithm != "auto") text += " (" + op.algorithm + ")";
+      if (!op.request.empty()) text += " as " + op.request;
     } else if (!op.phase.empty()) {
       text += " \"" + op.phase + "\"";
     }

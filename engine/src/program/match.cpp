@@ -33,10 +33,14 @@ struct Message {
   bool moved = false;
 };
 
+// A pending non-blocking op: an isend/irecv's message, or a collective called with a
+// request. `touches` are the slices it reads (false) or writes (true) until its wait.
 struct Request {
   std::string name;
-  std::int32_t inst = -1;  // the isend/irecv instance
-  std::int32_t msg = -1;
+  std::int32_t inst = -1;  // the op's instance
+  std::int32_t msg = -1;   // isend/irecv
+  std::int32_t sync = -1;  // a collective
+  std::vector<std::pair<Region, bool>> touches;
 };
 
 struct RankState {
@@ -165,16 +169,10 @@ class Matcher {
             break;  // complete
           }
           if (auto s = check_race(r, in, in.region, in.kind == Kind::recv); !s) return s.error();
-          for (const Request& q : st.pending)
-            if (q.name == in.request)
-              return make_error("program.request_reused",
-                                who(r, in) + " reuses request name \"" + in.request + "\" while " +
-                                    who(r, inst(r, static_cast<std::size_t>(q.inst))) + " is still pending",
-                                "wait for \"" + in.request + "\" first, or give this request another name",
-                                where(in, "request"));
+          if (auto s = check_reuse(r, in); !s) return s.error();
           auto m = post(r, st.pc);
           if (!m) return m.error();
-          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m});
+          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m, -1, {{in.region, in.kind == Kind::recv}}});
           st.completed.erase(in.request);
           did = true;
           break;
@@ -196,7 +194,7 @@ class Matcher {
           }
           const bool all_moved = std::all_of(in.requests.begin(), in.requests.end(), [&](const std::string& name) {
             for (const Request& q : st.pending)
-              if (q.name == name) return msgs_[static_cast<std::size_t>(q.msg)].moved;
+              if (q.name == name) return finished(q);
             return true;
           });
           if (!all_moved) return did;
@@ -252,12 +250,21 @@ class Matcher {
         case Kind::sync: {
           if (!st.arrived) {
             if (auto s = check_sync_race(r, in); !s) return s.error();
+            if (!in.request.empty())
+              if (auto s = check_reuse(r, in); !s) return s.error();
             st.arrived = true;
             if (++arrived_[static_cast<std::size_t>(in.sync)] ==
                 static_cast<std::int32_t>(x_.syncs[static_cast<std::size_t>(in.sync)].members.size()))
               complete_.insert(in.sync);
             arrivals_[static_cast<std::size_t>(in.sync)].push_back(in.record);
             did = true;
+          }
+          if (!in.request.empty()) {
+            // Called with a request: the rank goes on; its wait completes the call.
+            st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), -1, in.sync, sync_touches(r, in)});
+            st.completed.erase(in.request);
+            st.arrived = false;
+            break;
           }
           if (!done_[static_cast<std::size_t>(in.sync)]) return did;
           st.arrived = false;
@@ -273,32 +280,60 @@ class Matcher {
     return did;
   }
 
+  // Has a pending request's work been done: its message moved, its collective run?
+  bool finished(const Request& q) const {
+    if (q.sync >= 0) return done_[static_cast<std::size_t>(q.sync)] != 0;
+    return msgs_[static_cast<std::size_t>(q.msg)].moved;
+  }
+
   // A buffer must not be touched while a non-blocking op on it is pending (MPI calls
-  // it undefined behaviour): reading is fine next to a pending isend, nothing else is.
+  // it undefined behaviour): reading is fine next to a pending op that only reads it
+  // (an isend, a collective's send buffer), nothing else is.
   Status check_race(std::int32_t r, const Instance& in, const Region& reg, bool write) const {
     if (reg.buf < 0) return ok_status();
-    for (const Request& q : st_[static_cast<std::size_t>(r)].pending) {
-      const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
-      if (!overlaps(p.region, reg)) continue;
-      if (!write && p.kind == Kind::send) continue;
-      return make_error("program.race",
-                        who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
-                            who(r, p) + " is still pending",
-                        "wait for request \"" + q.name + "\" before touching that buffer", where(in));
-    }
+    for (const Request& q : st_[static_cast<std::size_t>(r)].pending)
+      for (const auto& [touched, writes] : q.touches) {
+        if (!overlaps(touched, reg)) continue;
+        if (!write && !writes) continue;
+        const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
+        return make_error("program.race",
+                          who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
+                              who(r, p) + " is still pending",
+                          "wait for request \"" + q.name + "\" before touching that buffer", where(in));
+      }
     return ok_status();
   }
 
-  // A collective reads and writes its whole buffers on every member.
-  Status check_sync_race(std::int32_t r, const Instance& in) const {
+  // A request name must not be reused while the request is pending.
+  Status check_reuse(std::int32_t r, const Instance& in) const {
+    for (const Request& q : st_[static_cast<std::size_t>(r)].pending)
+      if (q.name == in.request)
+        return make_error("program.request_reused",
+                          who(r, in) + " reuses request name \"" + in.request + "\" while " +
+                              who(r, inst(r, static_cast<std::size_t>(q.inst))) + " is still pending",
+                          "wait for \"" + in.request + "\" first, or give this request another name",
+                          where(in, "request"));
+    return ok_status();
+  }
+
+  // A collective reads its send buffer and writes its recv buffer (in place: its one
+  // buffer) on every member, whole.
+  std::vector<std::pair<Region, bool>> sync_touches(std::int32_t r, const Instance& in) const {
+    std::vector<std::pair<Region, bool>> out;
     const ProgramOp& op = *in.op;
     for (const std::string* name : {&op.buffer, &op.send, &op.recv}) {
       if (name->empty()) continue;
       const std::int32_t b = s_.find_buffer(*name);
       if (b < 0) continue;
-      Region whole{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]};
-      if (auto st = check_race(r, in, whole, name != &op.send); !st) return st;
+      out.push_back({Region{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]},
+                     name != &op.send});
     }
+    return out;
+  }
+
+  Status check_sync_race(std::int32_t r, const Instance& in) const {
+    for (const auto& [whole, writes] : sync_touches(r, in))
+      if (auto st = check_race(r, in, whole, writes); !st) return st;
     return ok_status();
   }
 
@@ -620,6 +655,18 @@ class Matcher {
     return ok_status();
   }
 
+  // A member of a collective that has not arrived at it yet (-1: all have).
+  std::int32_t absent_member(std::int32_t sync) const {
+    const auto& arrived = arrivals_[static_cast<std::size_t>(sync)];
+    for (std::int32_t q : x_.syncs[static_cast<std::size_t>(sync)].members) {
+      const bool there = std::any_of(arrived.begin(), arrived.end(), [&](std::int32_t rec) {
+        return s_.ops[static_cast<std::size_t>(rec)].rank == q;
+      });
+      if (!there) return q;
+    }
+    return -1;
+  }
+
   // Nobody can go on: find whom each blocked rank waits for and follow the chain to
   // a cycle (a deadlock) or to a rank that has finished (a message that never comes).
   Status stuck() const {
@@ -641,9 +688,18 @@ class Matcher {
         case Kind::wait:
           for (const auto& name : in.requests)
             for (const Request& q : st.pending)
-              if (q.name == name && !msgs_[static_cast<std::size_t>(q.msg)].moved) {
+              if (q.name == name && !finished(q)) {
                 const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
                 if (next[static_cast<std::size_t>(r)] >= 0) continue;
+                if (q.sync >= 0) {  // a collective: the first member that has not called it
+                  const std::int32_t m = absent_member(q.sync);
+                  if (m < 0) continue;
+                  next[static_cast<std::size_t>(r)] = m;
+                  why[static_cast<std::size_t>(r)] = head + "wait (" + in.where_text + ") for request " + name +
+                                                     ", its " + p.op->op + " (" + p.where_text + "), for rank " +
+                                                     std::to_string(m);
+                  continue;
+                }
                 next[static_cast<std::size_t>(r)] = p.peer;
                 why[static_cast<std::size_t>(r)] =
                     head + "wait (" + in.where_text + ") for request " + name + ", its " + p.op->op +
@@ -652,17 +708,11 @@ class Matcher {
               }
           break;
         case Kind::sync: {
-          const Sync& sy = x_.syncs[static_cast<std::size_t>(in.sync)];
-          for (std::int32_t q : sy.members) {
-            const RankState& other = st_[static_cast<std::size_t>(q)];
-            const bool there = other.pc < x_.ranks[static_cast<std::size_t>(q)].size() &&
-                               inst(q, other.pc).sync == in.sync && other.arrived;
-            if (!there) {
-              next[static_cast<std::size_t>(r)] = q;
-              why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
-                                                 std::to_string(q);
-              break;
-            }
+          const std::int32_t q = absent_member(in.sync);
+          if (q >= 0) {
+            next[static_cast<std::size_t>(r)] = q;
+            why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
+                                               std::to_string(q);
           }
           break;
         }

@@ -69,7 +69,7 @@ struct Instance {
   Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
   Region src;                    // copy/accumulate: the source
   std::vector<Region> reads;     // compute: what it reads
-  std::string request;           // isend/irecv
+  std::string request;           // isend/irecv, a collective that returns at once
   std::vector<std::string> requests;  // wait
   std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs
   std::int32_t record = -1;      // index into Schedule::ops

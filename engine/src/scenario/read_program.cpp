@@ -17,7 +17,8 @@ namespace collscope::scenario {
 namespace {
 
 const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send",    "recv",  "count", "algorithm",
-                                            "reduce_op", "root",      "caption", "group", "body",  "ranks"};
+                                            "reduce_op", "root",      "caption", "group", "body",  "ranks",
+                                            "request"};
 const std::vector<std::string> kSendKeys = {"op", "ranks", "buffer", "offset", "count", "to", "dtype", "caption"};
 const std::vector<std::string> kRecvKeys = {"op", "ranks", "buffer", "offset", "count", "from", "dtype", "caption"};
 const std::vector<std::string> kWaitKeys = {"op", "ranks", "request", "requests", "caption"};
@@ -222,6 +223,9 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   // Like `if rank == 1: dist.all_reduce(...)`: the ranks that make this call. Every
   // member must still make the same calls in the same order (program.desync otherwise).
   if (const Member* m = v.find("ranks")) op.ranks = rank_selector(*m, scope);
+  // Like `work = dist.all_reduce(x, async_op=True)`: the call returns at once and a
+  // wait on the request completes it.
+  if (const Member* m = v.find("request")) op.request = request_name(m->value, at(*m));
   const Member* body = v.find("body");
   if (op.algorithm == "custom" && !body)
     fail("scenario.missing_key", cname + " with \"algorithm\": \"custom\" needs a \"body\"",

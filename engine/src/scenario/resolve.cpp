@@ -17,7 +17,9 @@ using json::quote;
 
 bool is_collectives_only(const Scenario& s) {
   for (const auto& op : s.program) {
-    if (!op.group.empty() || !op.body.empty() || !op.ranks.list.empty() || !op.ranks.text.empty()) return false;
+    if (!op.group.empty() || !op.body.empty() || !op.ranks.list.empty() || !op.ranks.text.empty() ||
+        !op.request.empty())
+      return false;
     for (const char* p : {"send", "recv", "isend", "irecv", "wait", "compute", "copy", "accumulate", "repeat", "step"})
       if (op.op == p) return false;
   }

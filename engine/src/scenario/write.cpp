@@ -154,6 +154,7 @@ ojson call_json(const ProgramOp& op) {
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;
   if (!op.group.empty()) j["group"] = op.group;
   if (!op.ranks.list.empty() || !op.ranks.text.empty()) j["ranks"] = ranks_json(op.ranks);
+  if (!op.request.empty()) j["request"] = op.request;
   if (!op.body.empty() || op.algorithm == "custom") j["body"] = body_json(op.body);
   if (!op.caption.empty()) j["caption"] = op.caption;
   return j;
