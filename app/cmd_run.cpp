@@ -154,6 +154,7 @@ int cmd_run(const RunFlags& f) {
   if (f.json) {
     nlohmann::ordered_json j;
     j["verified"] = verified;
+    j["covers"] = verdict_scope(s);  // what "verified" means here
     j["wrong"] = numeric.wrong;
     j["steps"] = s.steps.size();
     j["backend"] = f.backend;
@@ -205,7 +206,7 @@ int cmd_run(const RunFlags& f) {
                 << (numeric.wrong ? " - " + numeric.message() : std::string()) << "\n";
     if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
     if (!f.flight_record.empty() && executed) std::cout << "  flight record written to " << f.flight_record << "\n";
-    std::cout << (verified ? "  verified\n" : "  NOT VERIFIED\n");
+    std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s) << (verified ? "\n" : ")\n");
   }
   return verified ? 0 : 1;
 }

@@ -416,6 +416,7 @@ TEST_CASE("gui views: caption of a step and of the end") {
   CHECK(c.predicted_us > 0);
   CHECK(c.measured_us >= 0);
   CHECK(c.verified);
+  CHECK(c.verdict.rfind("verified: postcondition of allreduce (call 0) (", 0) == 0);
   auto end = build_caption(*run, static_cast<std::int32_t>(run->schedule.steps.size()));
   CHECK(end.position.rfind("done", 0) == 0);
   CHECK(c.predicted_note.empty());
@@ -518,6 +519,7 @@ TEST_CASE("gui views: a program step's caption names its point-to-point ops in p
   REQUIRE(run.ok());
   auto c = build_caption(**run, 0);
   CHECK(c.call == "call 1 of 1: point-to-point (isend, compute, irecv)");  // rank by rank
+  CHECK(c.verdict.rfind("verified: no expectation: the run only matched its schedule (", 0) == 0);
   // The isend (op 0) is told before the compute span (op 2) that shares its step.
   CHECK(c.caption.find("starts sending") < c.caption.find("works on something else"));
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collscope/verify.h"
+
 namespace collscope::view {
 
 CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
@@ -13,8 +15,8 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   c.verified = run.outcome.verified();
   if (!run.outcome.symbolic.ok()) c.verdict = "symbolic check failed: " + run.outcome.symbolic.error().format();
   else if (run.outcome.numeric.wrong > 0) c.verdict = "numeric check failed: " + run.outcome.numeric.message();
-  else c.verdict = "verified: every element matches the reference (" + std::to_string(run.outcome.numeric.checked) +
-                   " checked)";
+  else c.verdict = "verified: " + verdict_scope(s) + " (" + std::to_string(run.outcome.numeric.checked) +
+                   " elements checked)";
   if (n == 0) {
     c.position = "no steps";
     return c;

@@ -158,6 +158,31 @@ struct GroupSpec {
   Location where;
 };
 
+// What must hold at the end of the program ("expect"), on the buffers of every rank
+// `ranks` selects: elements [offset, offset + count) of `buffer` hold literal `values`,
+// or (`holds`) a copy of a rank's input slice, or a reduction over ranks of one input
+// element by element. With `block`, the statement is made for every block of that many
+// elements, with `b` the block's index in its expressions. Expressions use rank (the
+// rank whose buffer is checked), size and b.
+//
+//   {"buffer": "y", "ranks": [0], "values": [6, 6, 6, 6]}
+//   {"buffer": "out", "block": 4, "holds": {"rank": "b", "buffer": "x", "offset": "4 * rank"}}
+//   {"buffer": "grad", "holds": {"reduce_op": "sum", "buffer": "grad", "over": "dp"}}
+struct ExpectSpec {
+  RankSelector ranks;                 // whose buffers; "all" when empty
+  std::string buffer, offset, count;  // the slice; count "" = to the end (values: their number)
+  std::string block;                  // holds: one statement per block of this many elements
+  std::vector<double> values;         // literal values, the same on every selected rank
+  bool holds = false;
+  std::string from_rank;              // holds a copy of this rank's input ("": a reduction)
+  std::string from_buffer, from_offset;
+  ReduceOp reduce_op = ReduceOp::sum;
+  RankSelector over;                  // a reduction over these ranks ("all" when empty), or
+  std::string over_group;             // over the part of this group that holds the checked rank
+  Location where;
+  std::map<std::string, Location> field_where;  // of each key present ("holds/rank" for nested ones)
+};
+
 struct Scenario {
   int version = 1;
   std::string title;
@@ -167,6 +192,7 @@ struct Scenario {
   std::vector<BufferSpec> buffers;
   std::vector<GroupSpec> groups;
   std::vector<ProgramOp> program;
+  std::vector<ExpectSpec> expect;  // what must hold at the end (checked by both checks)
   // Faults injected on purpose ("faults": [{"rank": 1, "step": 2, "kind": "delay", "ms": 50}]),
   // for lessons about stragglers, crashes, hangs and corrupted data.
   std::vector<Fault> faults;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/result.h"
 #include "collscope/types.h"
 
 namespace collscope {
@@ -149,6 +150,26 @@ struct OpRecord {
   std::int32_t parent = -1;             // an op of a custom algorithm's body: its call's record
 };
 
+// What the scenario expects at the end of the run ("expect", scenario.h), resolved for
+// one rank: elements [offset, offset + count) of `buf` on `rank` hold
+//   values:    the given values,
+//   copy:      from_rank's input element from_offset + i of from_buf (element i of the slice),
+//   reduction: the reduction with `op` over the ranks `over` of input from_buf[from_offset + i].
+// Inputs are the buffers as the program started. Both checks judge them: the symbolic
+// one on the contribution sets of the whole program, the numeric one on the values.
+struct Expectation {
+  enum class Kind : std::uint8_t { values, copy, reduction };
+  Kind kind = Kind::values;
+  std::int32_t rank = 0, buf = 0;
+  std::uint64_t offset = 0, count = 0;
+  std::vector<double> values;
+  std::int32_t from_buf = 0, from_rank = 0;
+  std::uint64_t from_offset = 0;
+  std::vector<std::int32_t> over;  // sorted world ranks
+  ReduceOp op = ReduceOp::sum;
+  std::int32_t spec = 0;           // its entry in the scenario's "expect"
+};
+
 // How much of each rank's buffer one slice of a sliced algorithm covers (the
 // all-reduce ring goes round in slices that stay in a processor's cache).
 inline constexpr std::uint64_t kCacheSliceBytes = 1u << 20;
@@ -164,6 +185,8 @@ struct Schedule {
   // writes of these slices, and later writes of them wait for the span.
   std::vector<std::vector<Slice>> reads;
   std::vector<OpRecord> ops;        // empty for programs of collectives only
+  std::vector<Expectation> expect;  // the scenario's "expect", rank by rank
+  std::vector<Location> expect_where;  // per "expect" entry: where it is written ("/expect/0")
   // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
   // no slices (LowerOptions, scenario.h).
   std::uint64_t slice_bytes = kCacheSliceBytes;

@@ -126,6 +126,9 @@ Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedu
 // Puts the expanded program into steps (appended to t.schedule).
 Status match(const Expansion& x, Target& t);
 
+// Resolves the scenario's "expect" into sched.expect (expectations.cpp).
+Status resolve_expectations(const Scenario& s, Schedule& sched);
+
 // Lowers a whole scenario whose program is more than collectives on every rank.
 Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options);
 

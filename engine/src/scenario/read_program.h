@@ -16,6 +16,8 @@ class ProgramReader : public ReaderBase {
   std::vector<GroupSpec> read_groups(const Member& m) const;
   // `s` holds the world, the buffers and the groups read so far.
   std::vector<ProgramOp> read_program(const Member& m, const Scenario& s);
+  // "expect": what must hold at the end (scenario.h).
+  std::vector<ExpectSpec> read_expect(const Member& m, const Scenario& s);
 
  private:
   std::int32_t ranks_;

@@ -253,6 +253,33 @@ std::string to_json(const Scenario& s) {
   ojson program = ojson::array();
   for (const auto& op : s.program) program.push_back(call_json(op));
   j["program"] = std::move(program);
+  if (!s.expect.empty()) {
+    ojson expect = ojson::array();
+    for (const auto& e : s.expect) {
+      ojson x = ojson::object();
+      if (!e.ranks.list.empty() || !e.ranks.text.empty()) x["ranks"] = ranks_json(e.ranks);
+      x["buffer"] = e.buffer;
+      if (!e.offset.empty()) x["offset"] = expr_json(e.offset);
+      if (!e.count.empty()) x["count"] = expr_json(e.count);
+      if (!e.block.empty()) x["block"] = expr_json(e.block);
+      if (!e.holds) {
+        ojson values = ojson::array();
+        for (double v : e.values) values.push_back(number(v));
+        x["values"] = std::move(values);
+      } else {
+        ojson h = ojson::object();
+        if (!e.from_rank.empty()) h["rank"] = expr_json(e.from_rank);
+        else h["reduce_op"] = std::string(name_of(e.reduce_op));
+        h["buffer"] = e.from_buffer;
+        if (!e.from_offset.empty()) h["offset"] = expr_json(e.from_offset);
+        if (!e.over_group.empty()) h["over"] = e.over_group;
+        else if (!e.over.list.empty() || !e.over.text.empty()) h["over"] = ranks_json(e.over);
+        x["holds"] = std::move(h);
+      }
+      expect.push_back(std::move(x));
+    }
+    j["expect"] = std::move(expect);
+  }
   if (!s.faults.empty()) {
     ojson faults = ojson::array();
     for (const auto& f : s.faults) {

@@ -262,11 +262,16 @@ void write_slice(SegList& m, std::uint64_t off, std::uint64_t count, Piece* piec
 
 }  // namespace
 
+// In a whole-program state, the `scaled` of a content that the sets cannot follow (an
+// input counted twice, data combined after an average) carries this bit.
+constexpr std::uint32_t kInexact = 1u << 31;
+
 struct SymbolicState::Impl {
   const Schedule& s;
-  std::int32_t call;
+  std::int32_t call;  // -1: the whole program
   std::int32_t next;
   std::int32_t end;
+  bool lenient = false;  // the whole program: mark double counts instead of failing
   std::uint32_t words;
   std::vector<SegList> maps;  // index rank * nbuf + buf
   std::vector<std::vector<std::uint64_t>> heard;  // barrier knowledge per rank
@@ -276,10 +281,8 @@ struct SymbolicState::Impl {
   std::vector<std::size_t> src_first;   // transfer t's pieces: [src_first[t], src_first[t + 1])
   std::vector<Piece> dst_pieces, result;
 
-  Impl(const Schedule& sched, std::int32_t c) : s(sched), call(c) {
-    const auto& cl = s.calls[static_cast<std::size_t>(c)];
-    next = cl.first_step;
-    end = cl.first_step + cl.num_steps;
+  Impl(const Schedule& sched, std::int32_t c, std::int32_t first, std::int32_t stop, bool whole)
+      : s(sched), call(c), next(first), end(stop), lenient(whole) {
     words = static_cast<std::uint32_t>((static_cast<std::size_t>(s.ranks) + 63) / 64);
     const std::size_t nbuf = s.buffers.size();
     maps.resize(static_cast<std::size_t>(s.ranks) * nbuf);
@@ -360,9 +363,11 @@ struct SymbolicState::Impl {
       out = ContentRef();
       return true;
     }
+    bool inexact = false;
     if (dst->scaled || src->scaled) {
       problem = "combines data that was already divided for an average";
-      return false;
+      if (!lenient) return false;
+      inexact = true;
     }
     // A src term with the same buffer and element as a dst term folds into it; the
     // others are appended. Count them first, to allocate the content at its size.
@@ -394,11 +399,13 @@ struct SymbolicState::Impl {
           const auto who = static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(bit));
           problem = "would count rank " + std::to_string(who) + "'s " + s.buffers[static_cast<std::size_t>(tb)].name +
                     "[" + std::to_string(base) + "] twice";
-          return false;
+          if (!lenient) return false;
+          inexact = true;
         }
         into[w] |= bits[w];
       }
     }
+    if (inexact) n->scaled |= kInexact;
     out = std::move(keep);
     return true;
   }
@@ -499,7 +506,12 @@ struct SymbolicState::Impl {
   Status postcondition();
 };
 
-SymbolicState::SymbolicState(const Schedule& s, std::int32_t call) : impl_(new Impl(s, call)) {}
+SymbolicState::SymbolicState(const Schedule& s, std::int32_t call)
+    : impl_(new Impl(s, call, s.calls[static_cast<std::size_t>(call)].first_step,
+                     s.calls[static_cast<std::size_t>(call)].first_step + s.calls[static_cast<std::size_t>(call)].num_steps,
+                     false)) {}
+SymbolicState::SymbolicState(const Schedule& s, WholeProgram)
+    : impl_(new Impl(s, -1, 0, static_cast<std::int32_t>(s.steps.size()), true)) {}
 SymbolicState::~SymbolicState() { delete impl_; }
 Status SymbolicState::advance() {
   if (done()) return ok_status();
@@ -507,7 +519,41 @@ Status SymbolicState::advance() {
 }
 std::int32_t SymbolicState::next_step() const { return impl_->next; }
 bool SymbolicState::done() const { return impl_->next >= impl_->end; }
-Status SymbolicState::check_postcondition() const { return impl_->postcondition(); }
+Status SymbolicState::check_postcondition() const {
+  return impl_->call < 0 ? ok_status() : impl_->postcondition();
+}
+
+std::vector<HeldRun> SymbolicState::held(std::int32_t rank, std::int32_t buf, std::uint64_t offset,
+                                         std::uint64_t count) const {
+  std::vector<HeldRun> out;
+  if (rank < 0 || rank >= impl_->s.ranks || buf < 0 || static_cast<std::size_t>(buf) >= impl_->s.buffers.size())
+    return out;
+  std::vector<Piece> pieces;
+  read_slice(impl_->maps[impl_->map_index(rank, buf)], offset, count, pieces);
+  for (const Piece& p : pieces) {
+    HeldRun h;
+    h.start = p.start;
+    h.end = p.end;
+    if (const Seg* sg = impl_->maps[impl_->map_index(rank, buf)].find(offset + p.start)) h.last_step = sg->last_step;
+    if (!p.content) {
+      h.initialised = false;
+      out.push_back(std::move(h));
+      continue;
+    }
+    const Content& c = *p.content.get();
+    h.divisions = c.scaled & ~kInexact;
+    h.exact = (c.scaled & kInexact) == 0;
+    for (std::uint32_t i = 0; i < c.nterms; ++i) {
+      Contribution t{c.buf(i), c.base(i) + p.shift, {}};
+      for (std::uint32_t w = 0; w < c.words; ++w)
+        for (std::uint64_t bits = c.ranks(i)[w]; bits; bits &= bits - 1)
+          t.ranks.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))));
+      h.terms.push_back(std::move(t));
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
 
 std::vector<Contribution> SymbolicState::contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const {
   const Seg* seg = nullptr;
@@ -688,6 +734,7 @@ Status verify_symbolic(const Schedule& s) {
     if (s.calls[c].kind == CallKind::collective && s.calls[c].num_steps > 0 &&
         !s.steps[static_cast<std::size_t>(s.calls[c].first_step)].native)
       if (auto st = verify_call_symbolic(s, static_cast<std::int32_t>(c)); !st) return st;
+  if (!s.expect.empty()) return check_expectations_symbolic(s);
   return ok_status();
 }
 
