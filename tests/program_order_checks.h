@@ -27,22 +27,36 @@ inline std::vector<std::pair<std::int32_t, std::int32_t>> owned(const Schedule& 
 }
 
 // Pairs (a, b) of one rank's records, a before b in program order, where a must have
-// completed before b starts: a is blocking, or a wait between them completed a.
+// completed before b starts: a is blocking, or a wait between them completed a. The
+// ops of a custom algorithm's body stand in its call's place; towards the ops after
+// the call, they complete with the call.
 inline std::vector<std::pair<std::size_t, std::size_t>> ordered_pairs(const Schedule& s) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::vector<std::vector<std::size_t>> kids(s.ops.size());
+  for (std::size_t i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].parent >= 0) kids[static_cast<std::size_t>(s.ops[i].parent)].push_back(i);
   for (std::int32_t r = 0; r < s.ranks; ++r) {
-    std::vector<std::size_t> mine;  // top-level ops of rank r, in program order
-    for (std::size_t i = 0; i < s.ops.size(); ++i)
-      if (s.ops[i].rank == r && s.ops[i].parent < 0) mine.push_back(i);
-    for (std::size_t x = 0; x < mine.size(); ++x)
-      for (std::size_t y = x + 1; y < mine.size(); ++y) {
-        const OpRecord& a = s.ops[mine[x]];
-        bool before = a.order == OpOrder::blocking;
-        for (std::size_t w = x + 1; w < y && !before; ++w) {
-          const auto& c = s.ops[mine[w]].completes;
-          before = std::find(c.begin(), c.end(), static_cast<std::int32_t>(mine[x])) != c.end();
-        }
-        if (before) out.emplace_back(mine[x], mine[y]);
+    std::vector<std::size_t> seq;  // rank r's ops in program order, bodies in their calls' place
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      if (s.ops[i].rank != r || s.ops[i].parent >= 0) continue;
+      if (kids[i].empty()) seq.push_back(i);
+      else seq.insert(seq.end(), kids[i].begin(), kids[i].end());
+    }
+    auto completed_between = [&](std::size_t rec, std::size_t x, std::size_t y) {
+      for (std::size_t w = x + 1; w < y; ++w) {
+        const auto& c = s.ops[seq[w]].completes;
+        if (std::find(c.begin(), c.end(), static_cast<std::int32_t>(rec)) != c.end()) return true;
+      }
+      return false;
+    };
+    for (std::size_t x = 0; x < seq.size(); ++x)
+      for (std::size_t y = x + 1; y < seq.size(); ++y) {
+        const OpRecord& a = s.ops[seq[x]];
+        const OpRecord& b = s.ops[seq[y]];
+        // Leaving a call's body: the call decides.
+        const std::size_t judge = a.parent >= 0 && a.parent != b.parent ? static_cast<std::size_t>(a.parent) : seq[x];
+        const bool before = s.ops[judge].order == OpOrder::blocking || completed_between(judge, x, y);
+        if (before) out.emplace_back(seq[x], seq[y]);
       }
   }
   return out;

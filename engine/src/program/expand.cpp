@@ -374,6 +374,16 @@ class Expander {
       key += "@" + std::to_string(mine);
       comm += "@" + std::to_string(mine);
     }
+    // Inside a custom algorithm, a collective on a group runs on ranks of the call the
+    // body implements: the others do not run the body.
+    if (group && !frame_.members.empty())
+      for (const std::int32_t m : members)
+        if (std::find(members_.begin(), members_.end(), m) == members_.end())
+          return make_error("scenario.bad_call",
+                            op.op + " on group " + op.group + " inside this custom algorithm includes rank " +
+                                std::to_string(m) + " (with " + who_ + "), which is not a member of the call it implements",
+                            "use a group whose parts lie inside the call's ranks, e.g. a split of the same ranks",
+                            loc(op, "group", p));
     auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
     if (fresh) {
       Sync sy;
@@ -414,7 +424,7 @@ class Expander {
     const ProgramOp& op = *sy.op;
     if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + program_op_label(sy.pointer) + ")", false};
     scenario::CallResolver resolver(s_);
-    auto a = resolver.resolve(op, program_index(sy.pointer), op.group.empty() ? std::vector<std::int32_t>{} : sy.members);
+    auto a = resolver.resolve(op, program_index(sy.pointer), sy.members);
     if (!a) return a.error();
     std::string t = op.op;
     if (!op.buffer.empty()) t += " " + op.buffer;

@@ -509,15 +509,15 @@ class Matcher {
       auto st = emit_written_step(sy);
       if (!st) return st;
     } else {
-      if (t_.fixed_call >= 0)
-        return make_error("scenario.bad_call", "a custom algorithm cannot call " + op.op + " (" + sy.where_text + ")",
-                          "write its transfers as steps, or call it outside the custom algorithm", sy_where(sy));
       scenario::CallResolver resolver(t_.scenario);
       const auto index = program_index(sy.pointer);
-      const bool world = op.group.empty();
-      auto args = resolver.resolve(op, index, world ? std::vector<std::int32_t>{} : sy.members);
+      auto args = resolver.resolve(op, index, sy.members);
       if (!args) return args.error();
-      if (op.algorithm == "custom") {
+      if (t_.fixed_call >= 0) {
+        // A collective inside a custom algorithm: part of the algorithm.
+        if (auto st = emit_inner(sy, *args, index); !st) return st;
+        call = t_.fixed_call;
+      } else if (op.algorithm == "custom") {
         auto st = emit_custom(y, *args, index);
         if (!st) return st;
       } else {
@@ -528,7 +528,7 @@ class Matcher {
           return e;
         }
       }
-      call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+      if (call < 0) call = static_cast<std::int32_t>(s_.calls.size()) - 1;
     }
     done_[static_cast<std::size_t>(y)] = 1;
     const std::int32_t last = step_now() - 1;
@@ -583,6 +583,51 @@ class Matcher {
     push_step(std::move(st));
     return ok_status();
   }
+
+  // A collective called inside a custom algorithm's body (a hierarchical all-reduce: a
+  // reduce-scatter on each node, an all-reduce across nodes, an all-gather on each node)
+  // lowers with its algorithm, but its steps are steps of the custom call: the outer
+  // collective's postcondition and definition judge them all together.
+  Status emit_inner(const Sync& sy, const CollArgs& args, std::int32_t index) {
+    const ProgramOp& op = *sy.op;
+    const Call& outer = s_.calls[static_cast<std::size_t>(t_.fixed_call)];
+    const std::string outer_name(name_of(outer.args.coll));
+    if (op.algorithm == kNativeAlgorithm)
+      return make_error("scenario.bad_call",
+                        op.op + " inside a custom algorithm cannot run the library's own collective (" + sy.where_text + ")",
+                        "give it one of collscope's algorithms", sy_where(sy, "algorithm"));
+    // Its steps reduce with the custom call's operator, as every step of a call does.
+    if (is_reducing(args.coll) && args.op != outer.args.op)
+      return make_error("scenario.bad_call",
+                        op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
+                            ", but the " + outer_name + " it implements combines with " +
+                            std::string(name_of(outer.args.op)) + " (" + sy.where_text + ")",
+                        "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"",
+                        sy_where(sy, "reduce_op"));
+    const std::size_t first_buf = s_.buffers.size();
+    const std::int32_t first = step_now();
+    auto st = lower_call(s_, args, op.algorithm, op.caption, index);
+    if (!st) {
+      Error e = st.error();
+      if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
+      return e;
+    }
+    s_.calls.pop_back();
+    const std::string who = op.op + (op.group.empty() ? std::string() : " on " + op.group) + ": ";
+    for (auto k = static_cast<std::size_t>(first); k < s_.steps.size(); ++k) {
+      s_.steps[k].call = t_.fixed_call;
+      s_.steps[k].caption = who + s_.steps[k].caption;
+    }
+    // Its scratch space is named after the custom call ("~sum#3.1"), not after a call
+    // that does not exist.
+    ++inner_calls_;
+    for (std::size_t b = first_buf; b < s_.buffers.size(); ++b) {
+      std::string& name = s_.buffers[b].name;
+      name = name.substr(0, name.rfind('#') + 1) + std::to_string(t_.fixed_call) + "." + std::to_string(inner_calls_);
+    }
+    return ok_status();
+  }
+  std::int32_t inner_calls_ = 0;
 
   // A collective the program implements itself: its body, matched on its own, is the
   // call's algorithm; the call keeps the collective's arguments, so it is verified

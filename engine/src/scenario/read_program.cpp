@@ -209,9 +209,6 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   }
   if (const Member* m = v.find("group")) {
     op.group = text("group", "\"group\": \"tp\"");
-    if (in_custom)
-      fail("scenario.bad_call", "a collective inside a custom algorithm cannot name a group",
-           "custom algorithms run on the ranks of the call that contains them", at(*m));
     std::vector<std::string> names;
     for (const auto& g : s_->groups) names.push_back(g.name);
     if (std::find(names.begin(), names.end(), op.group) == names.end()) {
