@@ -130,6 +130,27 @@ class Expander {
     return *v;
   }
 
+  // A label or caption with its expressions evaluated ("F{mb}" -> "F2").
+  mutable std::unordered_map<const std::string*, Result<scenario::TextTemplate>> templates_;
+  Result<std::string> render(const std::string& text, const Env& env, const ProgramOp& op, const std::string& key,
+                             const std::string& pointer) const {
+    if (text.find_first_of("{}") == std::string::npos) return text;
+    auto it = templates_.find(&text);
+    if (it == templates_.end()) it = templates_.emplace(&text, scenario::TextTemplate::parse(text)).first;
+    if (!it->second) {
+      Error err = it->second.error();
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    auto out = it->second->render(env);
+    if (!out) {
+      Error err = out.error();
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    return out;
+  }
+
   Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
     if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), grank_) != sel.list.end();
     if (sel.text.empty() || sel.text == "all") return true;
@@ -263,6 +284,12 @@ class Expander {
     auto chosen = selected(op.ranks, env, op, p);
     if (!chosen) return chosen.error();
     if (!*chosen) return ok_status();
+    auto caption = render(op.caption, env, op, "caption", p);
+    if (!caption) return caption.error();
+    in.caption = std::move(*caption);
+    auto label = render(op.label, env, op, "label", p);
+    if (!label) return label.error();
+    in.label = std::move(*label);
 
     if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
       const bool sends = op.op == "send" || op.op == "isend";
@@ -309,7 +336,7 @@ class Expander {
         if (!reg) return reg.error();
         in.reads.push_back(*reg);
       }
-      std::string text = "compute " + (op.label.empty() ? std::string() : "\"" + op.label + "\" ") +
+      std::string text = "compute " + (in.label.empty() ? std::string() : "\"" + in.label + "\" ") +
                          std::to_string(op.duration_us) + " us";
       for (std::size_t i = 0; i < in.reads.size(); ++i)
         text += (i ? ", " : " reading ") + slice_text(names_, in.reads[i]);
@@ -387,6 +414,15 @@ class Expander {
     auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
     if (fresh) {
       Sync sy;
+      // One caption for every member: the loop variables and size, not rank.
+      Env shared = {{"size", size_}};
+      shared.insert(shared.end(), env.begin() + 2, env.end());
+      auto caption = render(op.caption, shared, op, "caption", p);
+      if (!caption) return caption.error();
+      auto phase = render(op.phase, shared, op, "phase", p);
+      if (!phase) return phase.error();
+      sy.caption = std::move(*caption);
+      sy.phase = std::move(*phase);
       sy.op = &op;
       sy.pointer = p;
       sy.where_text = where_text(p, env);

@@ -107,7 +107,7 @@ class Matcher {
   std::vector<std::int32_t> ready_;  // matched messages that have not moved
   std::vector<std::int32_t> arrived_;
   std::set<std::int32_t> complete_;  // syncs every member reached, not emitted yet
-  std::vector<const ProgramOp*> op_of_record_;  // record -> its op, see op_of
+  std::vector<const Instance*> instance_of_record_;  // record -> its instance, see instance_of
   std::size_t counted_steps_ = 0;   // steps whose transfers are in transfers_
   std::uint64_t transfers_ = 0;
   std::vector<char> done_;
@@ -223,7 +223,7 @@ class Matcher {
             t.src = t.dst = Loc{r, in.region.buf, in.region.offset};
             t.count = in.region.buf >= 0 ? in.region.count : 0;
             t.duration_us = in.op->duration_us;
-            t.label = label_id(in.op->label.empty() ? "compute" : in.op->label);
+            t.label = label_id(in.label.empty() ? "compute" : in.label);
             if (!in.reads.empty()) {
               std::vector<Slice> reads;
               for (const Region& read : in.reads)
@@ -471,8 +471,8 @@ class Matcher {
     for (std::int32_t r : seen) {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
       if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
-      const ProgramOp* op = op_of(r);
-      std::string text = op && !op->caption.empty() ? op->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
+      const Instance* in = instance_of(r);
+      std::string text = in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
       if (said.insert(text).second) parts.push_back(std::move(text));
     }
     std::string caption;
@@ -485,18 +485,17 @@ class Matcher {
     cur_owner_.clear();
   }
 
-  const ProgramOp* op_of(std::int32_t record) {
-    if (op_of_record_.empty()) {
-      // Built once: the op of every record this expansion made.
-      op_of_record_.assign(s_.ops.size(), nullptr);
+  const Instance* instance_of(std::int32_t record) {
+    if (instance_of_record_.empty()) {
+      // Built once: the instance of every record this expansion made.
+      instance_of_record_.assign(s_.ops.size(), nullptr);
       for (const auto& list : x_.ranks)
         for (const Instance& in : list)
-          if (in.record >= 0 && static_cast<std::size_t>(in.record) < op_of_record_.size())
-            op_of_record_[static_cast<std::size_t>(in.record)] = in.op;
+          if (in.record >= 0 && static_cast<std::size_t>(in.record) < instance_of_record_.size())
+            instance_of_record_[static_cast<std::size_t>(in.record)] = &in;
     }
-    if (record >= 0 && static_cast<std::size_t>(record) < op_of_record_.size() &&
-        op_of_record_[static_cast<std::size_t>(record)])
-      return op_of_record_[static_cast<std::size_t>(record)];
+    if (record >= 0 && static_cast<std::size_t>(record) < instance_of_record_.size())
+      return instance_of_record_[static_cast<std::size_t>(record)];
     return nullptr;
   }
 
@@ -521,7 +520,7 @@ class Matcher {
         auto st = emit_custom(y, *args, index);
         if (!st) return st;
       } else {
-        auto st = lower_call(s_, *args, op.algorithm, op.caption, index);
+        auto st = lower_call(s_, *args, op.algorithm, sy.caption, index);
         if (!st) {
           Error e = st.error();
           if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
@@ -572,8 +571,8 @@ class Matcher {
   Status emit_written_step(const Sync& sy) {
     const ProgramOp& op = *sy.op;
     Step st;
-    st.phase = op.phase.empty() ? "step" : op.phase;
-    st.caption = op.caption;
+    st.phase = sy.phase.empty() ? "step" : sy.phase;
+    st.caption = sy.caption;
     const std::uint64_t room = scenario::kMaxTransfers > transfers_ ? scenario::kMaxTransfers - transfers_ : 0;
     auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room, t_.frame);
     if (!transfers) return transfers.error();
@@ -606,7 +605,7 @@ class Matcher {
                         sy_where(sy, "reduce_op"));
     const std::size_t first_buf = s_.buffers.size();
     const std::int32_t first = step_now();
-    auto st = lower_call(s_, args, op.algorithm, op.caption, index);
+    auto st = lower_call(s_, args, op.algorithm, sy.caption, index);
     if (!st) {
       Error e = st.error();
       if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
@@ -638,7 +637,7 @@ class Matcher {
     c.args = args;
     c.algorithm = "custom";
     c.custom = true;
-    c.caption = sy.op->caption;
+    c.caption = sy.caption;
     c.program_index = index;
     c.first_step = step_now();
     s_.calls.push_back(c);

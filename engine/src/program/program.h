@@ -69,6 +69,7 @@ struct Instance {
   Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
   Region src;                    // copy/accumulate: the source
   std::vector<Region> reads;     // compute: what it reads
+  std::string caption, label;    // the op's, with its expressions ("F{mb}") evaluated
   std::string request;           // isend/irecv, a collective that returns at once
   std::vector<std::string> requests;  // wait
   std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs
@@ -82,6 +83,7 @@ struct Sync {
   std::vector<std::int32_t> members;   // world ranks, in group order
   std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
   std::string comm;  // the communicator: "" = every rank, else the group (and its part of a split)
+  std::string caption, phase;  // the op's, with its loop variables filled in
 };
 
 struct Expansion {

@@ -162,6 +162,15 @@ ProgramOp ProgramReader::read_op(const Value& v, Scope& scope, bool in_custom) c
   } else {
     throw Failure{unknown_op_error(op.op, at(*op_m))};
   }
+  // Labels and captions may show loop variables ("F{mb}"). A collective's or a written
+  // step's caption is one text for all its ranks: it cannot use rank. (A repeat's
+  // caption is for the reader of the file.)
+  if (op.op != "repeat") {
+    Scope text_scope = scope;
+    if (op.coll || op.op == "step") text_scope.erase(std::remove(text_scope.begin(), text_scope.end(), "rank"), text_scope.end());
+    for (const char* key : {"caption", "label", "phase"})
+      if (const Member* m = v.find(key); m && m->value.is_string()) check_text(*m, text_scope);
+  }
   return op;
 }
 
@@ -558,6 +567,24 @@ std::string ProgramReader::expression(const Member& m, const Scope& scope, const
       fail("scenario.bad_expression", msg, "names in scope here: " + join(scope), at(m));
     }
   return text;
+}
+
+void ProgramReader::check_text(const Member& m, const Scope& scope) const {
+  if (m.value.text.find_first_of("{}") == std::string::npos) return;
+  auto t = TextTemplate::parse(m.value.text);
+  if (!t) {
+    Error err = t.error();
+    err.where = at(m);
+    throw Failure{std::move(err)};
+  }
+  for (const auto& name : t->names())
+    if (std::find(scope.begin(), scope.end(), name) == scope.end()) {
+      std::string msg = m.key + " " + quote(m.value.text) + " uses unknown name " + quote(name);
+      if (auto c = closest(name, scope)) msg += " (did you mean \"" + *c + "\"?)";
+      fail("scenario.bad_expression", msg,
+           "names in scope here: " + join(scope) + (name == "rank" ? " (a collective's caption is the same on every rank)" : ""),
+           at(m));
+    }
 }
 
 RankSelector ProgramReader::rank_selector(const Member& m, const Scope& scope) const {

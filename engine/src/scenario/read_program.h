@@ -36,6 +36,8 @@ class ProgramReader : public ReaderBase {
   void read_step(const Value& v, ProgramOp& op, const Scope& scope) const;
 
   std::string expression(const Member& m, const Scope& scope, const std::string& example) const;
+  // A label or caption: its expressions in braces ("F{mb}") may use the names in scope.
+  void check_text(const Member& m, const Scope& scope) const;
   RankSelector rank_selector(const Member& m, const Scope& scope) const;
   SliceSpec slice(const Member& m, const Scope& scope, bool with_rank) const;
   ReduceOp reduce_op(const Member& m) const;
