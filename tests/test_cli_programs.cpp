@@ -53,3 +53,92 @@ TEST_CASE("cli programs: the verdict says what it covered, in text and JSON") {
   CHECK(j["covers"] == "expectations on y");
   CHECK(j["symbolic"]["ok"] == false);
 }
+
+TEST_CASE("cli programs: split-group calls name their part in the report, --explain and JSON") {
+  const std::string file = scenario_file("split.json", R"({"version": 1, "ranks": 8, "dtype": "int32",
+    "buffers": {"g": {"count": 4, "init": "rank"}}, "groups": {"tp": {"split": "rank / 4"}},
+    "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "flat", "caption": "tensor parallel"}]})");
+  auto text = collscope("run " + file + " --explain");
+  CHECK(text.code == 0);
+  CHECK_MESSAGE(text.out.find("  call 0 (group tp, part 0: ranks 0-3): allreduce count 4") != std::string::npos, text.out);
+  CHECK(text.out.find("  call 0 (group tp, part 1: ranks 4-7): allreduce count 4") != std::string::npos);
+  CHECK(text.out.find("  call 0, group tp, part 1: ranks 4-7:\n") != std::string::npos);
+  // Captions speak in world ranks, with the group rank beside them.
+  CHECK(text.out.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos);
+  auto json = collscope("run " + file + " --json");
+  REQUIRE(json.code == 0);
+  const auto calls = nlohmann::json::parse(json.out)["calls"];
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[1]["group"] == "tp");
+  CHECK(calls[1]["part"] == 1);
+  CHECK(calls[1]["ranks"] == nlohmann::json::array({4, 5, 6, 7}));
+  CHECK(nlohmann::json::parse(json.out)["covers"] == "postcondition of allreduce (call 0, 2 parts)");
+}
+
+TEST_CASE("cli programs: --json prints a planning error as JSON on stdout, and on stderr as always") {
+  const std::string file = scenario_file("deadlock.json", R"({"version": 1, "ranks": 2,
+    "buffers": {"x": {"count": 1}, "y": {"count": 1}},
+    "program": [{"op": "recv", "buffer": "y", "from": "1 - rank"}, {"op": "send", "buffer": "x", "to": "1 - rank"}]})");
+  auto out = collscope("run " + file + " --json");
+  CHECK(out.code == 2);
+  const auto j = nlohmann::json::parse(out.out);
+  CHECK(j["verified"] == false);
+  CHECK(j["error"]["id"] == "program.deadlock");
+  CHECK(j["error"]["file"] == file);
+  CHECK(j["error"]["line"] == 3);
+  CHECK(j["error"]["pointer"] == "/program/0");
+  CHECK(j["error"]["exit"] == 2);
+  CHECK(j["error"]["message"].get<std::string>().rfind("deadlock: rank 0 waits in recv from rank 1", 0) == 0);
+  auto both = test_shell::shell(std::string(COLLSCOPE_BINARY) + " run " + file + " --json 2>&1 >/dev/null");
+  CHECK(both.out.rfind("error[program.deadlock] ", 0) == 0);
+  auto usage = collscope("run --coll allreduce --ranks 0 --json");
+  CHECK(usage.code == 2);
+  CHECK(nlohmann::json::parse(usage.out)["error"]["id"] == "scenario.out_of_range");
+}
+
+TEST_CASE("cli programs: --ops shows every op of every rank, in program order, bodies after their call") {
+  const std::string file = scenario_file("many.json", R"({"version": 1, "ranks": 10, "dtype": "int32",
+    "buffers": {"x": {"count": 2, "init": "rank"}, "t": {"count": 2, "scratch": true}},
+    "program": [
+      {"op": "repeat", "times": 20, "body": [{"op": "compute", "duration_us": 0, "label": "w{i}"}]},
+      {"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+        {"op": "step", "phase": "copy", "caption": "copy", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "x"}, "to": {"rank": "rank", "buffer": "t"}}]},
+        {"op": "repeat", "times": "size - 1", "var": "k", "body": [
+          {"op": "step", "phase": "add", "caption": "add", "transfers": [{"ranks": "all", "from": {"rank": "(rank + k + 1) % size", "buffer": "t"}, "to": {"rank": "rank", "buffer": "x"}, "action": "reduce"}]}]}]},
+      {"op": "compute", "duration_us": 0, "label": "after"}]})");
+  auto some = collscope("run " + file);
+  CHECK(some.code == 0);
+  CHECK_MESSAGE(some.out.find("      ... 16 more (use --ops all)\n") != std::string::npos, some.out);
+  CHECK(some.out.find("    ... ranks 8..9 not shown (use --ops all)\n") != std::string::npos);
+  auto all = collscope("run " + file + " --ops all");
+  CHECK(all.code == 0);
+  CHECK(all.out.find("more (use --ops all)") == std::string::npos);
+  CHECK(all.out.find("    rank 9: 32 ops") != std::string::npos);
+  // The body's ops come right after their call, and before the op that follows it.
+  const auto call = all.out.find("op 1       allreduce x (custom)");
+  const auto body = all.out.find("  op 1.0   step \"copy\"");
+  const auto after = all.out.find("op 2       compute \"after\"");
+  CHECK(call != std::string::npos);
+  CHECK(body != std::string::npos);
+  CHECK(after != std::string::npos);
+  CHECK((call < body && body < after));
+  auto three = collscope("run " + file + " --ops 3");
+  CHECK(three.out.find("      ... 29 more (use --ops all)\n") != std::string::npos);
+  auto bad = collscope("run " + file + " --ops lots", true);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("error[cli.usage] --ops \"lots\" is neither all nor a number") != std::string::npos);
+}
+
+TEST_CASE("cli programs: --explain names what a program step does") {
+  auto out = collscope("run " + lesson("19-pipeline-parallel.json") + " --explain");
+  CHECK(out.code == 0);
+  CHECK(out.out.find("[compute]") != std::string::npos);
+  CHECK(out.out.find("[point-to-point]") != std::string::npos);
+  // A step that only computes is never called point-to-point.
+  std::size_t at = 0;
+  while ((at = out.out.find("[point-to-point]", at)) != std::string::npos) {
+    const auto end = out.out.find('\n', at);
+    CHECK(out.out.substr(at, end - at).find("transfers") != std::string::npos);
+    ++at;
+  }
+}

@@ -523,3 +523,19 @@ TEST_CASE("gui views: a program step's caption names its point-to-point ops in p
   // The isend (op 0) is told before the compute span (op 2) that shares its step.
   CHECK(c.caption.find("starts sending") < c.caption.find("works on something else"));
 }
+
+TEST_CASE("gui views: a split group's call names its part, and its captions speak world ranks") {
+  auto sc = parse_scenario(R"({"version": 1, "ranks": 8, "dtype": "int32", "buffers": {"g": {"count": 4, "init": "rank"}},
+    "groups": {"tp": {"split": "rank / 4"}},
+    "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "flat", "caption": "tensor parallel"}]})",
+                           "split.json");
+  REQUIRE(sc.ok());
+  auto run = run_lesson(*sc, "cpu", 256ull << 20);
+  REQUIRE(run.ok());
+  const Schedule& s = (*run)->schedule;
+  REQUIRE(s.calls.size() == 2);
+  const auto c = build_caption(**run, s.calls[1].first_step);
+  CHECK_MESSAGE(c.call.find("call 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, part 1: ranks 4-7") == 0, c.call);
+  CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos, c.caption);
+  CHECK(c.verdict.find("postcondition of allreduce (call 0, 2 parts)") != std::string::npos);
+}

@@ -37,6 +37,7 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
               ", " + std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
     if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
     if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
+    if (!call.group.empty()) c.call += ", " + group_text(call);
   }
   if (!call.caption.empty()) c.call += " - " + call.caption;
   if (applied >= n) {

@@ -120,7 +120,17 @@ struct Call {
   std::int32_t first_step = 0;
   std::int32_t num_steps = 0;
   std::int32_t program_index = 0;  // position in the scenario's program
+  // A call on a group: its name, and for a split which part (0, 1, ... in the order of
+  // their lowest ranks; -1 for a list). Its ranks are args.world_rank.
+  std::string group;
+  std::int32_t part = -1;
 };
+
+// "group tp, part 1: ranks 4-7", "group pair: ranks 0, 1"; "" for a call on every rank.
+std::string group_text(const Call& c);
+// "rank 4 (tp rank 0)" for group rank 0 of a call on group tp whose rank 0 is world
+// rank 4; "rank 4" for a call on every rank.
+std::string rank_text(const Call& c, std::int32_t group_rank);
 
 // How an op orders the ops after it on its rank (MPI's rule, ir/deps.h): a blocking
 // op holds back everything after it; a non-blocking one (isend, irecv, a collective

@@ -152,6 +152,12 @@ void StepBuilder::scale(Loc dst, std::uint64_t count, std::uint32_t divisor) {
   s_.steps.back().transfers.push_back(Transfer{dst, dst, count, Action::scale, divisor});
 }
 
+std::string StepBuilder::rank_name(std::int32_t r) const {
+  // Captions speak in world ranks; on a group they add the group rank.
+  if (call_ >= 0 && static_cast<std::size_t>(call_) < s_.calls.size()) return rank_text(s_.calls[static_cast<std::size_t>(call_)], r);
+  return "rank " + std::to_string(world_of(args_, r));
+}
+
 std::int32_t StepBuilder::steps_emitted() const {
   return static_cast<std::int32_t>(s_.steps.size()) - first_step_;
 }
@@ -216,7 +222,7 @@ std::string pick_algorithm(const CollArgs& args) {
 }
 
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption,
-                  std::int32_t program_index) {
+                  std::int32_t program_index, std::string group) {
   std::string name(algorithm);
   bool picked = false;
   if (name == "auto" || name.empty()) {
@@ -230,6 +236,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
     call.algorithm = name;
     call.caption = std::move(caption);
     call.program_index = program_index;
+    call.group = std::move(group);
     call.first_step = static_cast<std::int32_t>(schedule.steps.size());
     call.num_steps = 1;
     schedule.calls.push_back(call);
@@ -256,6 +263,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   call.auto_picked = picked;
   call.caption = std::move(caption);
   call.program_index = program_index;
+  call.group = std::move(group);
   call.first_step = static_cast<std::int32_t>(schedule.steps.size());
   const auto call_index = static_cast<std::int32_t>(schedule.calls.size());
   schedule.calls.push_back(call);

@@ -106,7 +106,6 @@ void single_rank(StepBuilder& b) {
   root_keeps_own_block(b);
 }
 
-std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
 
 }  // namespace
 
@@ -120,7 +119,7 @@ void scatter_flat(StepBuilder& b) {
   if (c == 0) return;
   if (n == 1) return single_rank(b);
 
-  b.begin_step("fan-out", "the root (" + rank_name(root) + ") sends each of the other " + plural(n - 1, "rank") +
+  b.begin_step("fan-out", "the root (" + b.rank_name(root) + ") sends each of the other " + plural(n - 1, "rank") +
                               " its own block directly, all at once");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
@@ -172,7 +171,7 @@ void gather_flat(StepBuilder& b) {
   if (n == 1) return single_rank(b);
 
   b.begin_step("fan-in", "each of the other " + plural(n - 1, "rank") + " sends its block straight to the root (" +
-                             rank_name(root) + "), which puts block k at position k");
+                             b.rank_name(root) + "), which puts block k at position k");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
     if (r != root) b.copy(b.in(r), b.out(root, static_cast<std::uint64_t>(r) * c), c);

@@ -384,6 +384,7 @@ class Expander {
     std::string comm = op.group;
     for (std::size_t i = 2; i < env.size(); ++i) key += "#" + std::to_string(env[i].second);
     const GroupSpec* group = nullptr;
+    std::int32_t part = -1;
     for (const auto& g : s_.groups)
       if (g.name == op.group) group = &g;
     if (!group) {
@@ -400,6 +401,11 @@ class Expander {
         if ((*colors)[static_cast<std::size_t>(r)] == mine) members.push_back(r);
       key += "@" + std::to_string(mine);
       comm += "@" + std::to_string(mine);
+      // Parts are numbered in the order of their lowest ranks.
+      std::vector<std::int64_t> seen;
+      for (const std::int64_t c : *colors)
+        if (std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+      part = static_cast<std::int32_t>(std::find(seen.begin(), seen.end(), mine) - seen.begin());
     }
     // Inside a custom algorithm, a collective on a group runs on ranks of the call the
     // body implements: the others do not run the body.
@@ -423,6 +429,8 @@ class Expander {
       if (!phase) return phase.error();
       sy.caption = std::move(*caption);
       sy.phase = std::move(*phase);
+      if (group) sy.group = group->name;
+      sy.part = part;
       sy.op = &op;
       sy.pointer = p;
       sy.where_text = where_text(p, env);

@@ -454,7 +454,17 @@ class Matcher {
   void flush() {
     const std::int32_t k = step_now();
     cur_.call = program_call(step_op_);
-    cur_.phase = t_.fixed_call >= 0 ? "custom" : "point-to-point";
+    // The phase says what the step does: messages, local copies, compute spans.
+    bool messages = false, local = false, compute = false;
+    for (const Transfer& t : cur_.transfers) {
+      if (t.action == Action::compute) compute = true;
+      else if (t.src.rank == t.dst.rank) local = true;
+      else messages = true;
+    }
+    std::string phase = messages ? "point-to-point" : "";
+    if (local) phase += std::string(phase.empty() ? "" : " + ") + "local";
+    if (compute) phase += std::string(phase.empty() ? "" : " + ") + "compute";
+    cur_.phase = t_.fixed_call >= 0 ? "custom" + (phase.empty() ? std::string() : ": " + phase) : phase;
     // The caption: the ops' own captions where they have one, else what moved.
     std::vector<std::string> parts;
     for (std::size_t i = 0; i < cur_records_.size(); ++i) {
@@ -520,14 +530,18 @@ class Matcher {
         auto st = emit_custom(y, *args, index);
         if (!st) return st;
       } else {
-        auto st = lower_call(s_, *args, op.algorithm, sy.caption, index);
+        auto st = lower_call(s_, *args, op.algorithm, sy.caption, index, sy.group);
         if (!st) {
           Error e = st.error();
           if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
           return e;
         }
       }
-      if (call < 0) call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+      if (call < 0) {
+        call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+        s_.calls.back().group = sy.group;
+        s_.calls.back().part = sy.part;
+      }
     }
     done_[static_cast<std::size_t>(y)] = 1;
     const std::int32_t last = step_now() - 1;
@@ -605,7 +619,7 @@ class Matcher {
                         sy_where(sy, "reduce_op"));
     const std::size_t first_buf = s_.buffers.size();
     const std::int32_t first = step_now();
-    auto st = lower_call(s_, args, op.algorithm, sy.caption, index);
+    auto st = lower_call(s_, args, op.algorithm, sy.caption, index, sy.group);
     if (!st) {
       Error e = st.error();
       if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
@@ -639,6 +653,8 @@ class Matcher {
     c.custom = true;
     c.caption = sy.caption;
     c.program_index = index;
+    c.group = sy.group;
+    c.part = sy.part;
     c.first_step = step_now();
     s_.calls.push_back(c);
     const auto id = static_cast<std::int32_t>(s_.calls.size()) - 1;

@@ -84,6 +84,8 @@ struct Sync {
   std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
   std::string comm;  // the communicator: "" = every rank, else the group (and its part of a split)
   std::string caption, phase;  // the op's, with its loop variables filled in
+  std::string group;           // the group it runs on ("" = the frame's ranks)
+  std::int32_t part = -1;      // a split group: which part (in the order of their lowest ranks)
 };
 
 struct Expansion {
