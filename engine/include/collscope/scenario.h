@@ -55,6 +55,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collscope/backend.h"
@@ -115,8 +116,35 @@ struct TransferSpec {
   std::map<std::string, Location> field_where;
 };
 
+// What a program entry does. The reader sets it once from "op" (code that builds a
+// scenario leaves the default: a collective), and every part of the program layer
+// dispatches on it.
+enum class ProgramOpKind : std::uint8_t {
+  collective, send, recv, isend, irecv, wait, compute, copy, accumulate, repeat, step
+};
+
+// The names of the ops a program has besides the collectives, with their kinds.
+inline constexpr std::pair<std::string_view, ProgramOpKind> kProgramOps[] = {
+    {"send", ProgramOpKind::send},       {"recv", ProgramOpKind::recv},     {"isend", ProgramOpKind::isend},
+    {"irecv", ProgramOpKind::irecv},     {"wait", ProgramOpKind::wait},     {"compute", ProgramOpKind::compute},
+    {"copy", ProgramOpKind::copy},       {"accumulate", ProgramOpKind::accumulate},
+    {"repeat", ProgramOpKind::repeat},   {"step", ProgramOpKind::step}};
+
+// A message: send, recv, isend or irecv.
+inline bool is_message(ProgramOpKind k) {
+  return k == ProgramOpKind::send || k == ProgramOpKind::recv || k == ProgramOpKind::isend || k == ProgramOpKind::irecv;
+}
+// The sending end of a message.
+inline bool is_send(ProgramOpKind k) { return k == ProgramOpKind::send || k == ProgramOpKind::isend; }
+// isend and irecv: return at once, with a request.
+inline bool is_nonblocking_message(ProgramOpKind k) { return k == ProgramOpKind::isend || k == ProgramOpKind::irecv; }
+// Ops that every member of a communicator enters together: collectives and written steps.
+inline bool is_sync(ProgramOpKind k) { return k == ProgramOpKind::collective || k == ProgramOpKind::step; }
+
 struct ProgramOp {
-  std::string op;                    // "allreduce", "scatter", "send", "repeat", ...
+  using Kind = ProgramOpKind;
+  Kind kind = Kind::collective;
+  std::string op;                    // as written: "allreduce", "scatter", "send", "repeat", ...
   std::optional<Collective> coll;    // set for collective calls
   std::string buffer;                // in place: the one buffer
   std::string send, recv;            // out of place

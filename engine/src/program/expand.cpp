@@ -253,7 +253,8 @@ class Expander {
 
   Status one(const ProgramOp& op, const std::string& p, Env& env) {
     if (auto st = visit(op, p); !st) return st;
-    if (op.op == "repeat") {
+    using K = ProgramOp::Kind;
+    if (op.kind == K::repeat) {
       auto n = value(op.times, env, op, "times", p);
       if (!n) return n.error();
       if (*n < 0 || static_cast<std::uint64_t>(*n) > kMaxInstances)
@@ -279,7 +280,7 @@ class Expander {
       if (!chosen) return chosen.error();
       if (!*chosen) return ok_status();
     }
-    if (op.coll || op.op == "step") return sync_op(op, p, env, std::move(in));
+    if (is_sync(op.kind)) return sync_op(op, p, env, std::move(in));
 
     auto chosen = selected(op.ranks, env, op, p);
     if (!chosen) return chosen.error();
@@ -291,10 +292,10 @@ class Expander {
     if (!label) return label.error();
     in.label = std::move(*label);
 
-    if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
-      const bool sends = op.op == "send" || op.op == "isend";
+    if (is_message(op.kind)) {
+      const bool sends = is_send(op.kind);
       in.kind = sends ? Kind::send : Kind::recv;
-      in.blocking = op.op[0] != 'i';
+      in.blocking = !is_nonblocking_message(op.kind);
       const char* key = sends ? "to" : "from";
       auto peer = value(op.peer, env, op, key, p);
       if (!peer) return peer.error();
@@ -317,14 +318,14 @@ class Expander {
                          rank_text(frame_, in.peer, peer_g) + (in.request.empty() ? "" : " as " + in.request);
       return add(std::move(in), env, std::move(text));
     }
-    if (op.op == "wait") {
+    if (op.kind == K::wait) {
       in.kind = Kind::wait;
       in.requests = op.requests;
       std::string text = "wait";
       for (const auto& r : op.requests) text += " " + r;
       return add(std::move(in), env, std::move(text));
     }
-    if (op.op == "compute") {
+    if (op.kind == K::compute) {
       in.kind = Kind::compute;
       if (!op.dst.buffer.empty()) {
         auto reg = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "writes", p);
@@ -344,7 +345,7 @@ class Expander {
       return add(std::move(in), env, std::move(text));
     }
     // copy, accumulate
-    in.kind = op.op == "copy" ? Kind::copy : Kind::accumulate;
+    in.kind = op.kind == K::copy ? Kind::copy : Kind::accumulate;
     auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
     if (!src) return src.error();
     // The destination takes the source's count unless it gives its own.
@@ -366,7 +367,7 @@ class Expander {
 
   // The counting walk: whether this rank runs `op` (not a repeat), and nothing else.
   Status count_one(const ProgramOp& op, const std::string& p, const Env& env) {
-    if (op.coll || op.op == "step") {
+    if (is_sync(op.kind)) {
       for (const auto& g : s_.groups)
         if (g.name == op.group && g.split.empty() && std::find(g.ranks.begin(), g.ranks.end(), rank_) == g.ranks.end())
           return ok_status();  // not in the group

@@ -480,8 +480,8 @@ class Matcher {
     std::unordered_set<std::string> said;
     for (std::int32_t r : seen) {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
-      if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
       const Instance* in = instance_of(r);
+      if (in && in->kind == Kind::recv) continue;  // the send already says it
       std::string text = in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
       if (said.insert(text).second) parts.push_back(std::move(text));
     }
@@ -514,7 +514,7 @@ class Matcher {
     const ProgramOp& op = *sy.op;
     const std::int32_t first = step_now();
     std::int32_t call = -1;
-    if (op.op == "step") {
+    if (op.kind == ProgramOp::Kind::step) {
       auto st = emit_written_step(sy);
       if (!st) return st;
     } else {

@@ -55,8 +55,11 @@ bool is_name(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& program_op_names() {
-  static const std::vector<std::string> names = {"send", "recv",       "isend",  "irecv", "wait",
-                                                 "compute", "copy", "accumulate", "repeat", "step"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, kind] : kProgramOps) out.emplace_back(name);
+    return out;
+  }();
   return names;
 }
 
@@ -144,30 +147,35 @@ ProgramOp ProgramReader::read_op(const Value& v, Scope& scope, bool in_custom) c
     if (!c->value.is_string()) wrong_type("caption", "a string", c->value, at(*c), "\"caption\": \"...\"");
     op.caption = c->value.text;
   }
+  // The one place an op's name becomes its kind.
   if (auto coll = parse_collective(op.op)) {
+    op.kind = ProgramOp::Kind::collective;
     op.coll = coll;
-    read_collective(v, op, scope, in_custom);
-  } else if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
-    read_p2p(v, op, scope);
-  } else if (op.op == "wait") {
-    read_wait(v, op);
-  } else if (op.op == "compute") {
-    read_compute(v, op, scope);
-  } else if (op.op == "copy" || op.op == "accumulate") {
-    read_local(v, op, scope);
-  } else if (op.op == "repeat") {
-    read_repeat(v, op, scope, in_custom);
-  } else if (op.op == "step") {
-    read_step(v, op, scope);
   } else {
-    throw Failure{unknown_op_error(op.op, at(*op_m))};
+    const auto* it = std::find_if(std::begin(kProgramOps), std::end(kProgramOps),
+                                  [&](const auto& entry) { return entry.first == op.op; });
+    if (it == std::end(kProgramOps)) throw Failure{unknown_op_error(op.op, at(*op_m))};
+    op.kind = it->second;
+  }
+  switch (op.kind) {
+    case ProgramOp::Kind::collective: read_collective(v, op, scope, in_custom); break;
+    case ProgramOp::Kind::send:
+    case ProgramOp::Kind::recv:
+    case ProgramOp::Kind::isend:
+    case ProgramOp::Kind::irecv: read_p2p(v, op, scope); break;
+    case ProgramOp::Kind::wait: read_wait(v, op); break;
+    case ProgramOp::Kind::compute: read_compute(v, op, scope); break;
+    case ProgramOp::Kind::copy:
+    case ProgramOp::Kind::accumulate: read_local(v, op, scope); break;
+    case ProgramOp::Kind::repeat: read_repeat(v, op, scope, in_custom); break;
+    case ProgramOp::Kind::step: read_step(v, op, scope); break;
   }
   // Labels and captions may show loop variables ("F{mb}"). A collective's or a written
   // step's caption is one text for all its ranks: it cannot use rank. (A repeat's
   // caption is for the reader of the file.)
-  if (op.op != "repeat") {
+  if (op.kind != ProgramOp::Kind::repeat) {
     Scope text_scope = scope;
-    if (op.coll || op.op == "step") text_scope.erase(std::remove(text_scope.begin(), text_scope.end(), "rank"), text_scope.end());
+    if (is_sync(op.kind)) text_scope.erase(std::remove(text_scope.begin(), text_scope.end(), "rank"), text_scope.end());
     for (const char* key : {"caption", "label", "phase"})
       if (const Member* m = v.find(key); m && m->value.is_string()) check_text(*m, text_scope);
   }
@@ -254,8 +262,8 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
 }
 
 void ProgramReader::read_p2p(const Value& v, ProgramOp& op, const Scope& scope) const {
-  const bool sends = op.op == "send" || op.op == "isend";
-  const bool nonblocking = op.op[0] == 'i';
+  const bool sends = is_send(op.kind);
+  const bool nonblocking = is_nonblocking_message(op.kind);
   auto keys = sends ? kSendKeys : kRecvKeys;
   if (nonblocking) keys = with_requests(keys);
   check_keys(v, keys, "for " + op.op);
@@ -344,11 +352,12 @@ void ProgramReader::read_compute(const Value& v, ProgramOp& op, const Scope& sco
 }
 
 void ProgramReader::read_local(const Value& v, ProgramOp& op, const Scope& scope) const {
-  check_keys(v, op.op == "copy" ? kCopyKeys : kAccumulateKeys, "for " + op.op);
+  const bool copy = op.kind == ProgramOp::Kind::copy;
+  check_keys(v, copy ? kCopyKeys : kAccumulateKeys, "for " + op.op);
   for (const char* key : {"src", "dst"})
     if (!v.find(key))
       fail("scenario.missing_key", op.op + " is missing \"" + key + "\"",
-           op.op == "copy" ? "write {\"op\": \"copy\", \"src\": \"x\", \"dst\": \"y\"}"
+           copy ? "write {\"op\": \"copy\", \"src\": \"x\", \"dst\": \"y\"}"
                            : "write {\"op\": \"accumulate\", \"src\": \"recv_buff\", \"dst\": \"accum\"}",
            at(v));
   op.src = slice(*v.find("src"), scope, false);

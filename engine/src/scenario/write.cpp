@@ -86,21 +86,22 @@ ojson program_op_json(const ProgramOp& op) {
   ojson j = ojson::object();
   j["op"] = op.op;
   const bool has_ranks = !op.ranks.list.empty() || !op.ranks.text.empty();
-  if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
+  using K = ProgramOp::Kind;
+  if (is_message(op.kind)) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["buffer"] = op.buffer;
     if (!op.offset.empty()) j["offset"] = expr_json(op.offset);
     if (!op.count_expr.empty()) j["count"] = expr_json(op.count_expr);
-    j[op.op == "send" || op.op == "isend" ? "to" : "from"] = expr_json(op.peer);
+    j[is_send(op.kind) ? "to" : "from"] = expr_json(op.peer);
     if (op.dtype) j["dtype"] = std::string(name_of(*op.dtype));
     if (!op.request.empty()) j["request"] = op.request;
-  } else if (op.op == "wait") {
+  } else if (op.kind == K::wait) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     if (op.requests.size() == 1)
       j["request"] = op.requests[0];
     else
       j["requests"] = op.requests;
-  } else if (op.op == "compute") {
+  } else if (op.kind == K::compute) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["duration_us"] = op.duration_us;
     if (!op.label.empty()) j["label"] = op.label;
@@ -110,16 +111,16 @@ ojson program_op_json(const ProgramOp& op) {
       j["reads"] = std::move(reads);
     }
     if (!op.dst.buffer.empty()) j["writes"] = slice_json(op.dst, false);
-  } else if (op.op == "copy" || op.op == "accumulate") {
+  } else if (op.kind == K::copy || op.kind == K::accumulate) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["src"] = slice_json(op.src, false);
     j["dst"] = slice_json(op.dst, false);
-    if (op.op == "accumulate") j["reduce_op"] = std::string(name_of(op.reduce_op));
-  } else if (op.op == "repeat") {
+    if (op.kind == K::accumulate) j["reduce_op"] = std::string(name_of(op.reduce_op));
+  } else if (op.kind == K::repeat) {
     j["times"] = expr_json(op.times);
     j["var"] = op.var;
     j["body"] = body_json(op.body);
-  } else if (op.op == "step") {
+  } else if (op.kind == K::step) {
     if (!op.phase.empty()) j["phase"] = op.phase;
     ojson ts = ojson::array();
     for (const auto& t : op.transfers) {
@@ -141,7 +142,7 @@ ojson program_op_json(const ProgramOp& op) {
 }
 
 ojson call_json(const ProgramOp& op) {
-  if (!op.coll) return program_op_json(op);
+  if (op.kind != ProgramOp::Kind::collective) return program_op_json(op);
   ojson j = ojson::object();
   j["op"] = op.coll ? std::string(name_of(*op.coll)) : op.op;
   if (!op.buffer.empty()) j["buffer"] = op.buffer;
