@@ -31,7 +31,7 @@ std::string scenario_file(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("cli programs: the verdict says what it covered, in text and JSON") {
-  auto p2p = collscope("run " + lesson("13-send-recv.json"));
+  auto p2p = collscope("run " + lesson("19-pipeline-parallel.json"));
   CHECK(p2p.code == 0);
   CHECK_MESSAGE(p2p.out.find("  verified: no expectation: the run only matched its schedule\n") != std::string::npos, p2p.out);
   auto coll = collscope("run --coll allreduce --ranks 4 --count 8 --json");

@@ -131,3 +131,34 @@ TEST_CASE("compute reads: FSDP's forward pass starts after its all-gathered para
     }
   }
 }
+
+TEST_CASE("compute reads: tensor parallelism's backward pass starts after the all-reduce of its input") {
+  // Two data-parallel copies of four-way tensor parallelism: the partial outputs of the
+  // row-parallel layer are all-reduced in each tensor-parallel part; the backward pass
+  // reads the result. Blocking, and with a request and its wait.
+  for (const char* request : {"", R"(, "request": "tp_sum")"}) {
+    const std::string wait = std::string(request).empty() ? "" : R"({"op": "wait", "request": "tp_sum"},)";
+    const std::string text = program_text(8, R"("y": {"count": 512, "init": "rank"}, "dx": {"count": 8})", R"J(
+      {"op": "compute", "ranks": "rank % 4 == 1", "duration_us": 800, "label": "forward (slow shard)", "writes": "y"},
+      {"op": "compute", "ranks": "rank % 4 != 1", "duration_us": 100, "label": "forward", "writes": "y"},
+      {"op": "allreduce", "buffer": "y", "group": "tp", "algorithm": "ring")J" + std::string(request) + R"J(},
+      )J" + wait + R"J(
+      {"op": "compute", "duration_us": 100, "label": "backward", "reads": "y", "writes": "dx"})J",
+                                          R"(, "groups": {"tp": {"split": "rank / 4"}})", "float32");
+    CAPTURE(text);
+    const ProgramRun p = run_program(text);
+    CHECK_MESSAGE(p.outcome.verified(), verdict_text(p.outcome));
+    const Schedule& s = p.schedule;
+    for (std::int32_t r = 0; r < 8; ++r) {
+      double last_write = -1, backward = -1;
+      for (const auto& e : p.outcome.record.transfers) {
+        const Transfer& t = s.steps[static_cast<std::size_t>(e.step)].transfers[static_cast<std::size_t>(e.transfer)];
+        if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == 0) last_write = std::max(last_write, e.t1_us);
+        if (t.action == Action::compute && t.dst.rank == r && t.reads >= 0) backward = e.t0_us;
+      }
+      REQUIRE(last_write >= 0);
+      REQUIRE(backward >= 0);
+      CHECK(backward >= last_write);
+    }
+  }
+}

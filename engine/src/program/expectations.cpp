@@ -42,9 +42,15 @@ class ExpectResolver {
     return l;
   }
 
+  // Parsed once, evaluated for every rank and block (the key: the text's address, a
+  // field of the scenario).
+  mutable std::unordered_map<const std::string*, Result<Expression>> parsed_;
+
   Result<std::int64_t> value(const std::string& text, const Env& env, const ExpectSpec& e, const std::string& key,
                              const std::string& pointer) const {
-    auto x = Expression::parse(text);
+    auto it = parsed_.find(&text);
+    if (it == parsed_.end()) it = parsed_.emplace(&text, Expression::parse(text)).first;
+    const Result<Expression>& x = it->second;
     if (!x) {
       Error err = x.error();
       err.where = loc(e, key, pointer);

@@ -196,6 +196,7 @@ std::string verdict_scope(const Schedule& s) {
     std::string name;
     std::int32_t index = 0;
     std::int32_t parts = 0;
+    bool native = false;  // the library's own collective: only its values are checked
   };
   std::vector<Entry> calls;
   bool program_steps = false;
@@ -206,9 +207,10 @@ std::string verdict_scope(const Schedule& s) {
       continue;
     }
     const std::string name(name_of(c.args.coll));
+    const bool native = s.steps[static_cast<std::size_t>(c.first_step)].native;
     auto it = std::find_if(calls.begin(), calls.end(),
                            [&](const Entry& e) { return e.name == name && e.index == c.program_index; });
-    if (it == calls.end()) calls.push_back({name, c.program_index, 1});
+    if (it == calls.end()) calls.push_back({name, c.program_index, 1, native});
     else ++it->parts;
   }
   std::vector<std::string> parts;
@@ -216,8 +218,9 @@ std::string verdict_scope(const Schedule& s) {
     parts.push_back("postconditions of " + std::to_string(calls.size()) + " collective calls");
   } else {
     for (const Entry& e : calls)
-      parts.push_back("postcondition of " + e.name + " (call " + std::to_string(e.index) +
-                      (e.parts > 1 ? ", " + std::to_string(e.parts) + " parts" : "") + ")");
+      parts.push_back((e.native ? "definition of " : "postcondition of ") + e.name + " (call " +
+                      std::to_string(e.index) + (e.parts > 1 ? ", " + std::to_string(e.parts) + " parts" : "") +
+                      (e.native ? ", values only" : "") + ")");
   }
   if (!s.expect.empty()) {
     std::vector<std::string> names;
