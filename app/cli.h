@@ -33,6 +33,7 @@ struct RunFlags {
   bool json = false;
   bool dry_run = false;
   bool explain = false;
+  std::string ops;                  // --ops all|N: a program's ops shown per rank ("" = 16, or all with --explain)
   std::string trace;
   std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
   double timeout_s = kDefaultTimeoutSeconds;  // abort a run in which no rank finishes a step for this long

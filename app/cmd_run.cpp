@@ -1,5 +1,6 @@
 // `collscope run`: lower, verify, execute, check, report.
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,9 @@ std::uint64_t moved_bytes(const Schedule& s) {
 void print_explain(const Schedule& s) {
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
     const auto& st = s.steps[k];
+    const Call& c = s.calls[static_cast<std::size_t>(st.call)];
+    if (static_cast<std::int32_t>(k) == c.first_step && !c.group.empty())
+      std::cout << "  call " << c.program_index << ", " << group_text(c) << ":\n";
     std::cout << "  step " << k << "  [" << st.phase << "]  " << st.caption << "  ("
               << st.transfers.size() << " transfers, " << human_bytes(static_cast<double>(step_bytes(s, st)))
               << ")\n";
@@ -72,7 +76,7 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
                      {"steps", c.num_steps}});
       continue;
     }
-    arr.push_back({{"collective", name_of(c.args.coll)},
+    nlohmann::ordered_json call = {{"collective", name_of(c.args.coll)},
                    {"algorithm", c.algorithm},
                    {"auto_picked", c.auto_picked},
                    {"count", c.args.count},
@@ -81,26 +85,56 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
                    {"in_place", c.args.in_place},
                    {"first_step", c.first_step},
                    {"steps", c.num_steps},
-                   {"caption", c.caption}});
+                   {"caption", c.caption}};
+    if (!c.group.empty()) {
+      call["group"] = c.group;
+      if (c.part >= 0) call["part"] = c.part;
+      call["ranks"] = c.args.world_rank;
+    }
+    arr.push_back(std::move(call));
   }
   return arr;
+}
+
+// With --json, an error that stops the run before it starts is also one JSON object on
+// stdout, so that a script reading it learns why. In a job (`job`) every process says
+// what stopped it and process 0 reports.
+int run_error(const RunFlags& f, const Error& e, bool job = false) {
+  if (f.json && (!job || processes::reporting())) {
+    nlohmann::ordered_json j;
+    j["verified"] = false;
+    j["error"] = {{"id", e.id},   {"message", e.message},    {"hint", e.hint},
+                  {"file", e.where.file}, {"line", e.where.line}, {"col", e.where.col},
+                  {"pointer", e.where.pointer}, {"exit", static_cast<int>(e.exit)}};
+    std::cout << j.dump(2) << "\n";
+  }
+  return job ? input_error_in_job(e) : report_error(e);
 }
 
 int run_here(const RunFlags& f) {
   // Several processes (the mpi backend): each prepares the same run; process 0 reports.
   const bool job = capabilities_of(f.backend).multi_process && !f.dry_run;
   if (job) quiet_in_job();
+  std::size_t ops_shown = f.explain ? SIZE_MAX : 16;  // a program's ops per rank in the text report
+  if (f.ops == "all") {
+    ops_shown = SIZE_MAX;
+  } else if (!f.ops.empty()) {
+    if (f.ops.size() > 9 || f.ops.find_first_not_of("0123456789") != std::string::npos)
+      return run_error(f, make_error("cli.usage", "--ops \"" + f.ops + "\" is neither all nor a number",
+                                     "give --ops all, or how many ops to show per rank, e.g. --ops 40"), job);
+    ops_shown = static_cast<std::size_t>(std::stoul(f.ops));
+  }
   auto scenario = load_for_run(f);
-  if (!scenario) return job ? input_error_in_job(scenario.error()) : report_error(scenario.error());
-  if (auto st = check_run_outputs(f); !st) return job ? input_error_in_job(st.error()) : report_error(st.error());
+  if (!scenario) return run_error(f, scenario.error(), job);
+  if (auto st = check_run_outputs(f); !st) return run_error(f, st.error(), job);
   // The model this run is predicted with (machine.h), named in the report; `auto`
   // picks with it too, so the pick and the prediction agree.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), scenario->dtype, user_config_dir());
-  if (!machine) return job ? input_error_in_job(machine.error()) : report_error(machine.error());
+  if (!machine) return run_error(f, machine.error(), job);
   LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
   lowering.machine = &*machine;
   auto schedule_r = lower_scenario(*scenario, lowering);
-  if (!schedule_r) return job ? input_error_in_job(schedule_r.error()) : report_error(schedule_r.error());
+  if (!schedule_r) return run_error(f, schedule_r.error(), job);
   const Schedule& s = *schedule_r;
   if (job)
     if (auto code = self_launch(s.ranks, f.hostfile)) return *code;
@@ -108,7 +142,7 @@ int run_here(const RunFlags& f) {
   RunMode mode = RunMode::fast;
   if (f.mode == "observable") mode = RunMode::observable;
   else if (f.mode != "fast")
-    return report_error(make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
+    return run_error(f, make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
   const double predicted = predict(s, *machine, mode == RunMode::fast).us;
 
   Status symbolic = ok_status();
@@ -123,7 +157,7 @@ int run_here(const RunFlags& f) {
     o.mode = mode;
     o.snapshot_budget = f.run_record.empty() ? 0 : f.snapshot_budget;  // the command line shows no snapshots
     if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
-      return report_error(make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
+      return run_error(f, make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
                                      "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
     o.timeout_s = f.timeout_s;
     o.failure_record_path = failure_record_path(f);  // a completed run's is written below, after the trace
@@ -132,7 +166,7 @@ int run_here(const RunFlags& f) {
       const Fault& fault = scenario->faults[i];
       if (fault.step >= static_cast<std::int32_t>(s.steps.size())) {
         Location where = i < scenario->fault_where.size() ? scenario->fault_where[i] : Location{};
-        return report_error(make_error("scenario.out_of_range",
+        return run_error(f, make_error("scenario.out_of_range",
                                        "fault step " + std::to_string(fault.step) + " is beyond the last step (" +
                                            std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) + ")",
                                        "`collscope run --explain` lists the steps", where));
@@ -141,13 +175,13 @@ int run_here(const RunFlags& f) {
     }
     for (const auto& text : f.faults) {
       auto fault = parse_fault(text);
-      if (!fault) return report_error(fault.error());
+      if (!fault) return run_error(f, fault.error());
       if (fault->rank >= s.ranks)
-        return report_error(make_error("cli.bad_fault", "--fault names rank " + std::to_string(fault->rank) +
+        return run_error(f, make_error("cli.bad_fault", "--fault names rank " + std::to_string(fault->rank) +
                                                             " but the world has " + std::to_string(s.ranks) + " ranks",
                                        "use a rank in 0.." + std::to_string(s.ranks - 1)));
       if (fault->step >= static_cast<std::int32_t>(s.steps.size()))
-        return report_error(make_error("cli.bad_fault", "--fault names step " + std::to_string(fault->step) +
+        return run_error(f, make_error("cli.bad_fault", "--fault names step " + std::to_string(fault->step) +
                                                             " but the schedule has " + std::to_string(s.steps.size()) +
                                                             " steps",
                                        "use a step in 0.." + std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) +
@@ -155,23 +189,24 @@ int run_here(const RunFlags& f) {
       o.faults.push_back(*fault);
     }
     auto out = execute(s, scenario_init(*scenario), o);
-    if (!out) return report_error(out.error());
+    if (!out) return run_error(f, out.error());
     if (!f.run_record.empty() && (!job || processes::reporting()))  // the window's child run
-      if (auto st = view::write_run_file(f.run_record, *out); !st) return report_error(st.error());
+      if (auto st = view::write_run_file(f.run_record, *out); !st) return run_error(f, st.error());
     symbolic = out->symbolic;
     numeric = out->numeric;
     record = std::move(out->record);
     executed = true;
     if (!f.trace.empty() && (!job || processes::reporting()))
-      if (auto st = write_trace(f.trace, s, record); !st) return report_error(st.error());
+      if (auto st = write_trace(f.trace, s, record); !st) return run_error(f, st.error());
     if (!f.flight_record.empty() && !record.flight.ranks.empty() && (!job || processes::reporting()))
-      if (auto st = write_flight_record(f.flight_record, record.flight); !st) return report_error(st.error());
+      if (auto st = write_flight_record(f.flight_record, record.flight); !st) return run_error(f, st.error());
   }
   const bool verified = symbolic.ok() && numeric.wrong == 0;
 
   if (f.json) {
     nlohmann::ordered_json j;
     j["verified"] = verified;
+    j["covers"] = verdict_scope(s);  // what "verified" means here
     j["wrong"] = numeric.wrong;
     j["steps"] = s.steps.size();
     j["backend"] = f.backend;
@@ -206,14 +241,15 @@ int run_here(const RunFlags& f) {
         std::cout << "  point-to-point: steps " << c.first_step << ".." << c.first_step + c.num_steps - 1 << "\n";
         continue;
       }
-      std::cout << "  call " << c.program_index << ": " << name_of(c.args.coll) << " count " << c.args.count;
+      std::cout << "  call " << c.program_index << (c.group.empty() ? "" : " (" + group_text(c) + ")") << ": "
+                << name_of(c.args.coll) << " count " << c.args.count;
       if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
       if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
       std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
                 << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
     }
     if (f.explain) print_explain(s);
-    print_program(s, executed ? &record : nullptr, f.explain);
+    print_program(s, executed ? &record : nullptr, f.explain || f.ops == "all", ops_shown);
     std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
               << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
     std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
@@ -224,7 +260,7 @@ int run_here(const RunFlags& f) {
                 << (numeric.wrong ? " - " + numeric.message() : std::string()) << "\n";
     if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
     if (!f.flight_record.empty() && executed) std::cout << "  flight record written to " << f.flight_record << "\n";
-    std::cout << (verified ? "  verified\n" : "  NOT VERIFIED\n");
+    std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s) << (verified ? "\n" : ")\n");
   }
   return verified ? 0 : 1;
 }

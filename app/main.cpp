@@ -59,6 +59,7 @@ int run(int argc, char** argv) {
   run->add_option("--trace", rf.trace, "write a Chrome/Perfetto trace to this file");
   run->add_flag("--dry-run", rf.dry_run, "lower and verify symbolically, do not execute");
   run->add_flag("--explain", rf.explain, "print every step's phase and caption");
+  run->add_option("--ops", rf.ops, "a program's ops shown per rank: all, or a number (default 16; all with --explain)");
   run->add_option("--fault", rf.faults,
                   "inject a fault RANK:STEP:KIND[:MS], KIND = delay (stall MS ms), corrupt (flip a bit it sends), "
                   "crash (the rank dies) or hang (it never arrives); repeatable");

@@ -34,6 +34,28 @@ std::string label(const OpRecord& op) {
   return t;
 }
 
+// Every rank's records in program order: the ops of a custom algorithm's body right
+// after the call they implement (depth 1).
+struct Row {
+  std::size_t record;
+  int depth;
+};
+std::vector<std::vector<Row>> program_order(const Schedule& s) {
+  std::vector<std::vector<std::size_t>> kids(s.ops.size());
+  for (std::size_t i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].parent >= 0 && static_cast<std::size_t>(s.ops[i].parent) < s.ops.size())
+      kids[static_cast<std::size_t>(s.ops[i].parent)].push_back(i);
+  std::vector<std::vector<Row>> out(static_cast<std::size_t>(s.ranks));
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const OpRecord& op = s.ops[i];
+    if (op.parent >= 0 || op.rank < 0 || op.rank >= s.ranks) continue;
+    auto& rows = out[static_cast<std::size_t>(op.rank)];
+    rows.push_back({i, 0});
+    for (std::size_t k : kids[i]) rows.push_back({k, 1});
+  }
+  return out;
+}
+
 double origin_of(const std::vector<OpTiming>& times) {
   double o = 0;
   bool any = false;
@@ -44,41 +66,44 @@ double origin_of(const std::vector<OpTiming>& times) {
 
 }  // namespace
 
-void print_program(const Schedule& s, const RunRecord* record, bool all) {
+void print_program(const Schedule& s, const RunRecord* record, bool all_ranks, std::size_t ops_shown) {
   if (s.ops.empty()) return;
   const auto times = record ? op_timings(s, *record) : std::vector<OpTiming>{};
   const double origin = origin_of(times);
   constexpr std::int32_t kRanksShown = 8;
-  constexpr std::size_t kOpsShown = 16;
-  std::vector<std::vector<std::size_t>> per_rank(static_cast<std::size_t>(s.ranks));
-  for (std::size_t i = 0; i < s.ops.size(); ++i) per_rank[static_cast<std::size_t>(s.ops[i].rank)].push_back(i);
+  const auto per_rank = program_order(s);
   std::cout << "  program, per rank (every op completed):\n";
   for (std::int32_t r = 0; r < s.ranks; ++r) {
     const auto& ops = per_rank[static_cast<std::size_t>(r)];
-    if (!all && r >= kRanksShown) {
-      std::cout << "    ... ranks " << kRanksShown << ".." << s.ranks - 1 << " not shown (use --explain)\n";
+    if (!all_ranks && r >= kRanksShown) {
+      std::cout << "    ... ranks " << kRanksShown << ".." << s.ranks - 1 << " not shown (use --ops all)\n";
       break;
     }
     std::int32_t last = -1;
-    for (std::size_t i : ops) last = std::max(last, s.ops[i].last_step);
+    for (const Row& row : ops) last = std::max(last, s.ops[row.record].last_step);
     std::cout << "    rank " << r << ": " << ops.size() << " ops" << (last >= 0 ? ", done after step " + std::to_string(last) : "")
               << "\n";
     for (std::size_t n = 0; n < ops.size(); ++n) {
-      if (!all && n == kOpsShown) {
-        std::cout << "      ... " << ops.size() - kOpsShown << " more\n";
+      if (n == ops_shown) {
+        std::cout << "      ... " << ops.size() - ops_shown << " more (use --ops all)\n";
         break;
       }
-      const OpRecord& op = s.ops[ops[n]];
-      char line[512];
+      const std::size_t i = ops[n].record;
+      const OpRecord& op = s.ops[i];
       std::string when;
-      if (!times.empty() && times[ops[n]].timed) {
+      if (!times.empty() && times[i].timed) {
         char t[64];
-        std::snprintf(t, sizeof t, "%.1f..%.1f us", times[ops[n]].t0_us - origin, times[ops[n]].t1_us - origin);
+        std::snprintf(t, sizeof t, "%.1f..%.1f us", times[i].t0_us - origin, times[i].t1_us - origin);
         when = t;
       }
-      std::snprintf(line, sizeof line, "      %-10s %-48s %-12s %s\n", label(op).c_str(), op.text.c_str(),
-                    steps_text(op).c_str(), when.c_str());
-      std::cout << line;
+      // (Texts can be long: the line is built as a string, not in a fixed buffer.)
+      std::string name = std::string(static_cast<std::size_t>(2 * ops[n].depth), ' ') + label(op);
+      std::string text = op.text;
+      name.resize(std::max<std::size_t>(name.size(), 10), ' ');
+      text.resize(std::max<std::size_t>(text.size(), 48), ' ');
+      std::string steps = steps_text(op);
+      steps.resize(std::max<std::size_t>(steps.size(), 12), ' ');
+      std::cout << "      " << name << " " << text << " " << steps << " " << when << "\n";
     }
   }
 }
@@ -87,16 +112,20 @@ nlohmann::ordered_json program_json(const Schedule& s, const RunRecord* record) 
   const auto times = record ? op_timings(s, *record) : std::vector<OpTiming>{};
   const double origin = origin_of(times);
   auto ranks = nlohmann::ordered_json::array();
+  const auto per_rank = program_order(s);
   for (std::int32_t r = 0; r < s.ranks; ++r) {
     auto ops = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    std::int64_t call_at = -1;  // position of the last op with a body
+    for (const Row& row : per_rank[static_cast<std::size_t>(r)]) {
+      const std::size_t i = row.record;
       const OpRecord& op = s.ops[i];
-      if (op.rank != r) continue;
+      if (row.depth == 0) call_at = static_cast<std::int64_t>(ops.size());
       nlohmann::ordered_json j;
       j["op"] = op.op;
       j["text"] = op.text;
       j["pointer"] = op.pointer;
       if (op.iteration >= 0) j["iteration"] = op.iteration;
+      if (row.depth > 0) j["in"] = call_at;  // an op of the body of the op at this position
       j["first_step"] = op.first_step;
       j["last_step"] = op.last_step;
       if (!times.empty() && times[i].timed) {

@@ -9,8 +9,9 @@
 
 namespace collscope::app {
 
-// Prints per-rank progress (all ranks when `all`, else the first few and a summary).
-void print_program(const Schedule& s, const RunRecord* record, bool all);
+// Prints per-rank progress: every rank when `all_ranks` (else the first few and a
+// summary), at most `ops` ops of each (then how many more), in program order.
+void print_program(const Schedule& s, const RunRecord* record, bool all_ranks, std::size_t ops);
 // Per rank: its ops with steps and, when `record` is given, per-op timings.
 nlohmann::ordered_json program_json(const Schedule& s, const RunRecord* record);
 

@@ -45,7 +45,7 @@ std::int64_t integer_of(const json::Value& v) {
     return i.status == json::IntegerValue::Status::ok && !i.negative ? i.value : INT64_MAX;
   }
   if (v.is_string()) {
-    auto e = program::Expression::parse(v.text);
+    auto e = scenario::Expression::parse(v.text);
     if (!e || !e->is_constant()) return 0;  // depends on rank or size: bounded by ranks
     auto x = e->eval({});
     return x ? *x : 0;

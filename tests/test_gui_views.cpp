@@ -421,6 +421,7 @@ TEST_CASE("gui views: caption of a step and of the end") {
   CHECK(c.predicted_us > 0);
   CHECK(c.measured_us >= 0);
   CHECK(c.verified);
+  CHECK(c.verdict.rfind("verified: postcondition of allreduce (call 0) (", 0) == 0);
   auto end = build_caption(*run, static_cast<std::int32_t>(run->schedule.steps.size()));
   CHECK(end.position.rfind("done", 0) == 0);
   // Every prediction names its model: here this machine's cpu model.
@@ -524,6 +525,7 @@ TEST_CASE("gui views: a program step's caption names its point-to-point ops in p
   REQUIRE(run.ok());
   auto c = build_caption(**run, 0);
   CHECK(c.call == "call 1 of 1: point-to-point (isend, compute, irecv)");  // rank by rank
+  CHECK(c.verdict.rfind("verified: expectations on tensor (", 0) == 0);
   // The isend (op 0) is told before the compute span (op 2) that shares its step.
   CHECK(c.caption.find("starts sending") < c.caption.find("works on something else"));
 }
@@ -667,4 +669,20 @@ TEST_CASE("gui views: a GIF of frames, in one palette, that reads back as so man
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().id == "gui.gif_unavailable");
 #endif
+}
+
+TEST_CASE("gui views: a split group's call names its part, and its captions speak world ranks") {
+  auto sc = parse_scenario(R"({"version": 1, "ranks": 8, "dtype": "int32", "buffers": {"g": {"count": 4, "init": "rank"}},
+    "groups": {"tp": {"split": "rank / 4"}},
+    "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "flat", "caption": "tensor parallel"}]})",
+                           "split.json");
+  REQUIRE(sc.ok());
+  auto run = run_lesson(*sc, "cpu", 256ull << 20);
+  REQUIRE(run.ok());
+  const Schedule& s = (*run)->schedule;
+  REQUIRE(s.calls.size() == 2);
+  const auto c = build_caption(**run, s.calls[1].first_step);
+  CHECK_MESSAGE(c.call.find("call 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, part 1: ranks 4-7") == 0, c.call);
+  CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos, c.caption);
+  CHECK(c.verdict.find("postcondition of allreduce (call 0, 2 parts)") != std::string::npos);
 }

@@ -10,6 +10,8 @@
 
 #include "collscope/run.h"
 #include "collscope/scenario.h"
+#include "collscope/verify.h"
+#include "ir/deps.h"
 
 using namespace collscope;
 
@@ -112,5 +114,37 @@ TEST_CASE("lessons: every lesson survives the round trip through to_json") {
         CHECK(x[t].action == y[t].action);
       }
     }
+  }
+}
+
+TEST_CASE("lessons: DDP overlap and FSDP prefetch start collectives with a request, compute meanwhile, and say what must hold") {
+  for (const char* name : {"25-ddp-overlap.json", "26-fsdp-prefetch.json"}) {
+    CAPTURE(name);
+    auto s = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name);
+    REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));
+    auto sched = lower_scenario(*s);
+    REQUIRE(sched.ok());
+    CHECK(verify_symbolic(*sched).ok());
+    CHECK(verdict_scope(*sched).find("expectations on ") != std::string::npos);
+    // Some collective returns at once, and a later compute span of the same rank does
+    // not wait for the lanes that move its data: they overlap.
+    const auto deps = dataflow::compute_deps(*sched);
+    const std::int32_t R = sched->ranks;
+    bool async = false, overlaps = false;
+    for (const auto& op : sched->ops) {
+      if (op.rank != 0 || !(op.spans_steps && op.order == OpOrder::nonblocking)) continue;
+      async = true;
+      for (const auto& later : sched->ops) {
+        if (later.rank != 0 || later.op != "compute" || later.first_step <= op.first_step ||
+            later.first_step > op.last_step + 1 || later.first_step < 0)
+          continue;
+        bool waits = false;
+        for (const auto& d : deps[static_cast<std::size_t>(R)][static_cast<std::size_t>(later.first_step)])
+          waits = waits || (d.rank < R && d.step >= op.first_step);
+        overlaps = overlaps || !waits;
+      }
+    }
+    CHECK(async);
+    CHECK(overlaps);
   }
 }

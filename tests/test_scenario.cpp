@@ -289,17 +289,17 @@ TEST_CASE("scenario error: scenario.unknown_key") {
   Error e = parse_error(text, "scenarios/x.json");
   CHECK(e.id == "scenario.unknown_key");
   CHECK(e.message == "unknown key \"rot\" (did you mean \"root\"?)");
-  CHECK(e.hint == "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks");
+  CHECK(e.hint == "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks, request");
   check_where(e, 10, 6, "/program/3");
   CHECK(e.format() ==
         "error[scenario.unknown_key] scenarios/x.json:10:6 /program/3: unknown key \"rot\" (did you mean \"root\"?)\n"
-        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks");
+        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks, request");
 
   // Nothing close: no guess, the valid keys in the hint.
   Error top = parse_error("{\"version\": 1, \"colour\": \"red\", \"ranks\": 2, \"program\": []}");
   CHECK(top.id == "scenario.unknown_key");
   CHECK(top.message == "unknown key \"colour\"");
-  CHECK(top.hint == "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program, faults");
+  CHECK(top.hint == "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program, expect, faults");
   check_where(top, 1, 16, "");
 
   Error rank = parse_error("{\"version\": 1, \"rank\": 2, \"program\": []}");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collscope/verify.h"
+
 namespace collscope::view {
 
 CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
@@ -13,8 +15,8 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   c.verified = run.outcome.verified();
   if (!run.outcome.symbolic.ok()) c.verdict = "symbolic check failed: " + run.outcome.symbolic.error().format();
   else if (run.outcome.numeric.wrong > 0) c.verdict = "numeric check failed: " + run.outcome.numeric.message();
-  else c.verdict = "verified: every element matches the reference (" + std::to_string(run.outcome.numeric.checked) +
-                   " checked)";
+  else c.verdict = "verified: " + verdict_scope(s) + " (" + std::to_string(run.outcome.numeric.checked) +
+                   " elements checked)";
   if (n == 0) {
     c.position = "no steps";
     return c;
@@ -35,6 +37,7 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
               ", " + std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
     if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
     if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
+    if (!call.group.empty()) c.call += ", " + group_text(call);
   }
   if (!call.caption.empty()) c.call += " - " + call.caption;
   if (applied >= n) {

@@ -60,6 +60,9 @@ class StepBuilder {
   // Number of steps emitted so far for this call (the current one included if non-empty).
   std::int32_t steps_emitted() const;
 
+  // How a caption names group rank r: "rank 4 (tp rank 0)" on a group, "rank 0" otherwise.
+  std::string rank_name(std::int32_t r) const;
+
  private:
   void close_step();
   Schedule& s_;
@@ -127,8 +130,9 @@ std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::in
 
 // Appends the steps of one collective call to `schedule` (scratch buffers included;
 // the final division of `avg` included). `algorithm` may be "auto".
-// `tuner` is what `auto` prices with (nullptr: the cpu model's defaults).
+// `tuner` is what `auto` prices with (nullptr: the cpu model's defaults); `group` names
+// the group the call runs on (args.world_rank), for its captions.
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption = {},
-                  std::int32_t program_index = 0, const Machine* tuner = nullptr);
+                  std::int32_t program_index = 0, const Machine* tuner = nullptr, std::string group = {});
 
 }  // namespace collscope

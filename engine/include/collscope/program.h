@@ -18,7 +18,8 @@ struct OpTiming {
 };
 
 // One entry per Schedule::ops entry. A point-to-point, local or compute op is timed by
-// its own transfers; a collective by every transfer of its call that touches the rank.
+// its own transfers; a collective or a written step by every transfer of its steps that
+// touches the rank.
 std::vector<OpTiming> op_timings(const Schedule& s, const RunRecord& r);
 
 }  // namespace collscope

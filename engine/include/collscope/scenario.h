@@ -55,6 +55,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collscope/backend.h"
@@ -115,8 +116,35 @@ struct TransferSpec {
   std::map<std::string, Location> field_where;
 };
 
+// What a program entry does. The reader sets it once from "op" (code that builds a
+// scenario leaves the default: a collective), and every part of the program layer
+// dispatches on it.
+enum class ProgramOpKind : std::uint8_t {
+  collective, send, recv, isend, irecv, wait, compute, copy, accumulate, repeat, step
+};
+
+// The names of the ops a program has besides the collectives, with their kinds.
+inline constexpr std::pair<std::string_view, ProgramOpKind> kProgramOps[] = {
+    {"send", ProgramOpKind::send},       {"recv", ProgramOpKind::recv},     {"isend", ProgramOpKind::isend},
+    {"irecv", ProgramOpKind::irecv},     {"wait", ProgramOpKind::wait},     {"compute", ProgramOpKind::compute},
+    {"copy", ProgramOpKind::copy},       {"accumulate", ProgramOpKind::accumulate},
+    {"repeat", ProgramOpKind::repeat},   {"step", ProgramOpKind::step}};
+
+// A message: send, recv, isend or irecv.
+inline bool is_message(ProgramOpKind k) {
+  return k == ProgramOpKind::send || k == ProgramOpKind::recv || k == ProgramOpKind::isend || k == ProgramOpKind::irecv;
+}
+// The sending end of a message.
+inline bool is_send(ProgramOpKind k) { return k == ProgramOpKind::send || k == ProgramOpKind::isend; }
+// isend and irecv: return at once, with a request.
+inline bool is_nonblocking_message(ProgramOpKind k) { return k == ProgramOpKind::isend || k == ProgramOpKind::irecv; }
+// Ops that every member of a communicator enters together: collectives and written steps.
+inline bool is_sync(ProgramOpKind k) { return k == ProgramOpKind::collective || k == ProgramOpKind::step; }
+
 struct ProgramOp {
-  std::string op;                    // "allreduce", "scatter", "send", "repeat", ...
+  using Kind = ProgramOpKind;
+  Kind kind = Kind::collective;
+  std::string op;                    // as written: "allreduce", "scatter", "send", "repeat", ...
   std::optional<Collective> coll;    // set for collective calls
   std::string buffer;                // in place: the one buffer
   std::string send, recv;            // out of place
@@ -134,12 +162,13 @@ struct ProgramOp {
   std::string peer;               // send/isend "to", recv/irecv "from" (an expression)
   std::string offset;             // send/recv family: slice of "buffer" (expressions)
   std::string count_expr;
-  std::string request;            // isend/irecv: the request's name
+  std::string request;            // isend/irecv, and a collective that returns at once: the request's name
   std::vector<std::string> requests;  // wait
   std::optional<DType> dtype;     // send/recv family: the element type it declares
   std::uint32_t duration_us = 0;  // compute
   std::string label;              // compute
   SliceSpec src, dst;             // copy, accumulate (dst also: what a compute writes)
+  std::vector<SliceSpec> reads;   // compute: the slices it reads
   std::string times, var;         // repeat: "times" iterations with variable "var"
   std::vector<ProgramOp> body;    // repeat; a collective with "algorithm": "custom"
   std::string phase;              // step
@@ -157,6 +186,31 @@ struct GroupSpec {
   Location where;
 };
 
+// What must hold at the end of the program ("expect"), on the buffers of every rank
+// `ranks` selects: elements [offset, offset + count) of `buffer` hold literal `values`,
+// or (`holds`) a copy of a rank's input slice, or a reduction over ranks of one input
+// element by element. With `block`, the statement is made for every block of that many
+// elements, with `b` the block's index in its expressions. Expressions use rank (the
+// rank whose buffer is checked), size and b.
+//
+//   {"buffer": "y", "ranks": [0], "values": [6, 6, 6, 6]}
+//   {"buffer": "out", "block": 4, "holds": {"rank": "b", "buffer": "x", "offset": "4 * rank"}}
+//   {"buffer": "grad", "holds": {"reduce_op": "sum", "buffer": "grad", "over": "dp"}}
+struct ExpectSpec {
+  RankSelector ranks;                 // whose buffers; "all" when empty
+  std::string buffer, offset, count;  // the slice; count "" = to the end (values: their number)
+  std::string block;                  // holds: one statement per block of this many elements
+  std::vector<double> values;         // literal values, the same on every selected rank
+  bool holds = false;
+  std::string from_rank;              // holds a copy of this rank's input ("": a reduction)
+  std::string from_buffer, from_offset;
+  ReduceOp reduce_op = ReduceOp::sum;
+  RankSelector over;                  // a reduction over these ranks ("all" when empty), or
+  std::string over_group;             // over the part of this group that holds the checked rank
+  Location where;
+  std::map<std::string, Location> field_where;  // of each key present ("holds/rank" for nested ones)
+};
+
 struct Scenario {
   int version = 1;
   std::string title;
@@ -166,6 +220,7 @@ struct Scenario {
   std::vector<BufferSpec> buffers;
   std::vector<GroupSpec> groups;
   std::vector<ProgramOp> program;
+  std::vector<ExpectSpec> expect;  // what must hold at the end (checked by both checks)
   // Faults injected on purpose ("faults": [{"rank": 1, "step": 2, "kind": "delay", "ms": 50}]),
   // for lessons about stragglers, crashes, hangs and corrupted data.
   std::vector<Fault> faults;

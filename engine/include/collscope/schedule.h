@@ -12,13 +12,15 @@
 //              while the data arrives, so the sum needs no earlier local copy),
 //              or scale (dst = dst / divisor, local, used to finish `avg`)
 //              or compute (a labelled span of work on one rank: moves no data, but
-//              counts as writing its slice, so what reads that slice waits for it)
+//              counts as writing its slice and reading the slices it names, so the
+//              dependencies order it like an op that touches them)
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "collscope/result.h"
 #include "collscope/types.h"
 
 namespace collscope {
@@ -47,6 +49,13 @@ struct Transfer {
   std::uint32_t duration_us = 0;  // only for Action::compute
   std::int32_t label = -1;        // only for Action::compute: index into Schedule::labels
   Loc aux;                        // only for Action::reduce_copy: the second operand
+  std::int32_t reads = -1;        // only for Action::compute: index into Schedule::reads (-1: none)
+};
+
+// A slice of one rank's buffer.
+struct Slice {
+  Loc at;
+  std::uint64_t count = 0;
 };
 
 struct Step {
@@ -112,7 +121,22 @@ struct Call {
   std::int32_t first_step = 0;
   std::int32_t num_steps = 0;
   std::int32_t program_index = 0;  // position in the scenario's program
+  // A call on a group: its name, and for a split which part (0, 1, ... in the order of
+  // their lowest ranks; -1 for a list). Its ranks are args.world_rank.
+  std::string group;
+  std::int32_t part = -1;
 };
+
+// "group tp, part 1: ranks 4-7", "group pair: ranks 0, 1"; "" for a call on every rank.
+std::string group_text(const Call& c);
+// "rank 4 (tp rank 0)" for group rank 0 of a call on group tp whose rank 0 is world
+// rank 4; "rank 4" for a call on every rank.
+std::string rank_text(const Call& c, std::int32_t group_rank);
+
+// How an op orders the ops after it on its rank (MPI's rule, ir/deps.h): a blocking
+// op holds back everything after it; a non-blocking one (isend, irecv, a collective
+// with a request) does not, until the wait that completes it.
+enum class OpOrder : std::uint8_t { blocking, nonblocking, wait };
 
 // One op of one rank's program, and when it ran: the matcher's record of program
 // order, for per-rank progress and per-op timings.
@@ -126,6 +150,35 @@ struct OpRecord {
   std::int32_t call = -1;  // a collective: its call
   // Point-to-point, local and compute ops: the (step, transfer) pairs it owns.
   std::vector<std::pair<std::int32_t, std::int32_t>> transfers;
+  // Program order. Records of a rank are in program order, except that the ops of a
+  // custom algorithm's body come after the program's and name the call's record on
+  // their rank as `parent`.
+  OpOrder order = OpOrder::blocking;
+  // A collective or a written step owns every transfer of its steps that touches its
+  // rank, instead of the `transfers` listed above.
+  bool spans_steps = false;
+  std::vector<std::int32_t> completes;  // a wait: the records of the non-blocking ops it completed
+  std::int32_t parent = -1;             // an op of a custom algorithm's body: its call's record
+};
+
+// What the scenario expects at the end of the run ("expect", scenario.h), resolved for
+// one rank: elements [offset, offset + count) of `buf` on `rank` hold
+//   values:    the given values,
+//   copy:      from_rank's input element from_offset + i of from_buf (element i of the slice),
+//   reduction: the reduction with `op` over the ranks `over` of input from_buf[from_offset + i].
+// Inputs are the buffers as the program started. Both checks judge them: the symbolic
+// one on the contribution sets of the whole program, the numeric one on the values.
+struct Expectation {
+  enum class Kind : std::uint8_t { values, copy, reduction };
+  Kind kind = Kind::values;
+  std::int32_t rank = 0, buf = 0;
+  std::uint64_t offset = 0, count = 0;
+  std::vector<double> values;
+  std::int32_t from_buf = 0, from_rank = 0;
+  std::uint64_t from_offset = 0;
+  std::vector<std::int32_t> over;  // sorted world ranks
+  ReduceOp op = ReduceOp::sum;
+  std::int32_t spec = 0;           // its entry in the scenario's "expect"
 };
 
 // How much of each rank's buffer one slice of a sliced algorithm covers (the
@@ -139,7 +192,12 @@ struct Schedule {
   std::vector<Call> calls;
   std::vector<Step> steps;
   std::vector<std::string> labels;  // compute span labels
+  // What compute spans read (Transfer::reads): they move no data, but wait for the last
+  // writes of these slices, and later writes of them wait for the span.
+  std::vector<std::vector<Slice>> reads;
   std::vector<OpRecord> ops;        // empty for programs of collectives only
+  std::vector<Expectation> expect;  // the scenario's "expect", rank by rank
+  std::vector<Location> expect_where;  // per "expect" entry: where it is written ("/expect/0")
   // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
   // no slices (LowerOptions, scenario.h).
   std::uint64_t slice_bytes = kCacheSliceBytes;

@@ -14,6 +14,7 @@
 
 #include "collscope/collective.h"
 #include "collscope/result.h"
+#include "collscope/run.h"
 #include "collscope/schedule.h"
 
 namespace collscope {
@@ -31,11 +32,25 @@ Status check_bounds(const Schedule& s);
 // rank, buffer and element.
 Status verify_call_symbolic(const Schedule& s, std::int32_t call);
 
-// Bounds + conflicts + every call's postcondition.
+// Bounds + conflicts + every call's postcondition + the scenario's expectations.
 Status verify_symbolic(const Schedule& s);
 // The same, with `d` standing in for the descriptor of d.coll: lets a test break a
 // postcondition on purpose and show that the numeric check still catches a wrong schedule.
 Status verify_symbolic(const Schedule& s, const CollectiveDescriptor& d);
+
+// The scenario's expectations (Schedule::expect), on the contribution sets of the
+// whole program from its inputs. Error id "verify.expectation", naming the rank, the
+// element, what it holds and what the expectation says. Literal values are left to the
+// numeric side.
+Status check_expectations_symbolic(const Schedule& s);
+// The same expectations on the values a backend left (`got`, every user buffer) against
+// the inputs the run started from. Counts every wrong element, like compare_numeric.
+NumericReport check_expectations_numeric(const Schedule& s, const HostMemory& got, const HostMemory& inputs);
+
+// What "verified" covers for this schedule, in words: "postcondition of allreduce
+// (call 2); expectations on y and out", or "no expectation: the run only matched its
+// schedule" for a program of point-to-point steps without any.
+std::string verdict_scope(const Schedule& s);
 
 // ---------------------------------------------------------------------------
 // Contribution sets, for views that colour cells by the ranks whose data they hold.
@@ -48,11 +63,29 @@ struct Contribution {
   std::vector<std::int32_t> ranks;
 };
 
+// A run of elements and what they hold: elements [start, end) of the slice asked for,
+// element i holding input element base + (i - start) of every term's buffer, from every
+// rank of the term.
+struct HeldRun {
+  std::uint64_t start = 0, end = 0;  // relative to the slice
+  std::vector<Contribution> terms;   // index: the base, at `start`
+  bool initialised = true;           // false: scratch space nothing wrote
+  std::uint32_t divisions = 0;       // how many times an average divided it
+  // False when the sets cannot tell what it holds: an input counted twice, or data
+  // combined after an average (possible only in a whole-program state).
+  bool exact = true;
+  std::int32_t last_step = -1;       // the step that last wrote it (-1: never written)
+};
+
 // Symbolic state of one call, advanced step by step.
 class SymbolicState {
  public:
   // `descriptor`: whose postcondition to check (null: the call's collective's own).
   SymbolicState(const Schedule& s, std::int32_t call, const CollectiveDescriptor* descriptor = nullptr);
+  // The whole schedule from the program's inputs, every call after the other; where an
+  // input would be counted twice the element is marked inexact instead of failing.
+  struct WholeProgram {};
+  SymbolicState(const Schedule& s, WholeProgram);
   ~SymbolicState();
   SymbolicState(const SymbolicState&) = delete;
   SymbolicState& operator=(const SymbolicState&) = delete;
@@ -63,6 +96,8 @@ class SymbolicState {
   bool done() const;
   // What element `index` of `buf` on `rank` holds now.
   std::vector<Contribution> contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
+  // What elements [offset, offset + count) of `buf` on `rank` hold now, run by run.
+  std::vector<HeldRun> held(std::int32_t rank, std::int32_t buf, std::uint64_t offset, std::uint64_t count) const;
   // After the last step: checks the call's postcondition.
   Status check_postcondition() const;
 

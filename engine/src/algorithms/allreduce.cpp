@@ -78,7 +78,7 @@ void allreduce_flat(StepBuilder& b) {
   // Phase 1, fan-in: rank 0 adds one buffer per step (every step writes the same place).
   // The first one it adds to its own input, writing the sum into its output.
   for (std::int32_t r = 1; r < n; ++r) {
-    b.begin_step("fan-in", step_of(r, n - 1) + "rank 0 adds the buffer of " + rank_name(r) + "; " +
+    b.begin_step("fan-in", step_of(r, n - 1) + b.rank_name(0) + " adds the buffer of " + b.rank_name(r) + "; " +
                                std::to_string(r + 1) + " of " + std::to_string(n) + " inputs are in");
     if (r == 1)
       b.reduce_copy(b.in(1), b.in(0), b.out(0), count);
@@ -87,7 +87,8 @@ void allreduce_flat(StepBuilder& b) {
   }
 
   // Phase 2, fan-out: rank 0 sends the finished sum to everyone at once.
-  b.begin_step("fan-out", "rank 0 sends the finished sum to each of the other " + plural(n - 1, "rank") + " at once");
+  b.begin_step("fan-out",
+               b.rank_name(0) + " sends the finished sum to each of the other " + plural(n - 1, "rank") + " at once");
   for (std::int32_t r = 1; r < n; ++r) b.copy(b.out(0), b.out(r), count);
 }
 
@@ -107,7 +108,7 @@ void allreduce_tree(StepBuilder& b) {
   // which adds it, building its own sum in its output from its first child on. A leaf
   // hands up its bare input.
   binomial_tree_up(
-      b, rounds, n, "rank 0", [&](std::int32_t c) { return has_children(c) ? b.out(c) : b.in(c); },
+      b, rounds, n, b.rank_name(0), [&](std::int32_t c) { return has_children(c) ? b.out(c) : b.in(c); },
       [&](std::int32_t p) { return b.out(p); }, [&](std::int32_t p) { return b.in(p); });
 
   // Phase 2, down the tree (largest distance first): rank 0's finished sum is copied

@@ -66,7 +66,7 @@ void broadcast_flat(StepBuilder& b) {
   const std::int32_t root = b.root();
   if (n == 1) return single_rank(b);
 
-  b.begin_step("fan-out", "the root (" + rank_name(root) + ") sends its whole buffer to each of the other " +
+  b.begin_step("fan-out", "the root (" + b.rank_name(root) + ") sends its whole buffer to each of the other " +
                               plural(n - 1, "rank") + " at once");
   root_local_copy(b);
   for (std::int32_t r = 0; r < n; ++r)
@@ -137,9 +137,9 @@ void broadcast_chain(StepBuilder& b) {
 
     std::string caption = step_of(t + 1, total);
     if (first == last) {
-      caption += rank_name(absolute_rank(static_cast<std::int32_t>(first), root, n)) + " sends chunk " +
+      caption += b.rank_name(absolute_rank(static_cast<std::int32_t>(first), root, n)) + " sends chunk " +
                  std::to_string(t - first + 1) + " of " + std::to_string(c_count) + " to " +
-                 rank_name(absolute_rank(static_cast<std::int32_t>(first + 1), root, n));
+                 b.rank_name(absolute_rank(static_cast<std::int32_t>(first + 1), root, n));
     } else {
       caption += "chunks " + std::to_string(t - last + 1) + " to " + std::to_string(t - first + 1) + " of " +
                  std::to_string(c_count) + " each move one rank down the chain (" + std::to_string(last - first + 1) +

@@ -171,7 +171,6 @@ inline std::string step_of(std::int64_t k, std::int64_t total) {
 }
 
 // "rank 5"
-inline std::string rank_name(std::int32_t r) { return "rank " + std::to_string(r); }
 
 // ---------------------------------------------------------------------------
 // Moving runs of blocks

@@ -84,7 +84,7 @@ void append_average(StepBuilder& b) {
 }  // namespace
 
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption,
-                  std::int32_t program_index, const Machine* tuner) {
+                  std::int32_t program_index, const Machine* tuner, std::string group) {
   std::string name(algorithm);
   const bool picked = name == "auto" || name.empty();
   if (picked) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
@@ -111,6 +111,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
   call.auto_picked = picked;
   call.caption = std::move(caption);
   call.program_index = program_index;
+  call.group = std::move(group);
   call.first_step = static_cast<std::int32_t>(schedule.steps.size());
 
   if (native) {

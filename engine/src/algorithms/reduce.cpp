@@ -43,7 +43,7 @@ void reduce_flat(StepBuilder& b) {
   // first rank's input).
   for (std::int32_t k = 1; k < n; ++k) {
     const std::int32_t r = absolute_rank(k, root, n);
-    b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + rank_name(root) + ") adds the buffer of " + rank_name(r) +
+    b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + b.rank_name(root) + ") adds the buffer of " + b.rank_name(r) +
                                "; " + std::to_string(k + 1) + " of " + std::to_string(n) + " inputs are in");
     if (k == 1)
       b.reduce_copy(b.in(r), b.in(root), b.out(root), b.count());
@@ -107,7 +107,7 @@ void reduce_ring(StepBuilder& b) {
   }
 
   // Phase 2, gather: every rank sends its finished block to the root.
-  b.begin_step("gather", "every other rank sends its finished block to the root (" + rank_name(root) +
+  b.begin_step("gather", "every other rank sends its finished block to the root (" + b.rank_name(root) +
                              "), which now holds the whole result");
   for (std::int32_t r = 0; r < n; ++r) {
     if (r == root) continue;

@@ -134,7 +134,7 @@ void scatter_flat(StepBuilder& b) {
   if (c == 0) return;
   if (n == 1) return single_rank(b);
 
-  b.begin_step("fan-out", "the root (" + rank_name(root) + ") sends each of the other " + plural(n - 1, "rank") +
+  b.begin_step("fan-out", "the root (" + b.rank_name(root) + ") sends each of the other " + plural(n - 1, "rank") +
                               " its own block directly, all at once");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
@@ -186,7 +186,7 @@ void gather_flat(StepBuilder& b) {
   if (n == 1) return single_rank(b);
 
   b.begin_step("fan-in", "each of the other " + plural(n - 1, "rank") + " sends its block straight to the root (" +
-                             rank_name(root) + "), which puts block k at position k");
+                             b.rank_name(root) + "), which puts block k at position k");
   root_keeps_own_block(b);
   for (std::int32_t r = 0; r < n; ++r)
     if (r != root) b.copy(b.in(r), b.out(root, at_block(r, c)), c);
@@ -270,11 +270,11 @@ void scatter_chain(StepBuilder& b) {
     const std::int32_t injected = n - s;  // position whose block the root sends now
     std::string caption = step_of(s, total);
     if (s < total) {
-      caption += "the root (" + rank_name(root) + ") sends the block for " + rank_name(chain.rank_at(injected)) +
+      caption += "the root (" + b.rank_name(root) + ") sends the block for " + b.rank_name(chain.rank_at(injected)) +
                  " down the chain";
       if (s > 1) caption += "; " + plural(s - 1, "rank") + agree(s - 1, " passes", " pass") + " on what arrived last";
     } else {
-      caption += "the root (" + rank_name(root) + ") sends " + rank_name(chain.rank_at(1)) + " its block";
+      caption += "the root (" + b.rank_name(root) + ") sends " + b.rank_name(chain.rank_at(1)) + " its block";
       if (s > 1) caption += ", and every other rank passes the block it holds on to its owner";
     }
     b.begin_step("chain", caption);
@@ -306,7 +306,7 @@ void gather_chain(StepBuilder& b) {
       caption += "every rank but the root sends its own block one rank nearer the root along the chain";
     else
       caption += plural(links, "rank") + agree(links, " passes on the block it", " pass on the blocks they") +
-                 " got last; the root (" + rank_name(root) + ") receives the block of " + rank_name(chain.rank_at(s));
+                 " got last; the root (" + b.rank_name(root) + ") receives the block of " + b.rank_name(chain.rank_at(s));
     b.begin_step("chain", caption);
     if (s == 1) root_keeps_own_block(b);
     for (std::int32_t i = 0; i < links; ++i) {

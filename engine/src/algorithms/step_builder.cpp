@@ -95,6 +95,13 @@ void StepBuilder::scale(Loc dst, std::uint64_t count, std::uint32_t divisor) {
   s_.steps.back().transfers.push_back(Transfer{dst, dst, count, Action::scale, divisor});
 }
 
+std::string StepBuilder::rank_name(std::int32_t r) const {
+  // Captions speak in world ranks; on a group they add the group rank.
+  if (call_ >= 0 && static_cast<std::size_t>(call_) < s_.calls.size())
+    return rank_text(s_.calls[static_cast<std::size_t>(call_)], r);
+  return "rank " + std::to_string(world_of(args_, r));
+}
+
 std::int32_t StepBuilder::steps_emitted() const {
   return static_cast<std::int32_t>(s_.steps.size()) - first_step_;
 }

@@ -10,10 +10,16 @@
 // A dependency is "lane q has completed step j", with j relative to the current
 // iteration (negative: a step of the previous iteration, for repeated runs).
 //
+// Program order comes on top of the data: a rank's ops complete in the order MPI
+// defines (OpRecord::order). Every transfer an op owns waits until the rank's earlier
+// blocking ops, and the non-blocking ones it has waited for, have completed, whichever
+// lanes ran them; a non-blocking op holds nothing back until its wait. A schedule
+// without op records (collectives only) is a sequence of blocking calls on their members.
+//
 // Lanes: lane r (0 <= r < ranks) is rank r's thread, which does the rank's transfers.
 // When the schedule has compute spans, lane ranks + r is rank r's compute thread: a
-// rank computes while its communication goes on (like a GPU's compute stream beside
-// its communication stream), and only what reads the slice a span writes waits for it.
+// rank computes while its earlier non-blocking messages and collectives move (like a
+// GPU's compute stream beside its communication stream).
 #pragma once
 
 #include <cstdint>

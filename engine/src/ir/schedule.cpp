@@ -43,6 +43,27 @@ Error make_error(std::string id, std::string message, std::string hint, Location
   return Error{std::move(id), std::move(message), std::move(hint), std::move(where), exit};
 }
 
+std::string group_text(const Call& c) {
+  if (c.group.empty()) return "";
+  std::string t = "group " + c.group + (c.part >= 0 ? ", part " + std::to_string(c.part) : std::string()) + ": ";
+  const auto& w = c.args.world_rank;
+  if (w.empty()) return t + "every rank";
+  bool run = w.size() > 2;
+  for (std::size_t i = 1; i < w.size(); ++i) run = run && w[i] == w[i - 1] + 1;
+  if (run) return t + "ranks " + std::to_string(w.front()) + "-" + std::to_string(w.back());
+  t += w.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < w.size(); ++i) t += (i ? ", " : "") + std::to_string(w[i]);
+  return t;
+}
+
+std::string rank_text(const Call& c, std::int32_t group_rank) {
+  const auto& w = c.args.world_rank;
+  const std::int32_t world =
+      group_rank >= 0 && static_cast<std::size_t>(group_rank) < w.size() ? w[static_cast<std::size_t>(group_rank)] : group_rank;
+  if (c.group.empty() || w.empty()) return "rank " + std::to_string(world);
+  return "rank " + std::to_string(world) + " (" + c.group + " rank " + std::to_string(group_rank) + ")";
+}
+
 std::string program_op_label(const std::string& pointer) {
   // "/program/3/body/1" -> "op 3.1"
   std::string out = "op ";

@@ -28,7 +28,12 @@ std::string slice_text(const Schedule& sched, const Region& r) {
 
 class Expander {
  public:
-  Expander(const Scenario& s, std::vector<OpRecord>& records) : s_(s), records_(records) {
+  Expander(const Scenario& s, std::vector<OpRecord>& records, const Frame& frame)
+      : s_(s), records_(records), frame_(frame) {
+    members_ = frame.members;
+    if (members_.empty())
+      for (std::int32_t r = 0; r < s.ranks; ++r) members_.push_back(r);
+    size_ = static_cast<std::int32_t>(members_.size());
     for (std::size_t i = 0; i < s.buffers.size(); ++i) buffer_.emplace(s.buffers[i].name, static_cast<std::int32_t>(i));
     names_.buffers.reserve(s.buffers.size());
     for (const auto& b : s.buffers) names_.buffers.push_back(BufferDecl{b.name, b.count, b.scratch});
@@ -39,9 +44,9 @@ class Expander {
     // the limits fails before it allocates millions of instances. Other errors are left
     // to the real walk, which reports the first one in program order.
     count_only_ = true;
-    for (std::int32_t r = 0; r < s_.ranks; ++r) {
-      rank_ = r;
-      Env env = {{"rank", r}, {"size", s_.ranks}};
+    for (std::int32_t g = 0; g < size_; ++g) {
+      enter(g);
+      Env env = {{"rank", g}, {"size", size_}};
       if (auto st = walk(ops, pointer, env, -1); !st) {
         if (over_limit_) return st.error();
         break;
@@ -51,9 +56,9 @@ class Expander {
     total_ = visits_ = 0;
 
     x_.ranks.resize(static_cast<std::size_t>(s_.ranks));
-    for (std::int32_t r = 0; r < s_.ranks; ++r) {
-      rank_ = r;
-      Env env = {{"rank", r}, {"size", s_.ranks}};
+    for (std::int32_t g = 0; g < size_; ++g) {
+      enter(g);
+      Env env = {{"rank", g}, {"size", size_}};
       if (auto st = walk(ops, pointer, env, -1); !st) return st.error();
     }
     if (auto st = align(); !st) return st.error();
@@ -63,8 +68,19 @@ class Expander {
  private:
   const Scenario& s_;
   std::vector<OpRecord>& records_;
+  const Frame& frame_;
+  std::vector<std::int32_t> members_;  // the frame's world ranks, in group order
+  std::int32_t size_ = 0;              // the frame's size: `size` in expressions
   Expansion x_;
-  std::int32_t rank_ = 0;
+  std::int32_t rank_ = 0;   // the world rank being walked
+  std::int32_t grank_ = 0;  // its rank in the frame: `rank` in expressions
+  std::string who_;         // "rank 5", or "rank 5 (tp rank 1)" in a group's body
+
+  void enter(std::int32_t g) {
+    grank_ = g;
+    rank_ = members_[static_cast<std::size_t>(g)];
+    who_ = rank_text(frame_, rank_, grank_);
+  }
   std::uint64_t total_ = 0;
   std::uint64_t visits_ = 0;
   bool count_only_ = false;  // the first walk: counts instances, builds nothing
@@ -107,17 +123,38 @@ class Expander {
     auto v = e->eval(env);
     if (!v) {
       Error err = v.error();
-      err.message += " on rank " + std::to_string(rank_);
+      err.message += " on " + who_;
       err.where = loc(op, key, pointer);
       return err;
     }
     return *v;
   }
 
+  // A label or caption with its expressions evaluated ("F{mb}" -> "F2").
+  mutable std::unordered_map<const std::string*, Result<scenario::TextTemplate>> templates_;
+  Result<std::string> render(const std::string& text, const Env& env, const ProgramOp& op, const std::string& key,
+                             const std::string& pointer) const {
+    if (text.find_first_of("{}") == std::string::npos) return text;
+    auto it = templates_.find(&text);
+    if (it == templates_.end()) it = templates_.emplace(&text, scenario::TextTemplate::parse(text)).first;
+    if (!it->second) {
+      Error err = it->second.error();
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    auto out = it->second->render(env);
+    if (!out) {
+      Error err = out.error();
+      err.where = loc(op, key, pointer);
+      return err;
+    }
+    return out;
+  }
+
   Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
-    if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), rank_) != sel.list.end();
+    if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), grank_) != sel.list.end();
     if (sel.text.empty() || sel.text == "all") return true;
-    if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return rank_ >= a && rank_ <= b;
+    if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return grank_ >= a && grank_ <= b;
     auto v = value(sel.text, env, op, "ranks", pointer);
     if (!v) return v.error();
     return *v != 0;
@@ -163,7 +200,7 @@ class Expander {
                                        : " needs " + name + "[" + std::to_string(o) + ".." + end + ") but rank " +
                                              std::to_string(rank_) + "'s " + name + " holds " + std::to_string(have) +
                                              " elements";
-      return make_error("scenario.buffer_too_small", op.op + " on rank " + std::to_string(rank_) + what,
+      return make_error("scenario.buffer_too_small", op.op + " on " + who_ + what,
                         "check the offset and count, or give " + name + " more elements", loc(op, at, pointer));
     }
     r.offset = static_cast<std::uint64_t>(o);
@@ -188,6 +225,10 @@ class Expander {
     rec.text = std::move(text);
     rec.pointer = in.pointer;
     rec.iteration = env.size() > 2 ? static_cast<std::int32_t>(env.back().second) : -1;
+    const bool nonblocking = ((in.kind == Kind::send || in.kind == Kind::recv) && !in.blocking) ||
+                             (in.kind == Kind::sync && !in.request.empty());
+    rec.order = in.kind == Kind::wait ? OpOrder::wait : nonblocking ? OpOrder::nonblocking : OpOrder::blocking;
+    rec.spans_steps = in.kind == Kind::sync;
     in.iteration = rec.iteration;
     in.where_text = where_text(in.pointer, env);
     in.record = static_cast<std::int32_t>(records_.size());
@@ -224,12 +265,13 @@ class Expander {
 
   Status one(const ProgramOp& op, const std::string& p, Env& env) {
     if (auto st = visit(op, p); !st) return st;
-    if (op.op == "repeat") {
+    using K = ProgramOp::Kind;
+    if (op.kind == K::repeat) {
       auto n = value(op.times, env, op, "times", p);
       if (!n) return n.error();
       if (*n < 0 || static_cast<std::uint64_t>(*n) > kMaxInstances)
-        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on rank " +
-                                                       std::to_string(rank_) + " is out of range",
+        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on " + who_ +
+                                                       " is out of range",
                           "repeat 0 to " + std::to_string(kMaxInstances) + " times", loc(op, "times", p));
       const std::string body = p + "/body";
       for (std::int64_t i = 0; i < *n; ++i) {
@@ -250,54 +292,72 @@ class Expander {
       if (!chosen) return chosen.error();
       if (!*chosen) return ok_status();
     }
-    if (op.coll || op.op == "step") return sync_op(op, p, env, std::move(in));
+    if (is_sync(op.kind)) return sync_op(op, p, env, std::move(in));
 
     auto chosen = selected(op.ranks, env, op, p);
     if (!chosen) return chosen.error();
     if (!*chosen) return ok_status();
+    auto caption = render(op.caption, env, op, "caption", p);
+    if (!caption) return caption.error();
+    in.caption = std::move(*caption);
+    auto label = render(op.label, env, op, "label", p);
+    if (!label) return label.error();
+    in.label = std::move(*label);
 
-    if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
-      const bool sends = op.op == "send" || op.op == "isend";
+    if (is_message(op.kind)) {
+      const bool sends = is_send(op.kind);
       in.kind = sends ? Kind::send : Kind::recv;
-      in.blocking = op.op[0] != 'i';
+      in.blocking = !is_nonblocking_message(op.kind);
       const char* key = sends ? "to" : "from";
       auto peer = value(op.peer, env, op, key, p);
       if (!peer) return peer.error();
-      if (*peer < 0 || *peer >= s_.ranks)
+      if (*peer < 0 || *peer >= size_)
         return make_error("program.bad_value",
-                          op.op + " on rank " + std::to_string(rank_) + (sends ? " goes to rank " : " comes from rank ") +
-                              std::to_string(*peer) + ", outside 0.." + std::to_string(s_.ranks - 1),
-                          "check the expression for every rank that runs this op", loc(op, key, p));
-      in.peer = static_cast<std::int32_t>(*peer);
+                          op.op + " on " + who_ + (sends ? " goes to " : " comes from ") +
+                              (frame_.group.empty() ? "rank " : frame_.group + " rank ") + std::to_string(*peer) +
+                              ", outside 0.." + std::to_string(size_ - 1),
+                          frame_.group.empty() ? "check the expression for every rank that runs this op"
+                                               : "inside a custom algorithm on group " + frame_.group +
+                                                     ", rank, size and peers are the group's: check the expression",
+                          loc(op, key, p));
+      const auto peer_g = static_cast<std::int32_t>(*peer);
+      in.peer = members_[static_cast<std::size_t>(peer_g)];
       auto reg = region(op.buffer, op.offset, op.count_expr, env, op, "buffer", p);
       if (!reg) return reg.error();
       in.region = *reg;
       in.request = op.request;
-      std::string text = op.op + " " + slice_text(names_, in.region) + (sends ? " to rank " : " from rank ") +
-                         std::to_string(in.peer) + (in.request.empty() ? "" : " as " + in.request);
+      std::string text = op.op + " " + slice_text(names_, in.region) + (sends ? " to " : " from ") +
+                         rank_text(frame_, in.peer, peer_g) + (in.request.empty() ? "" : " as " + in.request);
       return add(std::move(in), env, std::move(text));
     }
-    if (op.op == "wait") {
+    if (op.kind == K::wait) {
       in.kind = Kind::wait;
       in.requests = op.requests;
       std::string text = "wait";
       for (const auto& r : op.requests) text += " " + r;
       return add(std::move(in), env, std::move(text));
     }
-    if (op.op == "compute") {
+    if (op.kind == K::compute) {
       in.kind = Kind::compute;
       if (!op.dst.buffer.empty()) {
         auto reg = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "writes", p);
         if (!reg) return reg.error();
         in.region = *reg;
       }
-      std::string text = "compute " + (op.label.empty() ? std::string() : "\"" + op.label + "\" ") +
+      for (const SliceSpec& sl : op.reads) {
+        auto reg = region(sl.buffer, sl.offset, sl.count, env, op, "reads", p);
+        if (!reg) return reg.error();
+        in.reads.push_back(*reg);
+      }
+      std::string text = "compute " + (in.label.empty() ? std::string() : "\"" + in.label + "\" ") +
                          std::to_string(op.duration_us) + " us";
+      for (std::size_t i = 0; i < in.reads.size(); ++i)
+        text += (i ? ", " : " reading ") + slice_text(names_, in.reads[i]);
       if (in.region.buf >= 0) text += " writing " + slice_text(names_, in.region);
       return add(std::move(in), env, std::move(text));
     }
     // copy, accumulate
-    in.kind = op.op == "copy" ? Kind::copy : Kind::accumulate;
+    in.kind = op.kind == K::copy ? Kind::copy : Kind::accumulate;
     auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
     if (!src) return src.error();
     // The destination takes the source's count unless it gives its own.
@@ -306,7 +366,7 @@ class Expander {
     if (!dst) return dst.error();
     if (dst->count != src->count)
       return make_error("program.size_mismatch",
-                        op.op + " on rank " + std::to_string(rank_) + " reads " + std::to_string(src->count) +
+                        op.op + " on " + who_ + " reads " + std::to_string(src->count) +
                             " elements but writes " + std::to_string(dst->count),
                         "give \"src\" and \"dst\" the same count", loc(op, "dst", p));
     in.src = *src;
@@ -319,7 +379,7 @@ class Expander {
 
   // The counting walk: whether this rank runs `op` (not a repeat), and nothing else.
   Status count_one(const ProgramOp& op, const std::string& p, const Env& env) {
-    if (op.coll || op.op == "step") {
+    if (is_sync(op.kind)) {
       for (const auto& g : s_.groups)
         if (g.name == op.group && g.split.empty() && std::find(g.ranks.begin(), g.ranks.end(), rank_) == g.ranks.end())
           return ok_status();  // not in the group
@@ -337,10 +397,12 @@ class Expander {
     std::string comm = op.group;
     for (std::size_t i = 2; i < env.size(); ++i) key += "#" + std::to_string(env[i].second);
     const GroupSpec* group = nullptr;
+    std::int32_t part = -1;
     for (const auto& g : s_.groups)
       if (g.name == op.group) group = &g;
     if (!group) {
-      for (std::int32_t r = 0; r < s_.ranks; ++r) members.push_back(r);
+      members = members_;  // the world, or the body's call
+      comm = frame_.comm;
     } else if (group->split.empty()) {
       members = group->ranks;
       if (std::find(members.begin(), members.end(), rank_) == members.end()) return ok_status();  // not in the group
@@ -352,10 +414,36 @@ class Expander {
         if ((*colors)[static_cast<std::size_t>(r)] == mine) members.push_back(r);
       key += "@" + std::to_string(mine);
       comm += "@" + std::to_string(mine);
+      // Parts are numbered in the order of their lowest ranks.
+      std::vector<std::int64_t> seen;
+      for (const std::int64_t c : *colors)
+        if (std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+      part = static_cast<std::int32_t>(std::find(seen.begin(), seen.end(), mine) - seen.begin());
     }
+    // Inside a custom algorithm, a collective on a group runs on ranks of the call the
+    // body implements: the others do not run the body.
+    if (group && !frame_.members.empty())
+      for (const std::int32_t m : members)
+        if (std::find(members_.begin(), members_.end(), m) == members_.end())
+          return make_error("scenario.bad_call",
+                            op.op + " on group " + op.group + " inside this custom algorithm includes rank " +
+                                std::to_string(m) + " (with " + who_ + "), which is not a member of the call it implements",
+                            "use a group whose parts lie inside the call's ranks, e.g. a split of the same ranks",
+                            loc(op, "group", p));
     auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
     if (fresh) {
       Sync sy;
+      // One caption for every member: the loop variables and size, not rank.
+      Env shared = {{"size", size_}};
+      shared.insert(shared.end(), env.begin() + 2, env.end());
+      auto caption = render(op.caption, shared, op, "caption", p);
+      if (!caption) return caption.error();
+      auto phase = render(op.phase, shared, op, "phase", p);
+      if (!phase) return phase.error();
+      sy.caption = std::move(*caption);
+      sy.phase = std::move(*phase);
+      if (group) sy.group = group->name;
+      sy.part = part;
       sy.op = &op;
       sy.pointer = p;
       sy.where_text = where_text(p, env);
@@ -366,12 +454,14 @@ class Expander {
     }
     in.kind = Kind::sync;
     in.sync = it->second;
+    in.request = op.request;
     std::string text = op.op;
     if (op.coll) {
       if (!op.buffer.empty()) text += " " + op.buffer;
       if (!op.send.empty()) text += " " + op.send + " -> " + op.recv;
       if (group) text += " on group " + op.group;
       if (!op.algorithm.empty() && op.algorithm != "auto") text += " (" + op.algorithm + ")";
+      if (!op.request.empty()) text += " as " + op.request;
     } else if (!op.phase.empty()) {
       text += " \"" + op.phase + "\"";
     }
@@ -391,7 +481,7 @@ class Expander {
     const ProgramOp& op = *sy.op;
     if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + program_op_label(sy.pointer) + ")", false};
     scenario::CallResolver resolver(s_);
-    auto a = resolver.resolve(op, program_index(sy.pointer), op.group.empty() ? std::vector<std::int32_t>{} : sy.members);
+    auto a = resolver.resolve(op, program_index(sy.pointer), sy.members);
     if (!a) return a.error();
     std::string t = op.op;
     if (!op.buffer.empty()) t += " " + op.buffer;
@@ -523,9 +613,15 @@ class Expander {
 }  // namespace
 
 Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
-                         std::vector<OpRecord>& records) {
-  Expander e(s, records);
+                         std::vector<OpRecord>& records, const Frame& frame) {
+  Expander e(s, records, frame);
   return e.run(ops, pointer);
+}
+
+std::string rank_text(const Frame& f, std::int32_t world, std::int32_t group_rank) {
+  std::string t = "rank " + std::to_string(world);
+  if (!f.group.empty()) t += " (" + f.group + " rank " + std::to_string(group_rank) + ")";
+  return t;
 }
 
 }  // namespace collscope::program

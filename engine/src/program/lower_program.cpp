@@ -25,6 +25,7 @@ Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options) {
   // Steps the program wrote itself may break the conflict rule: that is its race.
   if (auto st = check_bounds(sched); !st) return st.error();
   if (auto st = check_conflicts(sched); !st) return st.error();
+  if (auto st = resolve_expectations(s, sched); !st) return st.error();
   return sched;
 }
 

@@ -72,6 +72,7 @@ Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) 
       return scenario::too_many_transfers_error(where);
     }
   }
+  if (auto st = program::resolve_expectations(s, schedule); !st) return st.error();
   return schedule;
 }
 

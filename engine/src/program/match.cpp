@@ -33,10 +33,14 @@ struct Message {
   bool moved = false;
 };
 
+// A pending non-blocking op: an isend/irecv's message, or a collective called with a
+// request. `touches` are the slices it reads (false) or writes (true) until its wait.
 struct Request {
   std::string name;
-  std::int32_t inst = -1;  // the isend/irecv instance
-  std::int32_t msg = -1;
+  std::int32_t inst = -1;  // the op's instance
+  std::int32_t msg = -1;   // isend/irecv
+  std::int32_t sync = -1;  // a collective
+  std::vector<std::pair<Region, bool>> touches;
 };
 
 struct RankState {
@@ -103,7 +107,7 @@ class Matcher {
   std::vector<std::int32_t> ready_;  // matched messages that have not moved
   std::vector<std::int32_t> arrived_;
   std::set<std::int32_t> complete_;  // syncs every member reached, not emitted yet
-  std::vector<const ProgramOp*> op_of_record_;  // record -> its op, see op_of
+  std::vector<const Instance*> instance_of_record_;  // record -> its instance, see instance_of
   std::size_t counted_steps_ = 0;   // steps whose transfers are in transfers_
   std::uint64_t transfers_ = 0;
   std::vector<char> done_;
@@ -165,16 +169,10 @@ class Matcher {
             break;  // complete
           }
           if (auto s = check_race(r, in, in.region, in.kind == Kind::recv); !s) return s.error();
-          for (const Request& q : st.pending)
-            if (q.name == in.request)
-              return make_error("program.request_reused",
-                                who(r, in) + " reuses request name \"" + in.request + "\" while " +
-                                    who(r, inst(r, static_cast<std::size_t>(q.inst))) + " is still pending",
-                                "wait for \"" + in.request + "\" first, or give this request another name",
-                                where(in, "request"));
+          if (auto s = check_reuse(r, in); !s) return s.error();
           auto m = post(r, st.pc);
           if (!m) return m.error();
-          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m});
+          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m, -1, {{in.region, in.kind == Kind::recv}}});
           st.completed.erase(in.request);
           did = true;
           break;
@@ -196,13 +194,14 @@ class Matcher {
           }
           const bool all_moved = std::all_of(in.requests.begin(), in.requests.end(), [&](const std::string& name) {
             for (const Request& q : st.pending)
-              if (q.name == name) return msgs_[static_cast<std::size_t>(q.msg)].moved;
+              if (q.name == name) return finished(q);
             return true;
           });
           if (!all_moved) return did;
           for (const auto& name : in.requests) {
             auto it = std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
             st.completed[name] = "the wait of " + in.where_text;
+            rec.completes.push_back(inst(r, static_cast<std::size_t>(it->inst)).record);
             st.pending.erase(it);
           }
           break;
@@ -215,6 +214,8 @@ class Matcher {
           if (in.kind == Kind::accumulate && step_op_ && *step_op_ != in.op->reduce_op) return did;
           if (in.kind != Kind::compute)
             if (auto s = check_race(r, in, in.src, false); !s) return s.error();
+          for (const Region& read : in.reads)
+            if (auto s = check_race(r, in, read, false); !s) return s.error();
           if (auto s = check_race(r, in, in.region, true); !s) return s.error();
           Transfer t;
           if (in.kind == Kind::compute) {
@@ -222,7 +223,16 @@ class Matcher {
             t.src = t.dst = Loc{r, in.region.buf, in.region.offset};
             t.count = in.region.buf >= 0 ? in.region.count : 0;
             t.duration_us = in.op->duration_us;
-            t.label = label_id(in.op->label.empty() ? "compute" : in.op->label);
+            t.label = label_id(in.label.empty() ? "compute" : in.label);
+            if (!in.reads.empty()) {
+              std::vector<Slice> reads;
+              for (const Region& read : in.reads)
+                if (read.count) reads.push_back({Loc{r, read.buf, read.offset}, read.count});
+              if (!reads.empty()) {
+                t.reads = static_cast<std::int32_t>(s_.reads.size());
+                s_.reads.push_back(std::move(reads));
+              }
+            }
           } else {
             t.action = in.kind == Kind::copy ? Action::copy : Action::reduce;
             t.src = Loc{r, in.src.buf, in.src.offset};
@@ -240,12 +250,21 @@ class Matcher {
         case Kind::sync: {
           if (!st.arrived) {
             if (auto s = check_sync_race(r, in); !s) return s.error();
+            if (!in.request.empty())
+              if (auto s = check_reuse(r, in); !s) return s.error();
             st.arrived = true;
             if (++arrived_[static_cast<std::size_t>(in.sync)] ==
                 static_cast<std::int32_t>(x_.syncs[static_cast<std::size_t>(in.sync)].members.size()))
               complete_.insert(in.sync);
             arrivals_[static_cast<std::size_t>(in.sync)].push_back(in.record);
             did = true;
+          }
+          if (!in.request.empty()) {
+            // Called with a request: the rank goes on; its wait completes the call.
+            st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), -1, in.sync, sync_touches(r, in)});
+            st.completed.erase(in.request);
+            st.arrived = false;
+            break;
           }
           if (!done_[static_cast<std::size_t>(in.sync)]) return did;
           st.arrived = false;
@@ -261,32 +280,60 @@ class Matcher {
     return did;
   }
 
+  // Has a pending request's work been done: its message moved, its collective run?
+  bool finished(const Request& q) const {
+    if (q.sync >= 0) return done_[static_cast<std::size_t>(q.sync)] != 0;
+    return msgs_[static_cast<std::size_t>(q.msg)].moved;
+  }
+
   // A buffer must not be touched while a non-blocking op on it is pending (MPI calls
-  // it undefined behaviour): reading is fine next to a pending isend, nothing else is.
+  // it undefined behaviour): reading is fine next to a pending op that only reads it
+  // (an isend, a collective's send buffer), nothing else is.
   Status check_race(std::int32_t r, const Instance& in, const Region& reg, bool write) const {
     if (reg.buf < 0) return ok_status();
-    for (const Request& q : st_[static_cast<std::size_t>(r)].pending) {
-      const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
-      if (!overlaps(p.region, reg)) continue;
-      if (!write && p.kind == Kind::send) continue;
-      return make_error("program.race",
-                        who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
-                            who(r, p) + " is still pending",
-                        "wait for request \"" + q.name + "\" before touching that buffer", where(in));
-    }
+    for (const Request& q : st_[static_cast<std::size_t>(r)].pending)
+      for (const auto& [touched, writes] : q.touches) {
+        if (!overlaps(touched, reg)) continue;
+        if (!write && !writes) continue;
+        const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
+        return make_error("program.race",
+                          who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
+                              who(r, p) + " is still pending",
+                          "wait for request \"" + q.name + "\" before touching that buffer", where(in));
+      }
     return ok_status();
   }
 
-  // A collective reads and writes its whole buffers on every member.
-  Status check_sync_race(std::int32_t r, const Instance& in) const {
+  // A request name must not be reused while the request is pending.
+  Status check_reuse(std::int32_t r, const Instance& in) const {
+    for (const Request& q : st_[static_cast<std::size_t>(r)].pending)
+      if (q.name == in.request)
+        return make_error("program.request_reused",
+                          who(r, in) + " reuses request name \"" + in.request + "\" while " +
+                              who(r, inst(r, static_cast<std::size_t>(q.inst))) + " is still pending",
+                          "wait for \"" + in.request + "\" first, or give this request another name",
+                          where(in, "request"));
+    return ok_status();
+  }
+
+  // A collective reads its send buffer and writes its recv buffer (in place: its one
+  // buffer) on every member, whole.
+  std::vector<std::pair<Region, bool>> sync_touches(std::int32_t r, const Instance& in) const {
+    std::vector<std::pair<Region, bool>> out;
     const ProgramOp& op = *in.op;
     for (const std::string* name : {&op.buffer, &op.send, &op.recv}) {
       if (name->empty()) continue;
       const std::int32_t b = s_.find_buffer(*name);
       if (b < 0) continue;
-      Region whole{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]};
-      if (auto st = check_race(r, in, whole, name != &op.send); !st) return st;
+      out.push_back({Region{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]},
+                     name != &op.send});
     }
+    return out;
+  }
+
+  Status check_sync_race(std::int32_t r, const Instance& in) const {
+    for (const auto& [whole, writes] : sync_touches(r, in))
+      if (auto st = check_race(r, in, whole, writes); !st) return st;
     return ok_status();
   }
 
@@ -407,7 +454,17 @@ class Matcher {
   void flush() {
     const std::int32_t k = step_now();
     cur_.call = program_call(step_op_);
-    cur_.phase = t_.fixed_call >= 0 ? "custom" : "point-to-point";
+    // The phase says what the step does: messages, local copies, compute spans.
+    bool messages = false, local = false, compute = false;
+    for (const Transfer& t : cur_.transfers) {
+      if (t.action == Action::compute) compute = true;
+      else if (t.src.rank == t.dst.rank) local = true;
+      else messages = true;
+    }
+    std::string phase = messages ? "point-to-point" : "";
+    if (local) phase += std::string(phase.empty() ? "" : " + ") + "local";
+    if (compute) phase += std::string(phase.empty() ? "" : " + ") + "compute";
+    cur_.phase = t_.fixed_call >= 0 ? "custom" + (phase.empty() ? std::string() : ": " + phase) : phase;
     // The caption: the ops' own captions where they have one, else what moved.
     std::vector<std::string> parts;
     for (std::size_t i = 0; i < cur_records_.size(); ++i) {
@@ -423,9 +480,9 @@ class Matcher {
     std::unordered_set<std::string> said;
     for (std::int32_t r : seen) {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
-      if (rec.op == "recv" || rec.op == "irecv") continue;  // the send already says it
-      const ProgramOp* op = op_of(r);
-      std::string text = op && !op->caption.empty() ? op->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
+      const Instance* in = instance_of(r);
+      if (in && in->kind == Kind::recv) continue;  // the send already says it
+      std::string text = in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
       if (said.insert(text).second) parts.push_back(std::move(text));
     }
     std::string caption;
@@ -438,18 +495,17 @@ class Matcher {
     cur_owner_.clear();
   }
 
-  const ProgramOp* op_of(std::int32_t record) {
-    if (op_of_record_.empty()) {
-      // Built once: the op of every record this expansion made.
-      op_of_record_.assign(s_.ops.size(), nullptr);
+  const Instance* instance_of(std::int32_t record) {
+    if (instance_of_record_.empty()) {
+      // Built once: the instance of every record this expansion made.
+      instance_of_record_.assign(s_.ops.size(), nullptr);
       for (const auto& list : x_.ranks)
         for (const Instance& in : list)
-          if (in.record >= 0 && static_cast<std::size_t>(in.record) < op_of_record_.size())
-            op_of_record_[static_cast<std::size_t>(in.record)] = in.op;
+          if (in.record >= 0 && static_cast<std::size_t>(in.record) < instance_of_record_.size())
+            instance_of_record_[static_cast<std::size_t>(in.record)] = &in;
     }
-    if (record >= 0 && static_cast<std::size_t>(record) < op_of_record_.size() &&
-        op_of_record_[static_cast<std::size_t>(record)])
-      return op_of_record_[static_cast<std::size_t>(record)];
+    if (record >= 0 && static_cast<std::size_t>(record) < instance_of_record_.size())
+      return instance_of_record_[static_cast<std::size_t>(record)];
     return nullptr;
   }
 
@@ -458,30 +514,34 @@ class Matcher {
     const ProgramOp& op = *sy.op;
     const std::int32_t first = step_now();
     std::int32_t call = -1;
-    if (op.op == "step") {
+    if (op.kind == ProgramOp::Kind::step) {
       auto st = emit_written_step(sy);
       if (!st) return st;
     } else {
-      if (t_.fixed_call >= 0)
-        return make_error("scenario.bad_call", "a custom algorithm cannot call " + op.op + " (" + sy.where_text + ")",
-                          "write its transfers as steps, or call it outside the custom algorithm", sy_where(sy));
       scenario::CallResolver resolver(t_.scenario);
       const auto index = program_index(sy.pointer);
-      const bool world = op.group.empty();
-      auto args = resolver.resolve(op, index, world ? std::vector<std::int32_t>{} : sy.members);
+      auto args = resolver.resolve(op, index, sy.members);
       if (!args) return args.error();
-      if (op.algorithm == "custom") {
-        auto st = emit_custom(sy, *args, index);
+      if (t_.fixed_call >= 0) {
+        // A collective inside a custom algorithm: part of the algorithm.
+        if (auto st = emit_inner(sy, *args, index); !st) return st;
+        call = t_.fixed_call;
+      } else if (op.algorithm == "custom") {
+        auto st = emit_custom(y, *args, index);
         if (!st) return st;
       } else {
-        auto st = lower_call(s_, *args, op.algorithm, op.caption, index, t_.tuner);
+        auto st = lower_call(s_, *args, op.algorithm, sy.caption, index, t_.tuner, sy.group);
         if (!st) {
           Error e = st.error();
           if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
           return e;
         }
       }
-      call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+      if (call < 0) {
+        call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+        s_.calls.back().group = sy.group;
+        s_.calls.back().part = sy.part;
+      }
     }
     done_[static_cast<std::size_t>(y)] = 1;
     const std::int32_t last = step_now() - 1;
@@ -525,10 +585,10 @@ class Matcher {
   Status emit_written_step(const Sync& sy) {
     const ProgramOp& op = *sy.op;
     Step st;
-    st.phase = op.phase.empty() ? "step" : op.phase;
-    st.caption = op.caption;
+    st.phase = sy.phase.empty() ? "step" : sy.phase;
+    st.caption = sy.caption;
     const std::uint64_t room = scenario::kMaxTransfers > transfers_ ? scenario::kMaxTransfers - transfers_ : 0;
-    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room);
+    auto transfers = written_transfers(t_.scenario, s_, op, sy.env, sy.pointer, room, t_.frame);
     if (!transfers) return transfers.error();
     st.transfers = std::move(*transfers);
     st.call = program_call(st.transfers.empty() ? std::nullopt : std::optional<ReduceOp>(sy.op->reduce_op));
@@ -537,22 +597,80 @@ class Matcher {
     return ok_status();
   }
 
+  // A collective called inside a custom algorithm's body (a hierarchical all-reduce: a
+  // reduce-scatter on each node, an all-reduce across nodes, an all-gather on each node)
+  // lowers with its algorithm, but its steps are steps of the custom call: the outer
+  // collective's postcondition and definition judge them all together.
+  Status emit_inner(const Sync& sy, const CollArgs& args, std::int32_t index) {
+    const ProgramOp& op = *sy.op;
+    const Call& outer = s_.calls[static_cast<std::size_t>(t_.fixed_call)];
+    const std::string outer_name(name_of(outer.args.coll));
+    if (op.algorithm == kNativeAlgorithm)
+      return make_error("scenario.bad_call",
+                        op.op + " inside a custom algorithm cannot run the library's own collective (" + sy.where_text + ")",
+                        "give it one of collscope's algorithms", sy_where(sy, "algorithm"));
+    // Its steps reduce with the custom call's operator, as every step of a call does.
+    if (is_reducing(args.coll) && args.op != outer.args.op)
+      return make_error("scenario.bad_call",
+                        op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
+                            ", but the " + outer_name + " it implements combines with " +
+                            std::string(name_of(outer.args.op)) + " (" + sy.where_text + ")",
+                        "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"",
+                        sy_where(sy, "reduce_op"));
+    const std::size_t first_buf = s_.buffers.size();
+    const std::int32_t first = step_now();
+    auto st = lower_call(s_, args, op.algorithm, sy.caption, index, t_.tuner, sy.group);
+    if (!st) {
+      Error e = st.error();
+      if (e.where.line == 0) e.where = sy_where(sy, e.id == "scenario.unknown_algorithm" ? "algorithm" : "");
+      return e;
+    }
+    s_.calls.pop_back();
+    const std::string who = op.op + (op.group.empty() ? std::string() : " on " + op.group) + ": ";
+    for (auto k = static_cast<std::size_t>(first); k < s_.steps.size(); ++k) {
+      s_.steps[k].call = t_.fixed_call;
+      s_.steps[k].caption = who + s_.steps[k].caption;
+    }
+    // Its scratch space is named after the custom call ("~sum#3.1"), not after a call
+    // that does not exist.
+    ++inner_calls_;
+    for (std::size_t b = first_buf; b < s_.buffers.size(); ++b) {
+      std::string& name = s_.buffers[b].name;
+      name = name.substr(0, name.rfind('#') + 1) + std::to_string(t_.fixed_call) + "." + std::to_string(inner_calls_);
+    }
+    return ok_status();
+  }
+  std::int32_t inner_calls_ = 0;
+
   // A collective the program implements itself: its body, matched on its own, is the
   // call's algorithm; the call keeps the collective's arguments, so it is verified
   // against the collective's postcondition and definition like any built-in one.
-  Status emit_custom(const Sync& sy, const CollArgs& args, std::int32_t index) {
+  Status emit_custom(std::int32_t y, const CollArgs& args, std::int32_t index) {
+    const Sync& sy = x_.syncs[static_cast<std::size_t>(y)];
     Call c;
     c.args = args;
     c.algorithm = "custom";
     c.custom = true;
-    c.caption = sy.op->caption;
+    c.caption = sy.caption;
     c.program_index = index;
+    c.group = sy.group;
+    c.part = sy.part;
     c.first_step = step_now();
     s_.calls.push_back(c);
     const auto id = static_cast<std::int32_t>(s_.calls.size()) - 1;
-    auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops);
+    // The body runs on the call's members only, once per part of a split group, with
+    // their group ranks as `rank` and the group's size as `size`.
+    Frame frame{sy.members, sy.op->group, sy.comm};
+    const std::size_t first_record = s_.ops.size();
+    auto body = expand(t_.scenario, sy.op->body, sy.pointer + "/body", s_.ops, frame);
     if (!body) return body.error();
-    Target inner{t_.scenario, s_, id};
+    // The body's ops sit inside the call in each member's program order.
+    std::unordered_map<std::int32_t, std::int32_t> call_record;  // world rank -> its record of the call
+    for (const std::int32_t rec : arrivals_[static_cast<std::size_t>(y)])
+      call_record[s_.ops[static_cast<std::size_t>(rec)].rank] = rec;
+    for (std::size_t i = first_record; i < s_.ops.size(); ++i)
+      if (auto it = call_record.find(s_.ops[i].rank); it != call_record.end()) s_.ops[i].parent = it->second;
+    Target inner{t_.scenario, s_, id, t_.tuner, std::move(frame)};
     if (auto st = match(*body, inner); !st) return st;
     s_.calls[static_cast<std::size_t>(id)].num_steps = step_now() - c.first_step;
     program_call_ = -1;
@@ -597,6 +715,18 @@ class Matcher {
     return ok_status();
   }
 
+  // A member of a collective that has not arrived at it yet (-1: all have).
+  std::int32_t absent_member(std::int32_t sync) const {
+    const auto& arrived = arrivals_[static_cast<std::size_t>(sync)];
+    for (std::int32_t q : x_.syncs[static_cast<std::size_t>(sync)].members) {
+      const bool there = std::any_of(arrived.begin(), arrived.end(), [&](std::int32_t rec) {
+        return s_.ops[static_cast<std::size_t>(rec)].rank == q;
+      });
+      if (!there) return q;
+    }
+    return -1;
+  }
+
   // Nobody can go on: find whom each blocked rank waits for and follow the chain to
   // a cycle (a deadlock) or to a rank that has finished (a message that never comes).
   Status stuck() const {
@@ -618,9 +748,18 @@ class Matcher {
         case Kind::wait:
           for (const auto& name : in.requests)
             for (const Request& q : st.pending)
-              if (q.name == name && !msgs_[static_cast<std::size_t>(q.msg)].moved) {
+              if (q.name == name && !finished(q)) {
                 const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
                 if (next[static_cast<std::size_t>(r)] >= 0) continue;
+                if (q.sync >= 0) {  // a collective: the first member that has not called it
+                  const std::int32_t m = absent_member(q.sync);
+                  if (m < 0) continue;
+                  next[static_cast<std::size_t>(r)] = m;
+                  why[static_cast<std::size_t>(r)] = head + "wait (" + in.where_text + ") for request " + name +
+                                                     ", its " + p.op->op + " (" + p.where_text + "), for rank " +
+                                                     std::to_string(m);
+                  continue;
+                }
                 next[static_cast<std::size_t>(r)] = p.peer;
                 why[static_cast<std::size_t>(r)] =
                     head + "wait (" + in.where_text + ") for request " + name + ", its " + p.op->op +
@@ -629,17 +768,11 @@ class Matcher {
               }
           break;
         case Kind::sync: {
-          const Sync& sy = x_.syncs[static_cast<std::size_t>(in.sync)];
-          for (std::int32_t q : sy.members) {
-            const RankState& other = st_[static_cast<std::size_t>(q)];
-            const bool there = other.pc < x_.ranks[static_cast<std::size_t>(q)].size() &&
-                               inst(q, other.pc).sync == in.sync && other.arrived;
-            if (!there) {
-              next[static_cast<std::size_t>(r)] = q;
-              why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
-                                                 std::to_string(q);
-              break;
-            }
+          const std::int32_t q = absent_member(in.sync);
+          if (q >= 0) {
+            next[static_cast<std::size_t>(r)] = q;
+            why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
+                                               std::to_string(q);
           }
           break;
         }

@@ -68,7 +68,9 @@ struct Instance {
   std::int32_t peer = -1;        // send/recv
   Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
   Region src;                    // copy/accumulate: the source
-  std::string request;           // isend/irecv
+  std::vector<Region> reads;     // compute: what it reads
+  std::string caption, label;    // the op's, with its expressions ("F{mb}") evaluated
+  std::string request;           // isend/irecv, a collective that returns at once
   std::vector<std::string> requests;  // wait
   std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs
   std::int32_t record = -1;      // index into Schedule::ops
@@ -81,6 +83,9 @@ struct Sync {
   std::vector<std::int32_t> members;   // world ranks, in group order
   std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
   std::string comm;  // the communicator: "" = every rank, else the group (and its part of a split)
+  std::string caption, phase;  // the op's, with its loop variables filled in
+  std::string group;           // the group it runs on ("" = the frame's ranks)
+  std::int32_t part = -1;      // a split group: which part (in the order of their lowest ranks)
 };
 
 struct Expansion {
@@ -88,9 +93,22 @@ struct Expansion {
   std::vector<Sync> syncs;
 };
 
-// Walks `ops` for every rank. `records` receives one OpRecord per instance.
+// Where a program runs: every rank of the world, or, for the body of a custom
+// algorithm, the members of the call it implements. Inside a frame, `rank` and `size`
+// are the frame's (group rank g is world rank members[g]), and so are the peers,
+// "ranks" selectors and written steps' ranks of its ops.
+struct Frame {
+  std::vector<std::int32_t> members;  // world ranks in group order; empty = the world
+  std::string group;                  // the group's name, for messages ("" = the world)
+  std::string comm;                   // the call's communicator (Sync::comm)
+};
+
+// "rank 5" in the world; "rank 5 (tp rank 1)" for group rank 1 of group tp.
+std::string rank_text(const Frame& f, std::int32_t world, std::int32_t group_rank);
+
+// Walks `ops` for every rank of `frame`. `records` receives one OpRecord per instance.
 Result<Expansion> expand(const Scenario& s, const std::vector<ProgramOp>& ops, const std::string& pointer,
-                         std::vector<OpRecord>& records);
+                         std::vector<OpRecord>& records, const Frame& frame = {});
 
 // Everything the matcher appends to: the schedule being built and the scenario.
 struct Target {
@@ -102,16 +120,21 @@ struct Target {
   // What `auto` prices its candidates with (LowerOptions::machine); nullptr: this
   // machine's cpu model with its defaults.
   const Machine* tuner = nullptr;
+  Frame frame;  // where the program runs (a custom algorithm's body: its call's members)
 };
 
-// The transfers of a written step, for every rank its lines select; `vars` are the
-// enclosing repeats' variables; more than `room` transfers is an error.
+// The transfers of a written step, for every rank of `frame` its lines select; `vars`
+// are the enclosing repeats' variables; more than `room` transfers is an error.
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer, std::uint64_t room);
+                                                const std::string& pointer, std::uint64_t room,
+                                                const Frame& frame = {});
 
 // Puts the expanded program into steps (appended to t.schedule).
 Status match(const Expansion& x, Target& t);
+
+// Resolves the scenario's "expect" into sched.expect (expectations.cpp).
+Status resolve_expectations(const Scenario& s, Schedule& sched);
 
 // Lowers a whole scenario whose program is more than collectives on every rank.
 Result<Schedule> lower_program(const Scenario& s, const LowerOptions& options);

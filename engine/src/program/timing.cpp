@@ -20,7 +20,7 @@ std::vector<OpTiming> op_timings(const Schedule& s, const RunRecord& r) {
   };
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     const OpRecord& op = s.ops[i];
-    if (op.call >= 0) {
+    if (op.call >= 0 || op.spans_steps) {  // a collective or a written step: its steps' transfers on the rank
       for (std::int32_t k = op.first_step; k >= 0 && k <= op.last_step; ++k) {
         const auto& ts = s.steps[static_cast<std::size_t>(k)].transfers;
         for (std::size_t t = 0; t < ts.size(); ++t) {

@@ -14,17 +14,22 @@ namespace {
 
 class WrittenStep {
  public:
-  WrittenStep(const Scenario& sc, const Schedule& s) : sc_(sc), s_(s) {}
+  WrittenStep(const Scenario& sc, const Schedule& s, const Frame& frame) : sc_(sc), s_(s), frame_(frame) {
+    members_ = frame.members;
+    if (members_.empty())
+      for (std::int32_t r = 0; r < s.ranks; ++r) members_.push_back(r);
+  }
 
   Result<std::vector<Transfer>> run(const ProgramOp& op, const std::vector<std::pair<std::string, std::int64_t>>& vars,
                                     const std::string& pointer, std::uint64_t room) const {
     std::vector<Transfer> out;
-    Env env = {{"rank", 0}, {"size", s_.ranks}};
+    const auto n_ranks = static_cast<std::int32_t>(members_.size());
+    Env env = {{"rank", 0}, {"size", n_ranks}};
     env.insert(env.end(), vars.begin(), vars.end());
     for (std::size_t ti = 0; ti < op.transfers.size(); ++ti) {
       const TransferSpec& ts = op.transfers[ti];
       const std::string tp = pointer + "/transfers/" + std::to_string(ti);
-      for (std::int32_t r = 0; r < s_.ranks; ++r) {
+      for (std::int32_t r = 0; r < n_ranks; ++r) {
         env[0].second = r;
         auto chosen = selected(ts, env, tp);
         if (!chosen) return chosen.error();
@@ -49,7 +54,8 @@ class WrittenStep {
           if (!c) return c.error();
           if (*c < 0 || static_cast<std::uint64_t>(*c) > n)
             return make_error("scenario.buffer_too_small",
-                              "transfer of " + std::to_string(*c) + " elements (rank " + std::to_string(r) +
+                              "transfer of " + std::to_string(*c) + " elements (" +
+                                  rank_text(frame_, members_[static_cast<std::size_t>(r)], r) +
                                   ") does not fit: the slices hold " + std::to_string(n),
                               "lower the count or the offsets", ts_where(ts, "count", tp));
           n = static_cast<std::uint64_t>(*c);
@@ -65,6 +71,8 @@ class WrittenStep {
  private:
   const Scenario& sc_;
   const Schedule& s_;
+  const Frame& frame_;
+  std::vector<std::int32_t> members_;  // world rank of each rank of the frame
 
   Location ts_where(const TransferSpec& ts, const std::string& key, const std::string& p) const {
     Location l = ts.where;
@@ -87,7 +95,8 @@ class WrittenStep {
     auto v = e->eval(env);
     if (!v) {
       Error err = v.error();
-      err.message += " (rank " + std::to_string(env[0].second) + ")";
+      const auto g = static_cast<std::int32_t>(env[0].second);
+      err.message += " (" + rank_text(frame_, members_[static_cast<std::size_t>(g)], g) + ")";
       err.where = ts_where(ts, key, p);
       return err;
     }
@@ -106,18 +115,29 @@ class WrittenStep {
   }
 
   // A transfer end: (where it starts, how many elements from there to the slice's end).
-  // `on_rank`: the slice's rank is given (a reduce-copy's "with"), not written.
+  // The written rank is a rank of the frame; `on_rank`: the slice's world rank is given
+  // (a reduce-copy's "with"), not written.
   Result<std::pair<Loc, std::uint64_t>> place(const TransferSpec& ts, const SliceSpec& sl, const Env& env,
                                               const std::string& key, const std::string& p,
                                               std::int32_t on_rank = -1) const {
     Result<std::int64_t> rank = std::int64_t{on_rank};
-    if (on_rank < 0) rank = eval(sl.rank, env, ts, key, p);
+    if (on_rank < 0) {
+      auto g = eval(sl.rank, env, ts, key, p);
+      if (!g) return g.error();
+      const auto n = static_cast<std::int64_t>(members_.size());
+      const auto me = static_cast<std::int32_t>(env[0].second);
+      if (*g < 0 || *g >= n)
+        return make_error("program.bad_value",
+                          "transfer " + key + (frame_.group.empty() ? " rank " : " " + frame_.group + " rank ") +
+                              std::to_string(*g) + " is outside 0.." + std::to_string(n - 1) + " (for " +
+                              rank_text(frame_, members_[static_cast<std::size_t>(me)], me) + ")",
+                          frame_.group.empty() ? "check the rank expression"
+                                               : "inside a custom algorithm on group " + frame_.group +
+                                                     ", ranks are the group's: check the rank expression",
+                          ts_where(ts, key, p));
+      rank = members_[static_cast<std::size_t>(*g)];
+    }
     if (!rank) return rank.error();
-    if (*rank < 0 || *rank >= s_.ranks)
-      return make_error("program.bad_value",
-                        "transfer " + key + " rank " + std::to_string(*rank) + " is outside 0.." +
-                            std::to_string(s_.ranks - 1) + " (for rank " + std::to_string(env[0].second) + ")",
-                        "check the rank expression", ts_where(ts, key, p));
     const std::int32_t b = s_.find_buffer(sl.buffer);
     if (b < 0)
       return make_error("scenario.unknown_buffer", "transfer " + key + " names unknown buffer \"" + sl.buffer + "\"",
@@ -160,8 +180,9 @@ class WrittenStep {
 
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer, std::uint64_t room) {
-  return WrittenStep(sc, s).run(op, vars, pointer, room);
+                                                const std::string& pointer, std::uint64_t room,
+                                                const Frame& frame) {
+  return WrittenStep(sc, s, frame).run(op, vars, pointer, room);
 }
 
 }  // namespace collscope::program

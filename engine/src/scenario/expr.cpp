@@ -38,6 +38,7 @@ class ExprParser {
     return make_error("scenario.bad_expression",
                       "expression \"" + (t_.size() > 60 ? t_.substr(0, 60) + "..." : t_) + "\" " + what + " (at character " + std::to_string(pos_ + 1) + ")",
                       "write integers, rank, size and repeat variables with + - * / % ( ) == != < <= > >= and or not, "
+                      "min(a, b), max(a, b) and abs(a), "
                       "e.g. \"(rank + 1) % size\"");
   }
   static std::string too_deep() {
@@ -184,11 +185,34 @@ class ExprParser {
         pos_ = start;
         return fail("has \"" + word + "\" where a value belongs");
       }
+      // min, max and abs are functions when called ("min(rank, 3)"), names otherwise.
+      if ((word == "min" || word == "max" || word == "abs") && eat("(")) return call(word);
       const std::int32_t n = node(Kind::name);
       e_.nodes_[static_cast<std::size_t>(n)].name = word;
       return n;
     }
     return fail("has unexpected \"" + std::string(1, c) + "\"");
+  }
+  // min(a, b, ...) and max(a, b, ...) fold their arguments pairwise; abs takes one.
+  R call(const std::string& fn) {
+    const Kind kind = fn == "min" ? Kind::min : fn == "max" ? Kind::max : Kind::abs;
+    auto first = parse_or();
+    if (!first) return first;
+    std::int32_t acc = *first;
+    int args = 1;
+    while (eat(",")) {
+      auto next = parse_or();
+      if (!next) return next;
+      acc = node(kind, acc, *next);
+      ++args;
+    }
+    if (!eat(")")) return fail("lacks a closing \")\" after the arguments of " + fn);
+    if (kind == Kind::abs) {
+      if (args != 1) return fail("gives abs " + std::to_string(args) + " arguments; it takes one");
+      return node(Kind::abs, acc);
+    }
+    if (args < 2) return fail("gives " + fn + " one argument; it takes two or more");
+    return acc;
   }
 };
 
@@ -272,6 +296,10 @@ Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const
     return -*a;
   }
   if (n.kind == Kind::lnot) return static_cast<std::int64_t>(*a == 0);
+  if (n.kind == Kind::abs) {
+    if (*a == INT64_MIN) return bad("overflow");
+    return *a < 0 ? -*a : *a;
+  }
   // Short-circuit logic, so "rank > 0 and 8 / rank == 2" never divides by zero.
   if (n.kind == Kind::land && *a == 0) return std::int64_t{0};
   if (n.kind == Kind::lor && *a != 0) return std::int64_t{1};
@@ -308,8 +336,60 @@ Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const
     case Kind::ge: return static_cast<std::int64_t>(x >= y);
     case Kind::land:
     case Kind::lor: return static_cast<std::int64_t>(y != 0);
+    case Kind::min: return std::min(x, y);
+    case Kind::max: return std::max(x, y);
     default: return bad("internal error");
   }
+}
+
+Result<TextTemplate> TextTemplate::parse(const std::string& text) {
+  TextTemplate t;
+  std::string piece;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {  // "{{" and "}}"
+      piece += c;
+      ++i;
+      continue;
+    }
+    if (c == '}')
+      return make_error("scenario.bad_expression", "text \"" + text + "\" has a \"}\" that closes nothing",
+                        "write \"}}\" for a brace, or put an expression in braces: \"F{mb}\"");
+    if (c != '{') {
+      piece += c;
+      continue;
+    }
+    const std::size_t end = text.find('}', i + 1);
+    if (end == std::string::npos)
+      return make_error("scenario.bad_expression", "text \"" + text + "\" has a \"{\" that is never closed",
+                        "close the expression with \"}\" (\"F{mb}\"), or write \"{{\" for a brace");
+    auto e = Expression::parse(text.substr(i + 1, end - i - 1));
+    if (!e) return e.error();
+    t.pieces_.push_back(std::move(piece));
+    piece.clear();
+    t.holes_.push_back(std::move(*e));
+    i = end;
+  }
+  t.pieces_.push_back(std::move(piece));
+  return t;
+}
+
+Result<std::string> TextTemplate::render(const Env& env) const {
+  std::string out = pieces_[0];
+  for (std::size_t i = 0; i < holes_.size(); ++i) {
+    auto v = holes_[i].eval(env);
+    if (!v) return v.error();
+    out += std::to_string(*v) + pieces_[i + 1];
+  }
+  return out;
+}
+
+std::vector<std::string> TextTemplate::names() const {
+  std::vector<std::string> out;
+  for (const auto& h : holes_)
+    for (const auto& n : h.names())
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  return out;
 }
 
 }  // namespace collscope::scenario

@@ -11,7 +11,8 @@
 //   cmp    := sum (("==" | "!=" | "<" | "<=" | ">" | ">=") sum)?
 //   sum    := term (("+" | "-") term)*
 //   term   := unary (("*" | "/" | "//" | "%") unary)*
-//   unary  := "-" unary | number | name | "(" expr ")"
+//   unary  := "-" unary | number | call | name | "(" expr ")"
+//   call   := ("min" | "max") "(" expr ("," expr)* ")" | "abs" "(" expr ")"
 //
 // Arithmetic is on 64-bit integers with Python's meaning of / and %: division rounds
 // down and a remainder has the divisor's sign, so (rank - 1) % size is never negative.
@@ -51,7 +52,9 @@ class Expression {
   std::vector<std::string> names() const;
 
  private:
-  enum class Kind : std::uint8_t { number, name, neg, lnot, add, sub, mul, div, mod, eq, ne, lt, le, gt, ge, land, lor };
+  enum class Kind : std::uint8_t {
+    number, name, neg, lnot, add, sub, mul, div, mod, eq, ne, lt, le, gt, ge, land, lor, min, max, abs
+  };
   struct Node {
     Kind kind;
     std::int64_t value = 0;  // number
@@ -64,6 +67,22 @@ class Expression {
   std::vector<Node> nodes_;
   std::int32_t root_ = -1;
   Result<std::int64_t> eval_node(std::int32_t n, const Env& env) const;
+};
+
+// A text with expressions in braces, as labels and captions write them: "F{mb}",
+// "micro-batch {mb + 1} of {size}". "{{" and "}}" stand for the braces themselves.
+class TextTemplate {
+ public:
+  // Errors: "scenario.bad_expression" (an expression in it, or an unclosed "{").
+  static Result<TextTemplate> parse(const std::string& text);
+  // The text with every expression's value in its place.
+  Result<std::string> render(const Env& env) const;
+  bool plain() const { return holes_.empty(); }  // no expression: render gives the text back
+  std::vector<std::string> names() const;        // the names its expressions read
+
+ private:
+  std::vector<std::string> pieces_;   // literal text before each hole, and after the last
+  std::vector<Expression> holes_;
 };
 
 // A rank range "FIRST..LAST" (1 to 9 digits each, blanks allowed around them), as

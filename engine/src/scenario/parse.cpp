@@ -33,7 +33,7 @@ using scenario::suggest;
 using scenario::kDTypeAliases;
 
 const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",
-                                          "dtype",   "buffers", "groups",      "program", "faults"};
+                                          "dtype",   "buffers", "groups",      "program", "expect", "faults"};
 const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
 const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
@@ -129,6 +129,7 @@ class Reader : public scenario::ReaderBase {
       fail("scenario.missing_key", "scenario is missing \"program\"",
            "add \"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]", at(doc));
     s.program = programs.read_program(*program, s);
+    if (const Member* m = doc.find("expect")) s.expect = programs.read_expect(*m, s);
     if (const Member* m = doc.find("faults")) read_faults(*m, s);
     // What only lowering can tell (buffer sizes, roots, matching messages) is checked
     // here too, so that a file that parses also lowers.
@@ -136,6 +137,8 @@ class Reader : public scenario::ReaderBase {
       scenario::CallResolver resolver(s);
       for (std::size_t i = 0; i < s.program.size(); ++i)
         if (auto a = resolver.resolve(s.program[i], static_cast<std::int32_t>(i)); !a) throw Failure{a.error()};
+      if (!s.expect.empty())
+        if (auto lowered = lower_scenario(s); !lowered) throw Failure{lowered.error()};
     } else if (auto lowered = lower_scenario(s); !lowered) {
       throw Failure{lowered.error()};
     }

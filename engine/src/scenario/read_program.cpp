@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "collscope/algorithms.h"
@@ -17,11 +18,12 @@ namespace collscope::scenario {
 namespace {
 
 const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send",    "recv",  "count", "algorithm",
-                                            "reduce_op", "root",      "caption", "group", "body",  "ranks"};
+                                            "reduce_op", "root",      "caption", "group", "body",  "ranks",
+                                            "request"};
 const std::vector<std::string> kSendKeys = {"op", "ranks", "buffer", "offset", "count", "to", "dtype", "caption"};
 const std::vector<std::string> kRecvKeys = {"op", "ranks", "buffer", "offset", "count", "from", "dtype", "caption"};
 const std::vector<std::string> kWaitKeys = {"op", "ranks", "request", "requests", "caption"};
-const std::vector<std::string> kComputeKeys = {"op", "ranks", "duration_us", "label", "writes", "caption"};
+const std::vector<std::string> kComputeKeys = {"op", "ranks", "duration_us", "label", "reads", "writes", "caption"};
 const std::vector<std::string> kCopyKeys = {"op", "ranks", "src", "dst", "caption"};
 const std::vector<std::string> kAccumulateKeys = {"op", "ranks", "src", "dst", "reduce_op", "caption"};
 const std::vector<std::string> kRepeatKeys = {"op", "times", "var", "body", "caption"};
@@ -30,6 +32,8 @@ const std::vector<std::string> kTransferKeys = {"ranks", "from", "to", "with", "
 const std::vector<std::string> kSliceKeys = {"buffer", "offset", "count"};
 const std::vector<std::string> kPlacedSliceKeys = {"rank", "buffer", "offset", "count"};
 const std::vector<std::string> kGroupKeys = {"ranks", "split"};
+const std::vector<std::string> kExpectKeys = {"ranks", "buffer", "offset", "count", "block", "values", "holds"};
+const std::vector<std::string> kHoldsKeys = {"rank", "buffer", "offset", "reduce_op", "over"};
 
 // Longest compute span: a minute, so that a typo cannot stall a run for hours.
 constexpr std::uint64_t kMaxComputeUs = 60'000'000;
@@ -51,8 +55,11 @@ bool is_name(const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& program_op_names() {
-  static const std::vector<std::string> names = {"send", "recv",       "isend",  "irecv", "wait",
-                                                 "compute", "copy", "accumulate", "repeat", "step"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, kind] : kProgramOps) out.emplace_back(name);
+    return out;
+  }();
   return names;
 }
 
@@ -140,23 +147,37 @@ ProgramOp ProgramReader::read_op(const Value& v, Scope& scope, bool in_custom) c
     if (!c->value.is_string()) wrong_type("caption", "a string", c->value, at(*c), "\"caption\": \"...\"");
     op.caption = c->value.text;
   }
+  // The one place an op's name becomes its kind.
   if (auto coll = parse_collective(op.op)) {
+    op.kind = ProgramOp::Kind::collective;
     op.coll = coll;
-    read_collective(v, op, scope, in_custom);
-  } else if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
-    read_p2p(v, op, scope);
-  } else if (op.op == "wait") {
-    read_wait(v, op);
-  } else if (op.op == "compute") {
-    read_compute(v, op, scope);
-  } else if (op.op == "copy" || op.op == "accumulate") {
-    read_local(v, op, scope);
-  } else if (op.op == "repeat") {
-    read_repeat(v, op, scope, in_custom);
-  } else if (op.op == "step") {
-    read_step(v, op, scope);
   } else {
-    throw Failure{unknown_op_error(op.op, at(*op_m))};
+    const auto* it = std::find_if(std::begin(kProgramOps), std::end(kProgramOps),
+                                  [&](const auto& entry) { return entry.first == op.op; });
+    if (it == std::end(kProgramOps)) throw Failure{unknown_op_error(op.op, at(*op_m))};
+    op.kind = it->second;
+  }
+  switch (op.kind) {
+    case ProgramOp::Kind::collective: read_collective(v, op, scope, in_custom); break;
+    case ProgramOp::Kind::send:
+    case ProgramOp::Kind::recv:
+    case ProgramOp::Kind::isend:
+    case ProgramOp::Kind::irecv: read_p2p(v, op, scope); break;
+    case ProgramOp::Kind::wait: read_wait(v, op); break;
+    case ProgramOp::Kind::compute: read_compute(v, op, scope); break;
+    case ProgramOp::Kind::copy:
+    case ProgramOp::Kind::accumulate: read_local(v, op, scope); break;
+    case ProgramOp::Kind::repeat: read_repeat(v, op, scope, in_custom); break;
+    case ProgramOp::Kind::step: read_step(v, op, scope); break;
+  }
+  // Labels and captions may show loop variables ("F{mb}"). A collective's or a written
+  // step's caption is one text for all its ranks: it cannot use rank. (A repeat's
+  // caption is for the reader of the file.)
+  if (op.kind != ProgramOp::Kind::repeat) {
+    Scope text_scope = scope;
+    if (is_sync(op.kind)) text_scope.erase(std::remove(text_scope.begin(), text_scope.end(), "rank"), text_scope.end());
+    for (const char* key : {"caption", "label", "phase"})
+      if (const Member* m = v.find(key); m && m->value.is_string()) check_text(*m, text_scope);
   }
   return op;
 }
@@ -205,9 +226,6 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   }
   if (const Member* m = v.find("group")) {
     op.group = text("group", "\"group\": \"tp\"");
-    if (in_custom)
-      fail("scenario.bad_call", "a collective inside a custom algorithm cannot name a group",
-           "custom algorithms run on the ranks of the call that contains them", at(*m));
     std::vector<std::string> names;
     for (const auto& g : s_->groups) names.push_back(g.name);
     if (std::find(names.begin(), names.end(), op.group) == names.end()) {
@@ -222,6 +240,9 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   // Like `if rank == 1: dist.all_reduce(...)`: the ranks that make this call. Every
   // member must still make the same calls in the same order (program.desync otherwise).
   if (const Member* m = v.find("ranks")) op.ranks = rank_selector(*m, scope);
+  // Like `work = dist.all_reduce(x, async_op=True)`: the call returns at once and a
+  // wait on the request completes it.
+  if (const Member* m = v.find("request")) op.request = request_name(m->value, at(*m));
   const Member* body = v.find("body");
   if (op.algorithm == "custom" && !body)
     fail("scenario.missing_key", cname + " with \"algorithm\": \"custom\" needs a \"body\"",
@@ -241,8 +262,8 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
 }
 
 void ProgramReader::read_p2p(const Value& v, ProgramOp& op, const Scope& scope) const {
-  const bool sends = op.op == "send" || op.op == "isend";
-  const bool nonblocking = op.op[0] == 'i';
+  const bool sends = is_send(op.kind);
+  const bool nonblocking = is_nonblocking_message(op.kind);
   auto keys = sends ? kSendKeys : kRecvKeys;
   if (nonblocking) keys = with_requests(keys);
   check_keys(v, keys, "for " + op.op);
@@ -314,15 +335,29 @@ void ProgramReader::read_compute(const Value& v, ProgramOp& op, const Scope& sco
     op.label = m->value.text;
   }
   if (const Member* m = v.find("writes")) op.dst = slice(*m, scope, false);
+  // "reads": one slice or a list of them, like "writes" (what the work consumes).
+  if (const Member* m = v.find("reads")) {
+    if (m->value.is_array()) {
+      if (m->value.items.empty())
+        wrong_type("reads", "a non-empty list of slices", m->value, at(*m), "\"reads\": [\"w\", {\"buffer\": \"x\", \"count\": 4}]");
+      for (const auto& item : m->value.items) {
+        const Member one{"reads", item.line, item.col, item};
+        op.reads.push_back(slice(one, scope, false));
+      }
+    } else {
+      op.reads.push_back(slice(*m, scope, false));
+    }
+  }
   if (const Member* m = v.find("ranks")) op.ranks = rank_selector(*m, scope);
 }
 
 void ProgramReader::read_local(const Value& v, ProgramOp& op, const Scope& scope) const {
-  check_keys(v, op.op == "copy" ? kCopyKeys : kAccumulateKeys, "for " + op.op);
+  const bool copy = op.kind == ProgramOp::Kind::copy;
+  check_keys(v, copy ? kCopyKeys : kAccumulateKeys, "for " + op.op);
   for (const char* key : {"src", "dst"})
     if (!v.find(key))
       fail("scenario.missing_key", op.op + " is missing \"" + key + "\"",
-           op.op == "copy" ? "write {\"op\": \"copy\", \"src\": \"x\", \"dst\": \"y\"}"
+           copy ? "write {\"op\": \"copy\", \"src\": \"x\", \"dst\": \"y\"}"
                            : "write {\"op\": \"accumulate\", \"src\": \"recv_buff\", \"dst\": \"accum\"}",
            at(v));
   op.src = slice(*v.find("src"), scope, false);
@@ -406,6 +441,115 @@ void ProgramReader::read_step(const Value& v, ProgramOp& op, const Scope& scope)
   }
 }
 
+// --- expect -----------------------------------------------------------------------------
+
+std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenario& s) {
+  s_ = &s;
+  const std::string example =
+      "\"expect\": [{\"buffer\": \"y\", \"values\": [6, 6]}, {\"buffer\": \"x\", \"holds\": {\"reduce_op\": "
+      "\"sum\", \"buffer\": \"x\"}}]";
+  if (!m.value.is_array()) wrong_type("expect", "an array of expectations", m.value, at(m), example);
+  std::vector<ExpectSpec> out;
+  for (const Value& v : m.value.items) {
+    ExpectSpec e;
+    e.where = at(v);
+    if (!v.is_object()) wrong_type("an expectation", "an object", v, at(v), "{\"buffer\": \"y\", \"values\": [1, 2]}");
+    check_keys(v, kExpectKeys, "in an expectation");
+    for (const auto& mm : v.members) e.field_where[mm.key] = at(mm);
+    const Member* buf = v.find("buffer");
+    if (!buf)
+      fail("scenario.missing_key", "expectation is missing \"buffer\"", "name the buffer it is about: \"buffer\": \"y\"",
+           at(v));
+    e.buffer = buffer_name(*buf);
+    for (const auto& b : s.buffers)
+      if (b.name == e.buffer && b.scratch)
+        fail("scenario.bad_call", "buffer " + quote(e.buffer) + " is scratch space, which nothing compares",
+             "expect something of a buffer the program keeps", at(*buf));
+    Scope scope = {"rank", "size"};
+    if (const Member* r = v.find("ranks")) e.ranks = rank_selector(*r, scope);
+    if (const Member* o = v.find("offset")) e.offset = expression(*o, scope, "\"offset\": \"4 * rank\"");
+    if (const Member* c = v.find("count")) e.count = expression(*c, scope, "\"count\": 4");
+    const Member* values = v.find("values");
+    const Member* holds = v.find("holds");
+    if (values && holds)
+      fail("scenario.conflicting_keys", "expectation has both \"values\" and \"holds\"", "keep one of them", at(*holds));
+    if (!values && !holds)
+      fail("scenario.missing_key", "expectation is missing \"values\" or \"holds\"",
+           "say what the buffer holds: \"values\": [6, 6] or \"holds\": {\"reduce_op\": \"sum\", \"buffer\": \"x\"}", at(v));
+    if (const Member* b = v.find("block")) {
+      if (!holds)
+        fail("scenario.bad_call", "\"block\" belongs to an expectation with \"holds\"",
+             "remove \"block\", or say what every block holds", at(*b));
+      e.block = expression(*b, scope, "\"block\": 4");
+    }
+    if (values) {
+      if (!values->value.is_array() || values->value.items.empty())
+        wrong_type("values", "a non-empty array of numbers", values->value, at(*values), "\"values\": [6, 6, 6, 6]");
+      for (const Value& x : values->value.items) {
+        if (!x.is_number() || !std::isfinite(x.number))
+          wrong_type("a value", "a finite number", x, at(x), "\"values\": [6, 6, 6, 6]");
+        e.values.push_back(x.number);
+      }
+    }
+    if (holds) {
+      e.holds = true;
+      const Value& h = holds->value;
+      if (!h.is_object())
+        wrong_type("holds", "an object", h, at(*holds),
+                   "{\"rank\": \"b\", \"buffer\": \"x\", \"offset\": 0} or {\"reduce_op\": \"sum\", \"buffer\": \"x\"}");
+      check_keys(h, kHoldsKeys, "in \"holds\"");
+      for (const auto& mm : h.members) e.field_where["holds/" + mm.key] = at(mm);
+      if (!e.block.empty()) scope.push_back("b");
+      const Member* rank = h.find("rank");
+      const Member* op = h.find("reduce_op");
+      if (rank && op)
+        fail("scenario.conflicting_keys", "\"holds\" has both \"rank\" and \"reduce_op\"",
+             "\"rank\": a copy of that rank's slice; \"reduce_op\": a reduction over ranks; keep one", at(*op));
+      if (!rank && !op)
+        fail("scenario.missing_key", "\"holds\" is missing \"rank\" or \"reduce_op\"",
+             "say whose data it is: \"rank\": \"b\" (a copy of that rank's slice) or \"reduce_op\": \"sum\" (a "
+             "reduction over ranks)",
+             at(*holds));
+      const Member* from = h.find("buffer");
+      if (!from)
+        fail("scenario.missing_key", "\"holds\" is missing \"buffer\"", "name the input: \"buffer\": \"x\"", at(*holds));
+      e.from_buffer = buffer_name(*from);
+      for (const auto& b : s.buffers)
+        if (b.name == e.from_buffer && b.scratch)
+          fail("scenario.bad_call", "buffer " + quote(e.from_buffer) + " is scratch space, which has no input",
+               "name a buffer with an \"init\"", at(*from));
+      if (rank) e.from_rank = expression(*rank, scope, "\"rank\": \"(rank + 1) % size\"");
+      if (const Member* o = h.find("offset")) e.from_offset = expression(*o, scope, "\"offset\": \"4 * b\"");
+      if (op) e.reduce_op = reduce_op(*op);
+      if (const Member* over = h.find("over")) {
+        if (!op)
+          fail("scenario.bad_call", "\"over\" belongs to a reduction", "add \"reduce_op\", or remove \"over\"", at(*over));
+        bool group = false;
+        if (over->value.is_string())
+          for (const auto& g : s.groups) group = group || g.name == over->value.text;
+        if (group) {
+          e.over_group = over->value.text;
+        } else if (over->value.is_string() && over->value.text != "all" && !over->value.text.empty()) {
+          long a = 0, b = 0;
+          if (!parse_rank_range(over->value.text, a, b)) {
+            std::vector<std::string> names;
+            for (const auto& g : s.groups) names.push_back(g.name);
+            std::string msg = "\"over\" " + quote(over->value.text) + " is neither a group, a rank range nor \"all\"";
+            if (auto cl = closest(over->value.text, names)) msg += " (did you mean \"" + *cl + "\"?)";
+            fail("scenario.unknown_group", msg, "write \"all\", a list [0, 2], a range \"0..3\" or a group's name",
+                 at(*over));
+          }
+          e.over = rank_selector(*over, {"rank", "size"});
+        } else {
+          e.over = rank_selector(*over, {"rank", "size"});
+        }
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 // --- pieces ---------------------------------------------------------------------------
 
 std::string ProgramReader::expression(const Member& m, const Scope& scope, const std::string& example) const {
@@ -432,6 +576,24 @@ std::string ProgramReader::expression(const Member& m, const Scope& scope, const
       fail("scenario.bad_expression", msg, "names in scope here: " + join(scope), at(m));
     }
   return text;
+}
+
+void ProgramReader::check_text(const Member& m, const Scope& scope) const {
+  if (m.value.text.find_first_of("{}") == std::string::npos) return;
+  auto t = TextTemplate::parse(m.value.text);
+  if (!t) {
+    Error err = t.error();
+    err.where = at(m);
+    throw Failure{std::move(err)};
+  }
+  for (const auto& name : t->names())
+    if (std::find(scope.begin(), scope.end(), name) == scope.end()) {
+      std::string msg = m.key + " " + quote(m.value.text) + " uses unknown name " + quote(name);
+      if (auto c = closest(name, scope)) msg += " (did you mean \"" + *c + "\"?)";
+      fail("scenario.bad_expression", msg,
+           "names in scope here: " + join(scope) + (name == "rank" ? " (a collective's caption is the same on every rank)" : ""),
+           at(m));
+    }
 }
 
 RankSelector ProgramReader::rank_selector(const Member& m, const Scope& scope) const {

@@ -16,6 +16,8 @@ class ProgramReader : public ReaderBase {
   std::vector<GroupSpec> read_groups(const Member& m) const;
   // `s` holds the world, the buffers and the groups read so far.
   std::vector<ProgramOp> read_program(const Member& m, const Scenario& s);
+  // "expect": what must hold at the end (scenario.h).
+  std::vector<ExpectSpec> read_expect(const Member& m, const Scenario& s);
 
  private:
   std::int32_t ranks_;
@@ -34,6 +36,8 @@ class ProgramReader : public ReaderBase {
   void read_step(const Value& v, ProgramOp& op, const Scope& scope) const;
 
   std::string expression(const Member& m, const Scope& scope, const std::string& example) const;
+  // A label or caption: its expressions in braces ("F{mb}") may use the names in scope.
+  void check_text(const Member& m, const Scope& scope) const;
   RankSelector rank_selector(const Member& m, const Scope& scope) const;
   SliceSpec slice(const Member& m, const Scope& scope, bool with_rank) const;
   ReduceOp reduce_op(const Member& m) const;

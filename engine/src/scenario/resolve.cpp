@@ -17,9 +17,9 @@ using json::quote;
 
 bool is_collectives_only(const Scenario& s) {
   for (const auto& op : s.program) {
-    if (!op.group.empty() || !op.body.empty() || !op.ranks.list.empty() || !op.ranks.text.empty()) return false;
-    for (const char* p : {"send", "recv", "isend", "irecv", "wait", "compute", "copy", "accumulate", "repeat", "step"})
-      if (op.op == p) return false;
+    if (!op.group.empty() || !op.body.empty() || !op.ranks.list.empty() || !op.ranks.text.empty() ||
+        !op.request.empty() || op.kind != ProgramOp::Kind::collective)
+      return false;
   }
   return true;
 }
@@ -38,8 +38,7 @@ std::string rank_range(std::int32_t ranks) { return "0.." + std::to_string(ranks
 
 Error unknown_op_error(const std::string& op, Location where) {
   auto names = collective_names();
-  for (const char* p : {"send", "recv", "isend", "irecv", "wait", "compute", "copy", "accumulate", "repeat", "step"})
-    names.emplace_back(p);
+  for (const auto& [name, kind] : kProgramOps) names.emplace_back(name);
   std::string msg = "unknown op " + quote(op);
   if (auto c = closest(op, names)) msg += " (did you mean \"" + *c + "\"?)";
   return make_error("scenario.unknown_op", msg, "valid ops: " + join(names), std::move(where));

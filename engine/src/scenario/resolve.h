@@ -30,8 +30,9 @@ inline constexpr std::uint64_t kMaxScenarioBytes = 4ull << 20;
 inline constexpr std::uint64_t kMaxTransfers = 8'000'000;
 Error too_many_transfers_error(Location where);
 
-// True when the program is a list of collective calls on every rank (no point-to-point
-// or local ops, groups or custom algorithms): it lowers call by call, without matching.
+// True when the program is a list of blocking collective calls on every rank (no
+// point-to-point or local ops, groups, requests or custom algorithms): it lowers call
+// by call, without matching.
 bool is_collectives_only(const Scenario& s);
 
 // Messages shared by the parser and the lowering, so both say the same thing.

@@ -87,35 +87,41 @@ ojson program_op_json(const ProgramOp& op) {
   ojson j = ojson::object();
   j["op"] = op.op;
   const bool has_ranks = !op.ranks.list.empty() || !op.ranks.text.empty();
-  if (op.op == "send" || op.op == "isend" || op.op == "recv" || op.op == "irecv") {
+  using K = ProgramOp::Kind;
+  if (is_message(op.kind)) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["buffer"] = op.buffer;
     if (!op.offset.empty()) j["offset"] = expr_json(op.offset);
     if (!op.count_expr.empty()) j["count"] = expr_json(op.count_expr);
-    j[op.op == "send" || op.op == "isend" ? "to" : "from"] = expr_json(op.peer);
+    j[is_send(op.kind) ? "to" : "from"] = expr_json(op.peer);
     if (op.dtype) j["dtype"] = std::string(name_of(*op.dtype));
     if (!op.request.empty()) j["request"] = op.request;
-  } else if (op.op == "wait") {
+  } else if (op.kind == K::wait) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     if (op.requests.size() == 1)
       j["request"] = op.requests[0];
     else
       j["requests"] = op.requests;
-  } else if (op.op == "compute") {
+  } else if (op.kind == K::compute) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["duration_us"] = op.duration_us;
     if (!op.label.empty()) j["label"] = op.label;
+    if (!op.reads.empty()) {
+      ojson reads = ojson::array();
+      for (const auto& sl : op.reads) reads.push_back(slice_json(sl, false));
+      j["reads"] = std::move(reads);
+    }
     if (!op.dst.buffer.empty()) j["writes"] = slice_json(op.dst, false);
-  } else if (op.op == "copy" || op.op == "accumulate") {
+  } else if (op.kind == K::copy || op.kind == K::accumulate) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["src"] = slice_json(op.src, false);
     j["dst"] = slice_json(op.dst, false);
-    if (op.op == "accumulate") j["reduce_op"] = std::string(name_of(op.reduce_op));
-  } else if (op.op == "repeat") {
+    if (op.kind == K::accumulate) j["reduce_op"] = std::string(name_of(op.reduce_op));
+  } else if (op.kind == K::repeat) {
     j["times"] = expr_json(op.times);
     j["var"] = op.var;
     j["body"] = body_json(op.body);
-  } else if (op.op == "step") {
+  } else if (op.kind == K::step) {
     if (!op.phase.empty()) j["phase"] = op.phase;
     ojson ts = ojson::array();
     for (const auto& t : op.transfers) {
@@ -137,7 +143,7 @@ ojson program_op_json(const ProgramOp& op) {
 }
 
 ojson call_json(const ProgramOp& op) {
-  if (!op.coll) return program_op_json(op);
+  if (op.kind != ProgramOp::Kind::collective) return program_op_json(op);
   ojson j = ojson::object();
   j["op"] = op.coll ? std::string(name_of(*op.coll)) : op.op;
   if (!op.buffer.empty()) j["buffer"] = op.buffer;
@@ -150,6 +156,7 @@ ojson call_json(const ProgramOp& op) {
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;
   if (!op.group.empty()) j["group"] = op.group;
   if (!op.ranks.list.empty() || !op.ranks.text.empty()) j["ranks"] = ranks_json(op.ranks);
+  if (!op.request.empty()) j["request"] = op.request;
   if (!op.body.empty() || op.algorithm == "custom") j["body"] = body_json(op.body);
   if (!op.caption.empty()) j["caption"] = op.caption;
   return j;
@@ -248,6 +255,33 @@ std::string to_json(const Scenario& s) {
   ojson program = ojson::array();
   for (const auto& op : s.program) program.push_back(call_json(op));
   j["program"] = std::move(program);
+  if (!s.expect.empty()) {
+    ojson expect = ojson::array();
+    for (const auto& e : s.expect) {
+      ojson x = ojson::object();
+      if (!e.ranks.list.empty() || !e.ranks.text.empty()) x["ranks"] = ranks_json(e.ranks);
+      x["buffer"] = e.buffer;
+      if (!e.offset.empty()) x["offset"] = expr_json(e.offset);
+      if (!e.count.empty()) x["count"] = expr_json(e.count);
+      if (!e.block.empty()) x["block"] = expr_json(e.block);
+      if (!e.holds) {
+        ojson values = ojson::array();
+        for (double v : e.values) values.push_back(number(v));
+        x["values"] = std::move(values);
+      } else {
+        ojson h = ojson::object();
+        if (!e.from_rank.empty()) h["rank"] = expr_json(e.from_rank);
+        else h["reduce_op"] = std::string(name_of(e.reduce_op));
+        h["buffer"] = e.from_buffer;
+        if (!e.from_offset.empty()) h["offset"] = expr_json(e.from_offset);
+        if (!e.over_group.empty()) h["over"] = e.over_group;
+        else if (!e.over.list.empty() || !e.over.text.empty()) h["over"] = ranks_json(e.over);
+        x["holds"] = std::move(h);
+      }
+      expect.push_back(std::move(x));
+    }
+    j["expect"] = std::move(expect);
+  }
   if (!s.faults.empty()) {
     ojson faults = ojson::array();
     for (const auto& f : s.faults) {

@@ -262,12 +262,17 @@ void write_slice(SegList& m, std::uint64_t off, std::uint64_t count, Piece* piec
 
 }  // namespace
 
+// In a whole-program state, the `scaled` of a content that the sets cannot follow (an
+// input counted twice, data combined after an average) carries this bit.
+constexpr std::uint32_t kInexact = 1u << 31;
+
 struct SymbolicState::Impl {
   const Schedule& s;
-  std::int32_t call;
-  const CollectiveDescriptor& desc;  // whose postcondition the call must meet
+  std::int32_t call;  // -1: the whole program
+  const CollectiveDescriptor* desc;  // whose postcondition the call must meet (null: the whole program)
   std::int32_t next;
   std::int32_t end;
+  bool lenient = false;  // the whole program: mark double counts instead of failing
   std::uint32_t words;
   std::vector<SegList> maps;  // index rank * nbuf + buf
   std::vector<std::vector<std::uint64_t>> heard;  // barrier knowledge per rank
@@ -277,10 +282,9 @@ struct SymbolicState::Impl {
   std::vector<std::size_t> src_first;   // transfer t's pieces: [src_first[t], src_first[t + 1])
   std::vector<Piece> dst_pieces, result;
 
-  Impl(const Schedule& sched, std::int32_t c, const CollectiveDescriptor& d) : s(sched), call(c), desc(d) {
-    const auto& cl = s.calls[static_cast<std::size_t>(c)];
-    next = cl.first_step;
-    end = cl.first_step + cl.num_steps;
+  Impl(const Schedule& sched, std::int32_t c, const CollectiveDescriptor* d, std::int32_t first, std::int32_t stop,
+       bool whole)
+      : s(sched), call(c), desc(d), next(first), end(stop), lenient(whole) {
     words = static_cast<std::uint32_t>((static_cast<std::size_t>(s.ranks) + 63) / 64);
     const std::size_t nbuf = s.buffers.size();
     maps.resize(static_cast<std::size_t>(s.ranks) * nbuf);
@@ -361,9 +365,11 @@ struct SymbolicState::Impl {
       out = ContentRef();
       return true;
     }
+    bool inexact = false;
     if (dst->scaled || src->scaled) {
       problem = "combines data that was already divided for an average";
-      return false;
+      if (!lenient) return false;
+      inexact = true;
     }
     // A src term with the same buffer and element as a dst term folds into it; the
     // others are appended. Count them first, to allocate the content at its size.
@@ -395,11 +401,13 @@ struct SymbolicState::Impl {
           const auto who = static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(bit));
           problem = "would count rank " + std::to_string(who) + "'s " + s.buffers[static_cast<std::size_t>(tb)].name +
                     "[" + std::to_string(base) + "] twice";
-          return false;
+          if (!lenient) return false;
+          inexact = true;
         }
         into[w] |= bits[w];
       }
     }
+    if (inexact) n->scaled |= kInexact;
     out = std::move(keep);
     return true;
   }
@@ -502,8 +510,12 @@ struct SymbolicState::Impl {
 
 SymbolicState::SymbolicState(const Schedule& s, std::int32_t call, const CollectiveDescriptor* descriptor)
     : impl_(new Impl(s, call,
-                     descriptor ? *descriptor
-                                : collective_descriptor(s.calls[static_cast<std::size_t>(call)].args.coll))) {}
+                     descriptor ? descriptor : &collective_descriptor(s.calls[static_cast<std::size_t>(call)].args.coll),
+                     s.calls[static_cast<std::size_t>(call)].first_step,
+                     s.calls[static_cast<std::size_t>(call)].first_step + s.calls[static_cast<std::size_t>(call)].num_steps,
+                     false)) {}
+SymbolicState::SymbolicState(const Schedule& s, WholeProgram)
+    : impl_(new Impl(s, -1, nullptr, 0, static_cast<std::int32_t>(s.steps.size()), true)) {}
 SymbolicState::~SymbolicState() { delete impl_; }
 Status SymbolicState::advance() {
   if (done()) return ok_status();
@@ -511,7 +523,41 @@ Status SymbolicState::advance() {
 }
 std::int32_t SymbolicState::next_step() const { return impl_->next; }
 bool SymbolicState::done() const { return impl_->next >= impl_->end; }
-Status SymbolicState::check_postcondition() const { return impl_->postcondition(); }
+Status SymbolicState::check_postcondition() const {
+  return impl_->call < 0 ? ok_status() : impl_->postcondition();
+}
+
+std::vector<HeldRun> SymbolicState::held(std::int32_t rank, std::int32_t buf, std::uint64_t offset,
+                                         std::uint64_t count) const {
+  std::vector<HeldRun> out;
+  if (rank < 0 || rank >= impl_->s.ranks || buf < 0 || static_cast<std::size_t>(buf) >= impl_->s.buffers.size())
+    return out;
+  std::vector<Piece> pieces;
+  read_slice(impl_->maps[impl_->map_index(rank, buf)], offset, count, pieces);
+  for (const Piece& p : pieces) {
+    HeldRun h;
+    h.start = p.start;
+    h.end = p.end;
+    if (const Seg* sg = impl_->maps[impl_->map_index(rank, buf)].find(offset + p.start)) h.last_step = sg->last_step;
+    if (!p.content) {
+      h.initialised = false;
+      out.push_back(std::move(h));
+      continue;
+    }
+    const Content& c = *p.content.get();
+    h.divisions = c.scaled & ~kInexact;
+    h.exact = (c.scaled & kInexact) == 0;
+    for (std::uint32_t i = 0; i < c.nterms; ++i) {
+      Contribution t{c.buf(i), c.base(i) + p.shift, {}};
+      for (std::uint32_t w = 0; w < c.words; ++w)
+        for (std::uint64_t bits = c.ranks(i)[w]; bits; bits &= bits - 1)
+          t.ranks.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))));
+      h.terms.push_back(std::move(t));
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
 
 std::vector<Contribution> SymbolicState::contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const {
   const Seg* seg = nullptr;
@@ -550,9 +596,9 @@ bool holds_exactly(const Content& c, std::uint64_t shift, const std::vector<SymT
 Status SymbolicState::Impl::postcondition() {
   const Call& cl = s.calls[static_cast<std::size_t>(call)];
   const CollArgs& a = cl.args;
-  const bool want_scaled = a.op == ReduceOp::avg && desc.reducing;
+  const bool want_scaled = a.op == ReduceOp::avg && desc->reducing;
 
-  if (desc.synchronizes) {
+  if (desc->synchronizes) {
     for (std::int32_t g = 0; g < a.ranks; ++g) {
       const std::int32_t r = a.world_rank.empty() ? g : a.world_rank[static_cast<std::size_t>(g)];
       for (std::int32_t h = 0; h < a.ranks; ++h) {
@@ -569,7 +615,7 @@ Status SymbolicState::Impl::postcondition() {
 
   // Which elements of which (rank, buffer) are outputs of this call.
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> out_regions(maps.size());
-  ExpectedContents expect(s, a, desc);
+  ExpectedContents expect(s, a, *desc);
   for (std::int32_t g = 0; g < a.ranks; ++g) {
     const std::uint64_t n = expect.output_count(g);
     if (n == 0) continue;
@@ -696,6 +742,7 @@ Status check_schedule(const Schedule& s, const CollectiveDescriptor* d) {
       const bool replaced = d && d->coll == s.calls[c].args.coll;
       if (auto st = check_call(s, static_cast<std::int32_t>(c), replaced ? d : nullptr); !st) return st;
     }
+  if (!s.expect.empty()) return check_expectations_symbolic(s);
   return ok_status();
 }
 
