@@ -50,6 +50,12 @@ std::string base_name(const std::string& n) {
   return sp == std::string::npos ? n : n.substr(0, sp);
 }
 
+std::string size_of_call(const JobCall& c) {
+  std::string t = !c.sizes.empty() ? c.sizes : c.count ? std::to_string(*c.count) + " elements" : "size unknown";
+  if (!c.dtype.empty()) t += " " + c.dtype;
+  return t;
+}
+
 std::string call_text(const JobCall& c) {
   std::string t = base_name(c.name);
   if (!c.sizes.empty()) t += " " + c.sizes;
@@ -306,7 +312,7 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       u.add("analyze.unmatched", "rank " + std::to_string(src) + " sent " + std::to_string(s.size()) + " message" +
                                      (s.size() == 1 ? "" : "s") + " to rank " + std::to_string(dst) + " but rank " +
                                      std::to_string(dst) + " received " + std::to_string(r.size()) + " from it: message " +
-                                     std::to_string(both + 1) + " (" + p2p_what(*s[both]) + ", " + call_text(*s[both]) +
+                                     std::to_string(both + 1) + " (" + p2p_what(*s[both]) + ", " + size_of_call(*s[both]) +
                                      ") was never received");
     if (r.size() > s.size())
       u.add("analyze.unmatched", "rank " + std::to_string(dst) + " expects " + std::to_string(r.size()) + " message" +

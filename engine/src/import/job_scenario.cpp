@@ -220,15 +220,23 @@ class Builder {
     return t;
   }
 
-  int slot_free_on(const std::vector<std::int32_t>& ranks, const std::vector<int>& prefer) {
+  // A slot free on every one of `ranks`: one of `prefer` if possible, else the lowest.
+  // A call that stays in flight avoids the slots a later compute span must wait on
+  // (`pending`), which it could then not write.
+  int slot_free_on(const std::vector<std::int32_t>& ranks, const std::vector<int>& prefer, bool avoid_pending) {
+    auto usable = [&](int s) {
+      for (auto r : ranks) {
+        const RankState& st = st_[static_cast<std::size_t>(r)];
+        if (st.busy.count(s)) return false;
+        if (avoid_pending && std::find(st.pending.begin(), st.pending.end(), s) != st.pending.end()) return false;
+      }
+      return true;
+    };
     for (int s : prefer) {
-      bool ok = true;
-      for (auto r : ranks) ok = ok && !st_[static_cast<std::size_t>(r)].busy.count(s);
-      if (ok) return s;
+      if (usable(s)) return s;
     }
     for (int s = 0;; ++s) {
-      bool ok = true;
-      for (auto r : ranks) ok = ok && !st_[static_cast<std::size_t>(r)].busy.count(s);
+      const bool ok = usable(s);
       if (ok) {
         if (s >= static_cast<int>(xcount_.size())) xcount_.resize(static_cast<std::size_t>(s) + 1, 0), ycount_.resize(xcount_.size(), 0);
         return s;
@@ -245,7 +253,13 @@ class Builder {
     program_.push_back(std::move(line));
   }
 
-  void add_compute(std::int32_t r, std::uint32_t us, const std::string& writes) {
+  void add_compute(std::int32_t r, std::uint32_t us, std::string writes) {
+    // Never a buffer a call of this rank still has in flight (the slot rules keep it
+    // so; this keeps the file valid should they not).
+    if (writes != "work" && st_[static_cast<std::size_t>(r)].busy.count(std::stoi(writes.substr(1)))) {
+      writes = "work";
+      work_used_ = true;
+    }
     auto& depth = batch_depth_[r];
     if (batch_.size() <= depth) batch_.resize(depth + 1);
     batch_[depth].push_back({r, us, writes});
@@ -497,7 +511,12 @@ void Builder::emit_collective(std::int64_t key_id, const std::vector<std::int32_
       std::vector<int> prefer;
       for (const auto& [d, v] : votes) prefer.push_back(d);
       std::stable_sort(prefer.begin(), prefer.end(), [&](int a, int b) { return votes[a] > votes[b]; });
-      slot = slot_free_on(g.ranks, prefer);
+      bool async = false;
+      for (auto r : g.ranks) {
+        const RankState& m = st_[static_cast<std::size_t>(r)];
+        async = async || is_async(call(r, m.events[m.pos].call));
+      }
+      slot = slot_free_on(g.ranks, async || split ? std::vector<int>{} : prefer, async || split);
       if (split) {
         split_slot_[key_id] = slot;
         for (auto r : g.ranks) st_[static_cast<std::size_t>(r)].busy.insert(slot);  // reserved until each member's turn
@@ -585,9 +604,10 @@ void Builder::emit_rank_event(std::int32_t r) {
   }
   // A send or recv.
   const std::uint64_t n = elems(c);
-  const int slot = slot_free_on({r}, std::vector<int>(s.pending.rbegin(), s.pending.rend()));
-  compute_before_call(r, ev, slot);
   const bool async = is_async(c);
+  const int slot = slot_free_on({r}, async ? std::vector<int>{} : std::vector<int>(s.pending.rbegin(), s.pending.rend()),
+                                async);
+  compute_before_call(r, ev, slot);
   json e;
   e["op"] = std::string(async ? "i" : "") + c.kind;
   e["ranks"] = json::array({r});
