@@ -33,6 +33,10 @@ void add_import_commands(CLI::App& app, ImportFlags& f) {
   f.import_cmd->add_flag("--json", f.json, "print a JSON summary (with the scenario when there is no -o)");
   f.import_cmd->add_option("--scale-down", f.scale_down, "divide every element count by K so the replay fits this machine")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  f.import_cmd->add_option("--compute-digits", f.compute_digits,
+                           "significant digits of compute spans: 0 exact (default: exact, rounded to 2 for jobs of more "
+                           "than 20000 compute entries)")
+      ->check(CLI::Range(0, 9));
   f.import_cmd->add_option("--sizes", f.sizes,
                            "a second source of the same program (Flight Recorder dumps or `collscope record` output) "
                            "for what the files lack: sizes, dtypes, peers, groups");
@@ -59,6 +63,7 @@ int cmd_import(const ImportFlags& f) {
   if (!job) return report_error(job.error());
   ImportOptions opt;
   opt.scale_down = f.scale_down;
+  opt.compute_digits = f.compute_digits;
   auto sc = job_scenario(*job, opt);
   if (!sc) return report_error(sc.error());
   if (!f.output.empty()) {

@@ -19,6 +19,7 @@ struct ImportFlags {
   bool json = false;
   std::uint64_t scale_down = 1;
   std::vector<std::string> sizes;
+  int compute_digits = -1;
   // record
   std::string record_dir;
   std::vector<std::string> command;

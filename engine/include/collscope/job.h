@@ -170,6 +170,10 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options = {});
 
 struct ImportOptions {
   std::uint64_t scale_down = 1;  // divide every element count by this
+  // Significant digits of the compute spans' durations: 0 exact, -1 exact unless the
+  // program would have more than 20000 compute entries or exceed 4 MiB (then rounded
+  // to 3, then 2 digits, which lets the ranks' spans between two calls share entries).
+  int compute_digits = -1;
   std::string source_label;      // how captions name the files ("" = from the job)
 };
 
@@ -178,6 +182,7 @@ struct ImportedScenario {
   std::int32_t ranks = 0;
   std::int64_t calls = 0, collectives = 0, p2p = 0, compute_spans = 0, groups = 0;
   std::int64_t custom_channels = 0;  // calls that run on the log's channels
+  std::int64_t compute_entries = 0;  // program entries for the compute spans (several ranks each)
   std::vector<std::string> notes;    // said in the scenario's description too
 };
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "import/readers.h"
 
@@ -131,34 +132,40 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
     const std::string gname = "group " + gid + (group.desc.empty() || group.desc == gid ? "" : " (" + group.desc + ")");
     // seq -> (rank, call) for every present member.
     std::map<std::int64_t, std::vector<std::pair<std::int32_t, const JobCall*>>> by_seq;
-    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> range;  // rank -> first, last seq
+    std::vector<std::pair<std::int64_t, std::int64_t>> range(static_cast<std::size_t>(job.world), {-1, -1});  // rank -> first, last seq
     std::map<std::int32_t, const JobCall*> last_call;
     std::vector<std::int32_t> present;
     for (auto r : members) {
       if (r < 0 || r >= job.world || !job.ranks[static_cast<std::size_t>(r)].present) continue;
       present.push_back(r);
       std::int64_t lo = INT64_MAX, hi = -1;
+      // A rank's seqs mostly come in order: each insertion starts where the last one ended.
+      auto hint = by_seq.begin();
       for (const auto& c : job.ranks[static_cast<std::size_t>(r)].calls) {
-        if (c.p2p || c.group != gid || c.seq < 0) continue;
-        by_seq[c.seq].emplace_back(r, &c);
+        if (c.p2p || c.seq < 0 || c.group != gid) continue;
+        auto node = by_seq.try_emplace(hint, c.seq);
+        if (node->second.empty()) node->second.reserve(members.size());
+        node->second.emplace_back(r, &c);
+        hint = std::next(node);
         lo = std::min(lo, c.seq);
         if (c.seq > hi) {
           hi = c.seq;
           last_call[r] = &c;
         }
       }
-      range[r] = {lo, hi};
+      range[static_cast<std::size_t>(r)] = {lo, hi};
     }
     if (by_seq.empty()) continue;
     // Flight Recorder dumps keep the last N entries: seqs before a rank's first are
     // dropped from its ring, not missed.
     for (auto r : present) {
-      const auto [lo, hi] = range[r];
+      const auto [lo, hi] = range[static_cast<std::size_t>(r)];
       if (hi >= 0 && lo > by_seq.begin()->first)
         dropped_facts.push_back("rank " + std::to_string(r) + "'s file starts at seq " + std::to_string(lo) + " of " +
                                 gname + " (older calls fell out of its ring)");
     }
     std::map<std::int32_t, bool> reported_missing;
+    std::vector<char> mark(static_cast<std::size_t>(job.world), 0);
     std::int64_t later_incomplete = 0;
     bool reported_incomplete = false;
     for (const auto& [seq, calls] : by_seq) {
@@ -166,13 +173,17 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       const std::string what = base_name(first.name) + " seq " + std::to_string(seq) + " of " + gname;
       // Who should be here: members whose file covers this seq.
       std::vector<std::int32_t> here, away;
-      for (const auto& [r, c] : calls) here.push_back(r);
+      for (const auto& [r, c] : calls) {
+        here.push_back(r);
+        mark[static_cast<std::size_t>(r)] = 1;
+      }
       for (auto r : present) {
-        if (std::find(here.begin(), here.end(), r) != here.end()) continue;
-        const auto [lo, hi] = range[r];
+        if (mark[static_cast<std::size_t>(r)]) continue;
+        const auto [lo, hi] = range[static_cast<std::size_t>(r)];
         if (hi >= 0 && seq < lo) continue;  // dropped from its ring
         away.push_back(r);
       }
+      for (auto r : here) mark[static_cast<std::size_t>(r)] = 0;
       for (auto r : away) {
         if (reported_missing[r]) continue;
         reported_missing[r] = true;
@@ -186,11 +197,23 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
           msg += "; it made no call on " + gname + " at all";
         m.add("analyze.missing_rank", msg);
       }
-      // Do the members agree on what the call is?
+      // Do the members agree on what the call is? (Compared field by field first: the
+      // texts are only made for calls that differ.)
+      auto same = [](const JobCall& x, const JobCall& y) {
+        if (x.count != y.count || x.dtype != y.dtype) return false;
+        const auto nx = x.name.find(' '), ny = y.name.find(' ');
+        return std::string_view(x.name).substr(0, nx) == std::string_view(y.name).substr(0, ny);
+      };
+      bool all_same = true;
+      for (const auto& [r, c] : calls) all_same = all_same && same(*c, first);
       std::map<std::string, std::vector<std::int32_t>> variants;
-      for (const auto& [r, c] : calls) {
-        std::string sig = base_name(c->name) + "|" + (c->count ? std::to_string(*c->count) : "?") + "|" + c->dtype;
-        variants[sig].push_back(r);
+      if (all_same) {
+        variants[""] = {};
+      } else {
+        for (const auto& [r, c] : calls) {
+          std::string sig = base_name(c->name) + "|" + (c->count ? std::to_string(*c->count) : "?") + "|" + c->dtype;
+          variants[sig].push_back(r);
+        }
       }
       if (variants.size() > 1) {
         std::string msg = "ranks disagree on " + what + ":";

@@ -41,6 +41,8 @@ using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 constexpr std::uint32_t kMaxComputeUs = 60'000'000;
+// Above this many compute entries, spans are rounded unless the user says otherwise.
+constexpr std::int64_t kExactComputeEntries = 20000;
 // Above this the scenario stops giving calls NCCL's channels (each costs a body).
 constexpr std::size_t kChannelBudgetBytes = 3u << 20;
 
@@ -149,10 +151,15 @@ struct RankState {
   std::int64_t blocked_key = -1;
 };
 
-struct ComputeLine {
-  std::int32_t rank;
-  std::uint32_t us;
-  std::string writes;
+// A program entry of one rank, waiting to be written: entries of several ranks that
+// differ only in their rank (and a peer at the same distance) become one entry.
+struct RankLine {
+  std::int32_t rank = -1;
+  json entry;                     // without "ranks", the peer and the caption
+  std::string key;                // what must agree for lines to merge
+  std::int32_t peer = -1;         // send/recv: the peer's world rank
+  const char* peer_key = nullptr;  // "to" or "from"
+  const JobCall* call = nullptr;  // what the caption describes
 };
 
 class Builder {
@@ -179,7 +186,9 @@ class Builder {
   std::set<std::string> notes_;
   std::vector<std::string> note_order_;
   ImportedScenario out_;
-  std::vector<std::vector<ComputeLine>> batch_;  // layers of compute lines not yet written
+  // Per-rank lines not yet written, in layers: a rank's k-th line since the last shared
+  // entry is in layer k, so that each rank's lines keep their order.
+  std::vector<std::vector<RankLine>> batch_;
   std::map<std::int32_t, std::size_t> batch_depth_;
 
   // Collectives matched across members: key -> (members that reached it).
@@ -247,10 +256,23 @@ class Builder {
   static std::string slot_name(int s) { return "x" + std::to_string(s); }
 
   void emit(const json& entry) {
-    flush_computes();
+    flush_lines();
     std::string line = entry.dump();
     program_bytes_ += line.size() + 2;
     program_.push_back(std::move(line));
+  }
+
+  void add_line(RankLine line) {
+    auto& depth = batch_depth_[line.rank];
+    if (batch_.size() <= depth) batch_.resize(depth + 1);
+    line.key = line.entry.dump();
+    if (line.peer >= 0)
+      line.key += "|" + std::to_string(((line.peer - line.rank) % job_.world + job_.world) % job_.world);
+    if (line.call)
+      line.key += "|" + line.call->name.substr(0, line.call->name.find(' ')) + "|" + std::to_string(line.call->seq) +
+                  "|" + size_text(*line.call) + "|" + line.call->site;
+    batch_[depth].push_back(std::move(line));
+    ++depth;
   }
 
   void add_compute(std::int32_t r, std::uint32_t us, std::string writes) {
@@ -260,32 +282,48 @@ class Builder {
       writes = "work";
       work_used_ = true;
     }
-    auto& depth = batch_depth_[r];
-    if (batch_.size() <= depth) batch_.resize(depth + 1);
-    batch_[depth].push_back({r, us, writes});
-    ++depth;
+    RankLine l;
+    l.rank = r;
+    l.entry["op"] = "compute";
+    l.entry["duration_us"] = us;
+    l.entry["writes"] = writes;
+    add_line(std::move(l));
     ++out_.compute_spans;
   }
 
-  void flush_computes() {
+  void flush_lines() {
     for (auto& layer : batch_) {
-      // One entry per (duration, buffer), listing its ranks.
-      std::map<std::pair<std::uint32_t, std::string>, std::vector<std::int32_t>> merged;
-      std::vector<std::pair<std::uint32_t, std::string>> order;
-      for (const auto& c : layer) {
-        auto key = std::make_pair(c.us, c.writes);
-        auto [it, fresh] = merged.try_emplace(key);
-        if (fresh) order.push_back(key);
-        it->second.push_back(c.rank);
+      std::map<std::string, std::vector<const RankLine*>> merged;
+      std::vector<std::string> order;
+      for (const auto& l : layer) {
+        auto [it, fresh] = merged.try_emplace(l.key);
+        if (fresh) order.push_back(l.key);
+        it->second.push_back(&l);
       }
       for (const auto& key : order) {
+        const auto& lines = merged[key];
+        const RankLine& first = *lines.front();
+        std::vector<std::int32_t> who;
+        for (const auto* l : lines) who.push_back(l->rank);
         json e;
-        e["op"] = "compute";
-        const auto& rs = merged[key];
-        if (static_cast<std::int32_t>(rs.size()) == job_.world) e["ranks"] = "all";
-        else e["ranks"] = rs;
-        e["duration_us"] = key.first;
-        e["writes"] = key.second;
+        e["op"] = first.entry["op"];
+        if (static_cast<std::int32_t>(who.size()) == job_.world) e["ranks"] = "all";
+        else e["ranks"] = who;
+        for (auto it = first.entry.begin(); it != first.entry.end(); ++it)
+          if (it.key() != "op") e[it.key()] = it.value();
+        std::string peer_text;
+        if (first.peer >= 0) {
+          if (who.size() == 1) {
+            e[first.peer_key] = first.peer;
+            peer_text = "rank " + std::to_string(first.peer);
+          } else {
+            const int d = ((first.peer - first.rank) % job_.world + job_.world) % job_.world;
+            e[first.peer_key] = "(rank + " + std::to_string(d) + ") % size";
+            peer_text = "rank r+" + std::to_string(d);
+          }
+        }
+        if (first.call) e["caption"] = caption_of(*first.call, who, peer_text);
+        if (first.entry["op"] == "compute") ++out_.compute_entries;
         std::string line = e.dump();
         program_bytes_ += line.size() + 2;
         program_.push_back(std::move(line));
@@ -368,12 +406,12 @@ class Builder {
     yc = std::max(yc, y);
   }
 
-  std::string caption_of(const JobCall& c, const std::vector<std::int32_t>& who) {
+  std::string caption_of(const JobCall& c, const std::vector<std::int32_t>& who, const std::string& peer_text = "") {
     std::string t = who.size() == 1 ? "rank " + std::to_string(who[0]) : ranks_text(who);
     if (c.seq >= 0) t += std::string(c.p2p ? ", p2p seq " : ", seq ") + std::to_string(c.seq);
     if (!c.p2p && !group(c.group).world) t += " of group " + c.group;
     t += ", " + (c.p2p ? c.name.substr(0, c.name.find(' ')) : c.name);
-    if (c.p2p && c.peer >= 0) t += (c.kind == "send" ? " to rank " : " from rank ") + std::to_string(c.peer);
+    if (c.p2p && !peer_text.empty()) t += (c.kind == "send" ? " to " : " from ") + peer_text;
     const std::string size = size_text(c);
     if (!size.empty()) t += ", " + size;
     t += ", from " + (opt_.source_label.empty() ? source_word(job_.format) + " " + files_label(job_, who) : opt_.source_label);
@@ -587,11 +625,11 @@ void Builder::emit_rank_event(std::int32_t r) {
     const auto it = s.slot_of.find(ev.call);
     const int slot = it != s.slot_of.end() ? it->second : -1;
     if (c.p2p) {
-      json w;
-      w["op"] = "wait";
-      w["ranks"] = json::array({r});
-      w["request"] = s.request_of[ev.call];
-      emit(w);
+      RankLine w;
+      w.rank = r;
+      w.entry["op"] = "wait";
+      w.entry["request"] = s.request_of[ev.call];
+      add_line(std::move(w));
     }
     if (slot >= 0) {
       s.busy.erase(slot);
@@ -608,19 +646,20 @@ void Builder::emit_rank_event(std::int32_t r) {
   const int slot = slot_free_on({r}, async ? std::vector<int>{} : std::vector<int>(s.pending.rbegin(), s.pending.rend()),
                                 async);
   compute_before_call(r, ev, slot);
-  json e;
-  e["op"] = std::string(async ? "i" : "") + c.kind;
-  e["ranks"] = json::array({r});
-  e["buffer"] = slot_name(slot);
-  e["count"] = n;
-  e[c.kind == "send" ? "to" : "from"] = c.peer;
+  RankLine l;
+  l.rank = r;
+  l.entry["op"] = std::string(async ? "i" : "") + c.kind;
+  l.entry["buffer"] = slot_name(slot);
+  l.entry["count"] = n;
   if (async) {
     const std::string req = "q" + std::to_string(ev.call);
     s.request_of[ev.call] = req;
-    e["request"] = req;
+    l.entry["request"] = req;
   }
-  e["caption"] = caption_of(c, {r});
-  emit(e);
+  l.peer = c.peer;
+  l.peer_key = c.kind == "send" ? "to" : "from";
+  l.call = &c;
+  add_line(std::move(l));
   ++out_.p2p;
   use_slot(slot, c, n);
   after_call(r, ev.call, slot, async);
@@ -657,8 +696,8 @@ Result<ImportedScenario> Builder::build() {
     note("the files do not say whether send and recv were blocking; as blocking calls they deadlock, so they run "
          "as isend and irecv, waited before the rank's next other call");
   if (digits_)
-    note("compute spans are rounded to " + std::to_string(digits_) +
-         " significant digits, to keep the scenario within collscope's 4 MiB");
+    note("compute spans are rounded to " + std::to_string(digits_) + " significant digits (--compute-digits), so that "
+         "the ranks' spans between two calls share program entries: the scenario stays within 4 MiB and quick to plan");
   if (opt_.scale_down > 1)
     note("every element count is divided by " + std::to_string(opt_.scale_down) +
          " (--scale-down) so that the replay fits this machine; the captions give the job's own sizes");
@@ -784,7 +823,7 @@ Result<ImportedScenario> Builder::build() {
       if (!progress) break;
     }
   }
-  flush_computes();
+  flush_lines();
 
   // Buffers, and the limits a scenario has.
   json buffers = json::object();
@@ -888,10 +927,20 @@ Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& optio
   std::optional<Error> last;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool nonblocking = attempt == 1;
-    for (int digits : {0, 3, 2}) {
+    const std::vector<int> tries = options.compute_digits >= 0 ? std::vector<int>{options.compute_digits}
+                                                                : std::vector<int>{0, 3, 2};
+    for (std::size_t ti = 0; ti < tries.size(); ++ti) {
+      const int digits = tries[ti];
       Builder b(job, options, nonblocking, digits);
       auto out = b.build();
       if (!out) return out.error();
+      // A large job's compute spans, one per rank between every two calls, are most
+      // of its program and of the time planning it takes: rounded to 2 significant
+      // digits, the ranks' spans between two calls mostly agree and become one entry.
+      if (options.compute_digits < 0 && digits == 0 && out->compute_entries > kExactComputeEntries) {
+        ti = tries.size() - 2;  // straight to 2 digits
+        continue;
+      }
       if (out->json.size() > scenario::kMaxScenarioBytes) {
         last = make_error("import.too_large",
                           "the scenario would be " + job::human_size(static_cast<double>(out->json.size())) +
@@ -903,7 +952,7 @@ Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& optio
       // It must read back and plan like any lesson; a deadlock of blocking sends and
       // recvs is tried again with non-blocking ones.
       auto sc = parse_scenario(out->json, label + " (imported)");
-      Result<Schedule> lowered = sc ? lower_scenario(*sc) : Result<Schedule>(sc.error());
+      const Result<Scenario>& lowered = sc;  // parse_scenario makes every check lower_scenario makes
       if (!lowered) {
         if (lowered.error().id == "program.deadlock" && !nonblocking) {
           last = lowered.error();

@@ -167,6 +167,7 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
         rf.world = static_cast<std::int32_t>(w);
       } else if (key == "entries") {
         entries_seen = true;
+        rf.calls.reserve(text.size() / 700);  // an entry is some 500 to 900 bytes
         c.begin_array();
         std::int64_t index = 0;
         while (c.next_item()) {
