@@ -319,7 +319,7 @@ class Builder {
           } else {
             const int d = ((first.peer - first.rank) % job_.world + job_.world) % job_.world;
             e[first.peer_key] = "(rank + " + std::to_string(d) + ") % size";
-            peer_text = "rank r+" + std::to_string(d);
+            peer_text = "rank r+" + std::to_string(d) + " (mod " + std::to_string(job_.world) + ")";
           }
         }
         if (first.call) e["caption"] = caption_of(*first.call, who, peer_text);
