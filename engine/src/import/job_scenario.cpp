@@ -1,4 +1,4 @@
-// A job becomes a scenario (docs/ARCHITECTURE.md, "Jobs from outside").
+// A job becomes a scenario.
 //
 // Every rank's calls, in the order it made them, become the program:
 //   - a collective that every member of its group made (matched by group and sequence
@@ -67,6 +67,10 @@ std::string file_name(const std::string& p) { return fs::path(p).filename().stri
 std::string files_label(const Job& job, const std::vector<std::int32_t>& ranks) {
   if (ranks.empty()) return "";
   if (ranks.size() == 1) return file_name(job.ranks[static_cast<std::size_t>(ranks[0])].file);
+  // One file for all of them (an NCCL log of every process).
+  bool one_file = true;
+  for (auto r : ranks) one_file = one_file && job.ranks[static_cast<std::size_t>(r)].file == job.ranks[static_cast<std::size_t>(ranks[0])].file;
+  if (one_file) return file_name(job.ranks[static_cast<std::size_t>(ranks[0])].file);
   std::string prefix, suffix;
   bool pattern = true;
   for (std::size_t i = 0; i < ranks.size() && pattern; ++i) {
