@@ -201,6 +201,7 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       // texts are only made for calls that differ.)
       auto same = [](const JobCall& x, const JobCall& y) {
         if (x.count != y.count || x.dtype != y.dtype) return false;
+        if (x.name == y.name) return true;
         const auto nx = x.name.find(' '), ny = y.name.find(' ');
         return std::string_view(x.name).substr(0, nx) == std::string_view(y.name).substr(0, ny);
       };
@@ -234,6 +235,7 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       // Completed everywhere?
       std::vector<std::int32_t> started, scheduled;
       for (const auto& [r, c] : calls) {
+        if (c->state.empty() || c->state[0] != 's') continue;  // completed, or not recorded
         if (c->state == "started") started.push_back(r);
         else if (c->state == "scheduled") scheduled.push_back(r);
       }

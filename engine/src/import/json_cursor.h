@@ -5,8 +5,8 @@
 // Why not the scenario reader (scenario/json.h)? It builds a tree that remembers every
 // value's line, column and pointer: ideal for a 4 MiB scenario, far too slow and large
 // for a thousand ranks' dumps of a gigabyte together. This cursor keeps only the byte
-// offset; line and column are counted from
-// the start of the text when, and only when, there is an error to report.
+// offset; line and column are counted from the start of the text when, and only when,
+// there is an error to report.
 //
 // It accepts strict RFC 8259 JSON (and a leading UTF-8 byte order mark), and fails on
 // syntax errors, NaN/Infinity, invalid UTF-8 in strings, and nesting deeper than 64.

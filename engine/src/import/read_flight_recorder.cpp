@@ -27,6 +27,58 @@ namespace collscope::job {
 
 namespace {
 
+enum class Field : std::uint8_t {
+  profiling_name,
+  collective_seq_id,
+  p2p_seq_id,
+  process_group,
+  pg_id,
+  input_sizes,
+  output_sizes,
+  input_dtypes,
+  output_dtypes,
+  state,
+  time_created_ns,
+  time_discovered_started_ns,
+  time_discovered_completed_ns,
+  duration_ms,
+  is_p2p,
+  peer,
+  root,
+  reduce_op,
+  async_op,
+  time_returned_ns,
+  time_wait_started_ns,
+  time_wait_completed_ns,
+  call_site,
+  other,
+};
+
+// An entry's key, found with one switch on its length: a dump has millions of them.
+Field field_of(std::string_view k) {
+  switch (k.size()) {
+    case 4: if (k == "peer") return Field::peer; if (k == "root") return Field::root; break;
+    case 5: if (k == "pg_id") return Field::pg_id; if (k == "state") return Field::state; break;
+    case 6: if (k == "is_p2p") return Field::is_p2p; break;
+    case 8: if (k == "async_op") return Field::async_op; break;
+    case 9: if (k == "reduce_op") return Field::reduce_op; if (k == "call_site") return Field::call_site; break;
+    case 10: if (k == "p2p_seq_id") return Field::p2p_seq_id; break;
+    case 11: if (k == "input_sizes") return Field::input_sizes; if (k == "duration_ms") return Field::duration_ms; break;
+    case 12: if (k == "output_sizes") return Field::output_sizes; if (k == "input_dtypes") return Field::input_dtypes; break;
+    case 13: if (k == "process_group") return Field::process_group; if (k == "output_dtypes") return Field::output_dtypes; break;
+    case 14: if (k == "profiling_name") return Field::profiling_name; break;
+    case 15: if (k == "time_created_ns") return Field::time_created_ns; break;
+    case 16: if (k == "time_returned_ns") return Field::time_returned_ns; break;
+    case 17: if (k == "collective_seq_id") return Field::collective_seq_id; break;
+    case 20: if (k == "time_wait_started_ns") return Field::time_wait_started_ns; break;
+    case 22: if (k == "time_wait_completed_ns") return Field::time_wait_completed_ns; break;
+    case 26: if (k == "time_discovered_started_ns") return Field::time_discovered_started_ns; break;
+    case 28: if (k == "time_discovered_completed_ns") return Field::time_discovered_completed_ns; break;
+    default: break;
+  }
+  return Field::other;
+}
+
 struct Pending {
   std::int32_t src = -1, dst = -1;  // group ranks from "send 0->1" / "recv 1<-0"
   std::int64_t pg_id = -1;
@@ -55,7 +107,8 @@ std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what) {
       if (d < 0) c.fail("import.bad_field", std::string(what) + " has a negative dimension", "", c.offset());
       if (!first_dim) text += ", ";
       first_dim = false;
-      text += std::to_string(d);
+      char digits[24];
+      text.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, d).ptr - digits));
       const auto ud = static_cast<std::uint64_t>(d);
       numel = (ud != 0 && numel > UINT64_MAX / ud) ? UINT64_MAX : numel * ud;
     }
@@ -167,11 +220,17 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
         rf.world = static_cast<std::int32_t>(w);
       } else if (key == "entries") {
         entries_seen = true;
+        std::string last_name = "\x01", last_kind, last_dtype = "\x01";
+        DTypeInfo last_info;
         rf.calls.reserve(text.size() / 700);  // an entry is some 500 to 900 bytes
         c.begin_array();
         std::int64_t index = 0;
         while (c.next_item()) {
-          c.pointer = "/entries/" + std::to_string(index);
+          {
+            char buf[32] = "/entries/";
+            const auto r = std::to_chars(buf + 9, buf + sizeof buf, index);
+            c.pointer.assign(buf, static_cast<std::size_t>(r.ptr - buf));
+          }
           JobCall call;
           call.where = c.pointer;
           Pending pend;
@@ -188,23 +247,24 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
           c.begin_object();
           std::string_view k;
           while (c.next_member(k)) {
+            const Field f = field_of(k);
             auto once = [&](int bit) {
               if (seen & (1u << bit))
                 c.fail("import.bad_field", "key \"" + std::string(k) + "\" appears twice in one entry",
                        "each entry names each field once", c.offset());
               seen |= 1u << bit;
             };
-            if (k == "profiling_name") {
+            if (f == Field::profiling_name) {
               once(0);
               has_profiling_name = true;
               call.name.assign(c.string("profiling_name"));
-            } else if (k == "collective_seq_id") {
+            } else if (f == Field::collective_seq_id) {
               once(1);
               coll_seq = c.integer("collective_seq_id");
-            } else if (k == "p2p_seq_id") {
+            } else if (f == Field::p2p_seq_id) {
               once(2);
               p2p_seq = c.integer("p2p_seq_id");
-            } else if (k == "process_group") {
+            } else if (f == Field::process_group) {
               once(3);
               if (c.peek() == Cursor::Type::array) {
                 c.begin_array();
@@ -216,69 +276,69 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
               } else {
                 pg_name.assign(c.string("process_group"));
               }
-            } else if (k == "pg_id") {
+            } else if (f == Field::pg_id) {
               once(4);
               pend.pg_id = c.integer("pg_id");
-            } else if (k == "input_sizes") {
+            } else if (f == Field::input_sizes) {
               once(5);
               in_numel = read_sizes(c, in_text, "input_sizes");
-            } else if (k == "output_sizes") {
+            } else if (f == Field::output_sizes) {
               once(6);
               out_numel = read_sizes(c, out_text, "output_sizes");
-            } else if (k == "input_dtypes") {
+            } else if (f == Field::input_dtypes) {
               once(7);
               in_dtype = first_string(c, "input_dtypes");
-            } else if (k == "output_dtypes") {
+            } else if (f == Field::output_dtypes) {
               once(8);
               out_dtype = first_string(c, "output_dtypes");
-            } else if (k == "state") {
+            } else if (f == Field::state) {
               once(9);
               call.state.assign(c.string("state"));
               if (call.state != "completed" && call.state != "started" && call.state != "scheduled")
                 c.fail("import.bad_field", "state \"" + call.state + "\" is not scheduled, started or completed", "",
                        c.offset());
-            } else if (k == "time_created_ns") {
+            } else if (f == Field::time_created_ns) {
               once(10);
               created = ns_or_none(c, "time_created_ns");
-            } else if (k == "time_discovered_started_ns") {
+            } else if (f == Field::time_discovered_started_ns) {
               once(11);
               started = ns_or_none(c, "time_discovered_started_ns");
-            } else if (k == "time_discovered_completed_ns") {
+            } else if (f == Field::time_discovered_completed_ns) {
               once(12);
               completed = ns_or_none(c, "time_discovered_completed_ns");
-            } else if (k == "duration_ms") {
+            } else if (f == Field::duration_ms) {
               once(13);
               if (c.peek() == Cursor::Type::null) c.null();
               else duration_ms = c.number("duration_ms");
-            } else if (k == "is_p2p") {
+            } else if (f == Field::is_p2p) {
               once(14);
               is_p2p = c.boolean("is_p2p");
               is_p2p_given = true;
-            } else if (k == "peer") {
+            } else if (f == Field::peer) {
               once(15);
               const auto v = c.integer("peer");
               peer_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
-            } else if (k == "root") {
+            } else if (f == Field::root) {
               once(16);
               const auto v = c.integer("root");
               root_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
-            } else if (k == "reduce_op") {
+            } else if (f == Field::reduce_op) {
               once(17);
               call.reduce_op.assign(c.string("reduce_op"));
-            } else if (k == "async_op") {
+            } else if (f == Field::async_op) {
               once(18);
               call.async_op = c.boolean("async_op");
               call.async_known = true;
-            } else if (k == "time_returned_ns") {
+            } else if (f == Field::time_returned_ns) {
               once(19);
               returned = ns_or_none(c, "time_returned_ns");
-            } else if (k == "time_wait_started_ns") {
+            } else if (f == Field::time_wait_started_ns) {
               once(20);
               call.t_wait_begin = ns_or_none(c, "time_wait_started_ns");
-            } else if (k == "time_wait_completed_ns") {
+            } else if (f == Field::time_wait_completed_ns) {
               once(21);
               call.t_wait_end = ns_or_none(c, "time_wait_completed_ns");
-            } else if (k == "call_site") {
+            } else if (f == Field::call_site) {
               once(22);
               call.site.assign(c.string("call_site"));
             } else {
@@ -288,7 +348,12 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
           if (!has_profiling_name)
             c.fail("import.bad_field", "entry " + std::to_string(index) + " has no profiling_name",
                    "every Flight Recorder entry names its call, e.g. \"nccl:all_reduce\"", entry_at);
-          call.kind = kind_of(call.name);
+          // Dumps repeat a few names and types: each is looked up once per file.
+          if (call.name != last_name) {
+            last_name = call.name;
+            last_kind = kind_of(call.name);
+          }
+          call.kind = last_kind;
           call.p2p = is_p2p_given ? is_p2p : is_p2p_kind(call.kind);
           if (call.p2p && !is_p2p_kind(call.kind)) call.kind = "";
           call.seq = call.p2p ? p2p_seq : coll_seq;
@@ -310,7 +375,11 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
           call.root = root_world;
           const std::string& dt = !in_dtype.empty() ? in_dtype : out_dtype;
           call.dtype = dt;
-          const auto info = dtype_info(dt);
+          if (dt != last_dtype) {
+            last_dtype = dt;
+            last_info = dtype_info(dt);
+          }
+          const auto& info = last_info;
           call.dt = info.dt;
           call.dtype_bytes = info.bytes;
           call.sizes = !in_text.empty() && in_text != "[]" ? in_text : out_text;
