@@ -193,7 +193,7 @@ TEST_CASE("import: an NCCL log gives communicators, rings, trees and calls") {
   REQUIRE(job);
   CHECK(job->format == JobFormat::nccl_log);
   CHECK(job->world == 4);
-  REQUIRE(job->channels.size() == 1);
+  REQUIRE(job->channels.size() == 2);
   const auto& ch = job->channels[0];
   CHECK(ch.group == "0");
   REQUIRE(ch.rings.size() == 2);
@@ -201,8 +201,16 @@ TEST_CASE("import: an NCCL log gives communicators, rings, trees and calls") {
   CHECK(ch.rings[1] == std::vector<std::int32_t>{0, 3, 2, 1});
   REQUIRE(ch.trees.size() == 2);
   CHECK(ch.trees[0][1] == std::vector<std::int32_t>{0, 2, -1, -1});  // rank 1: up 0, child 2
+  // The communicator of ranks 1 and 3 that ncclCommSplit made, with its own ring.
+  const auto& sub = job->channels[1];
+  CHECK(sub.members == std::vector<std::int32_t>{1, 3});
+  REQUIRE(sub.rings.size() == 1);
+  CHECK(sub.rings[0] == std::vector<std::int32_t>{1, 3});
+  CHECK(job->groups.at(sub.group).ranks == std::vector<std::int32_t>{1, 3});
   const auto& calls = job->ranks[3].calls;
-  REQUIRE(calls.size() == 6);
+  REQUIRE(calls.size() == 7);
+  CHECK(calls[6].group == sub.group);
+  CHECK(calls[6].count == 8192u);
   CHECK(calls[0].kind == "allreduce");
   CHECK(calls[0].count == 1048576u);
   CHECK(calls[0].dt == DType::float32);
@@ -333,7 +341,7 @@ TEST_CASE("import: handwritten newer-format files replay: groups, p2p rings, all
 
 TEST_CASE("import: an NCCL log's rings become the algorithm: every channel's chunks go round its own ring") {
   const auto sc = import_ok({data("nccl/job.log")});
-  CHECK(sc.custom_channels == 2);  // both all-reduces are large enough for 4 ranks x 2 channels
+  CHECK(sc.custom_channels == 3);  // both all-reduces of the world, and the one of ranks 1 and 3
   auto parsed = parse_scenario(sc.json, "nccl");
   REQUIRE(parsed);
   auto s = lower_scenario(*parsed);
@@ -359,6 +367,13 @@ TEST_CASE("import: an NCCL log's rings become the algorithm: every channel's chu
   CHECK(ring0 == 4);
   CHECK(ring1 == 4);
   CHECK(c.num_steps == 6);  // 3 reduce-scatter and 3 all-gather steps
+  // On the communicator of ranks 1 and 3: its ring, in world ranks.
+  const Call& g = s->calls.back();
+  CHECK(g.custom);
+  CHECK(g.args.world_rank == std::vector<std::int32_t>{1, 3});
+  for (std::int32_t k = 0; k < g.num_steps; ++k)
+    for (const auto& t : s->steps[static_cast<std::size_t>(g.first_step + k)].transfers)
+      if (t.count) CHECK((t.src.rank == 1 || t.src.rank == 3));
   // With a trace's calls and a log that only set the channels up, the trace's all-reduces use them.
   const auto both = import_ok({data("fr/ok"), data("nccl/init.log")});
   CHECK(both.custom_channels == 2);  // the 262144- and 1024-element all-reduces of the world

@@ -430,14 +430,16 @@ class Builder {
 };
 
 std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, const std::string& buf) {
-  if (c.kind != "allreduce" || !group(c.group).world) return std::nullopt;
+  if (c.kind != "allreduce") return std::nullopt;
+  const bool world = group(c.group).world;
   const JobChannels* ch = nullptr;
   for (const auto& x : job_.channels)
     if (x.group == c.group && !x.rings.empty()) ch = &x;
   if (!ch) return std::nullopt;
   const auto nr = static_cast<std::uint64_t>(ch->members.size());
   const auto nch = static_cast<std::uint64_t>(ch->rings.size());
-  if (static_cast<std::int32_t>(nr) != job_.world || nr < 2) return std::nullopt;
+  if (nr < 2 || nr != group(c.group).ranks.size() || (world && static_cast<std::int32_t>(nr) != job_.world))
+    return std::nullopt;
   if (c.reduce_op == "avg") {
     note("all-reduces with avg run collscope's own algorithms: a channel body adds, it does not average");
     return std::nullopt;
@@ -474,7 +476,9 @@ std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, con
       t["action"] = action;
       return t;
     };
-    if (auto f = affine_ring(ring)) {
+    // On the world, a ring that is the ranks in (rotated, reversed, strided) order is
+    // written once for every rank; otherwise, one line per rank (up to 16 of them).
+    if (auto f = world ? affine_ring(ring) : std::nullopt) {
       // Every rank's position in the ring, and its left neighbour, as expressions.
       const std::string pos = "((rank - " + std::to_string(f->b) + ") * " + std::to_string(f->a_inv) + " % " + N + ")";
       const std::string prev = "((" + std::to_string(f->a) + " * (" + pos + " - 1) + " + std::to_string(f->b) + ") % " + N + ")";

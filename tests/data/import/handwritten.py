@@ -168,6 +168,15 @@ def nccl_log(with_calls):
     for r in range(WORLD):
         lines.append(pre[r] + "NCCL INFO comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId %d000 commId "
                               "0x9f3c1d2e7a55b001 - Init COMPLETE" % (comm[r], r, WORLD, r, r, r + 1))
+    # A second communicator, of world ranks 1 and 3 (ncclCommSplit), with its own ring.
+    sub = {1: "0x55d0c8b100", 3: "0x55d0c8b300"}
+    for r, sr in ((1, 0), (3, 1)):
+        lines.append(pre[r] + "NCCL INFO ncclCommSplit comm %s rank %d nranks 2 cudaDev %d nvmlDev %d busId %d000 "
+                              "commId 0x51e7a0c3d2b4f009 - Init START" % (sub[r], sr, r, r, r + 1))
+    lines.append(pre[1] + "NCCL INFO Channel 00/01 :    0   1")
+    for r, sr in ((1, 0), (3, 1)):
+        lines.append(pre[r] + "NCCL INFO comm %s rank %d nranks 2 cudaDev %d nvmlDev %d busId %d000 commId "
+                              "0x51e7a0c3d2b4f009 - Init COMPLETE" % (sub[r], sr, r, r, r + 1))
     if with_calls:
         ops = [("AllReduce", 1048576, 7, 0, 0), ("Broadcast", 4096, 7, 0, 1), ("AllGather", 1024, 9, 0, 0),
                ("AllReduce", 65536, 7, 2, 0)]
@@ -181,6 +190,9 @@ def nccl_log(with_calls):
             for op, peer in (("Send", (r + 1) % WORLD), ("Recv", (r - 1) % WORLD)):
                 lines.append(pre[r] + "NCCL INFO %s: opCount %x sendbuff 0x7f02 recvbuff 0x7f03 count 2048 datatype 7 "
                                       "op 0 root %d comm %s [nranks=%d] stream 0x5611aa" % (op, len(ops), peer, comm[r], WORLD))
+        for r in (1, 3):
+            lines.append(pre[r] + "NCCL INFO AllReduce: opCount 0 sendbuff 0x7f04 recvbuff 0x7f04 count 8192 datatype 7 "
+                                  "op 0 root 0 comm %s [nranks=2] stream 0x5611aa" % sub[r])
     return "\n".join(lines) + "\n"
 
 
