@@ -760,6 +760,39 @@ TEST_CASE("cli: import's bad inputs: one error each, with the place and what to 
   }
 }
 
+TEST_CASE("import: mangled files are errors with a place, never a crash or a hang") {
+  TempDir t;
+  std::mt19937 rng(7);
+  const std::vector<std::string> sources = {data("fr/ok/nccl_trace_rank_1"), data("kineto/rank2.json"),
+                                            data("profiled/ring/rank0.json"), data("nccl/job.log"),
+                                            data("recorded/ddp/rank3.json")};
+  int errors = 0, ok = 0;
+  for (int i = 0; i < 150; ++i) {
+    std::string text = read_text(sources[static_cast<std::size_t>(i) % sources.size()]);
+    REQUIRE(!text.empty());
+    const int how = std::uniform_int_distribution<int>(0, 3)(rng);
+    std::uniform_int_distribution<std::size_t> at(0, text.size() - 1);
+    if (how == 0) text.resize(at(rng));  // cut short
+    for (int k = 0; k < (how == 1 ? 8 : 1); ++k) text[at(rng)] = "{}[],:\"0-9e.ax\x80\xff"[rng() % 16];  // bytes changed
+    if (how == 2) text.insert(at(rng), std::string(200, '['));  // nested deep
+    if (how == 3) text.erase(at(rng), 40);
+    const std::string path = t / ("mangled" + std::to_string(i) + "_rank0.json");
+    write_text(path, text);
+    auto job = load_job({path});
+    if (!job) {
+      ++errors;
+      CHECK(job.error().id.rfind("import.", 0) == 0);
+      CHECK(job.error().where.file == path);
+      continue;
+    }
+    ++ok;
+    (void)analyze_job(*job);
+    (void)job_scenario(*job);  // may refuse (a lone rank of a larger job), but returns
+  }
+  CHECK(errors > 50);
+  MESSAGE(errors << " mangled files refused, " << ok << " still read");
+}
+
 TEST_CASE("cli: record refuses a folder in use, a command that cannot start, and a program that records nothing") {
   TempDir t;
   fs::create_directory(t / "used");

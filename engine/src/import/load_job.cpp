@@ -281,6 +281,42 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
         job.notes.push_back("no file lists the ranks of group " + c.group + "; its calls cannot be replayed");
       }
 
+  // Collectives without a sequence number (a dump that lost the field): their place
+  // among the rank's calls on the group stands in, as for older traces.
+  bool numbered = false;
+  for (auto& jr : job.ranks) {
+    std::map<std::string, std::int64_t> next;
+    for (auto& c : jr.calls) {
+      if (c.p2p) continue;
+      if (c.seq < 0) {
+        c.seq = ++next[c.group];
+        numbered = true;
+      } else {
+        next[c.group] = std::max(next[c.group], c.seq);
+      }
+    }
+  }
+  if (numbered)
+    job.notes.push_back("some collectives have no sequence number; their order on their group stands in for it");
+  // Groups must name ranks of the job, each once.
+  for (const auto& [id, g] : job.groups) {
+    std::set<std::int32_t> seen;
+    for (auto r : g.ranks)
+      if (r < 0 || r >= world || !seen.insert(r).second)
+        return make_error("import.bad_field",
+                          "group " + id + " lists rank " + std::to_string(r) +
+                              (r < 0 || r >= world ? ", outside the job's " + std::to_string(world) + " ranks" : " twice"),
+                          "the files describe another job, or were edited: give one job's files",
+                          Location{calls_paths.empty() ? std::string() : calls_paths[0], 0, 0, ""});
+  }
+  for (const auto& jr : job.ranks)
+    for (const auto& c : jr.calls)
+      if (c.peer >= world || c.root >= world)
+        return make_error("import.bad_field",
+                          "rank " + std::to_string(jr.rank) + "'s " + c.name + " names rank " +
+                              std::to_string(std::max(c.peer, c.root)) + ", outside the job's " + std::to_string(world) +
+                              " ranks",
+                          "give the files of every rank of the job", Location{jr.file, 0, 0, c.where.rfind('/', 0) == 0 ? c.where : ""});
   // Point-to-point peers: a job of two ranks has only one possible peer.
   if (!peers && world == 2) {
     for (auto& jr : job.ranks)

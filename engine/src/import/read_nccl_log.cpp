@@ -174,6 +174,10 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       if (nr.empty()) nr = word_after(msg, "nRanks");
       if (!ptr.empty() && to_int(word_after(msg, "rank"), rank) && to_int(nr, nranks) && rank >= 0 && nranks > 0 &&
           rank < nranks) {
+        if (nranks > 1 << 16)
+          return make_error("import.bad_field", "a communicator of " + std::to_string(nranks) + " ranks",
+                            "collscope reads jobs of up to 65536 ranks (and replays up to 1024)",
+                            Location{file, line_no, 1, ""});
         std::int32_t found = -1;
         for (std::size_t i = 0; i < u.comms.size(); ++i)
           if (u.comms[i].ptr == ptr) found = static_cast<std::int32_t>(i);
