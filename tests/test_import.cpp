@@ -729,6 +729,7 @@ TEST_CASE("cli: import's bad inputs: one error each, with the place and what to 
   write_text(t / "wrong.json", "{\"entries\": [{\"profiling_name\": 7}]}");
   write_text(t / "noname.json", "{\"entries\": [{\"state\": \"completed\"}]}");
   write_text(t / "record.json", "{\"flight_record\": 1, \"ranks\": []}");
+  write_text(t / "nccl_trace_rank_0", std::string("\x80\x04\x95\x10\x00\x00\x00", 7) + "}\x94(\x8c\x07version");
   fs::create_directory(t / "empty");
   REQUIRE(mkfifo((t / "fifo").c_str(), 0600) == 0);
   fs::create_directory(t / "twice");
@@ -741,6 +742,7 @@ TEST_CASE("cli: import's bad inputs: one error each, with the place and what to 
       {t / "noname.json", "error[import.bad_field] " + (t / "noname.json") + ":1:14 /entries/0: entry 0 has no profiling_name"},
       {t / "record.json", "error[import.unknown_format] " + (t / "record.json") + ": this is collscope's own flight record"},
       {t / "empty", "error[import.io] " + (t / "empty") + ": the folder has no files"},
+      {t / "nccl_trace_rank_0", "error[import.unknown_format] " + (t / "nccl_trace_rank_0") + ": this looks like a pickled Flight Recorder dump"},
       {t / "fifo", "error[import.io] " + (t / "fifo") + ": path is not a regular file"},
       {t / "missing.json", "error[import.io] " + (t / "missing.json") + ": file not found"},
       {t / "twice", "error[import.ranks]"},

@@ -28,6 +28,7 @@ struct Parsed {
   bool from_folder = false;
   std::optional<JobFormat> format;
   bool collscope_record = false;
+  bool pickled = false;  // starts like Python's pickle (protocol 2 and later)
   std::variant<std::monostate, RankFile, NcclLog> content;
   std::optional<Error> error;
 };
@@ -74,6 +75,7 @@ void parse_one(Parsed& p) {
     return;
   }
   p.format = job::detect_format(*text, &p.collscope_record);
+  p.pickled = text->size() > 2 && static_cast<unsigned char>((*text)[0]) == 0x80 && (*text)[1] >= 2 && (*text)[1] <= 5;
   if (!p.format) return;
   if (*p.format == JobFormat::nccl_log) {
     auto log = job::read_nccl_log(*text, p.path);
@@ -140,6 +142,11 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
       if (f.collscope_record)
         return make_error("import.unknown_format", "this is collscope's own flight record, not a job's file",
                           "read it with `collscope analyze " + f.path + "`", Location{f.path, 0, 0, ""});
+      if (f.pickled)
+        return make_error("import.unknown_format", "this looks like a pickled Flight Recorder dump (PyTorch's default)",
+                          "turn it into JSON: python3 -c 'import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
+                          "\"rb\")), sys.stdout)' " + f.path + " > " + f.path + ".json (only unpickle files you trust)",
+                          Location{f.path, 0, 0, ""});
       return make_error("import.unknown_format",
                         "not a PyTorch profiler trace, Flight Recorder dump or NCCL log",
                         "give the files a job left behind: profiler traces (prof.export_chrome_trace), Flight "
