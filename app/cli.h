@@ -59,8 +59,9 @@ std::string human_bytes(double bytes);
 int cmd_run(const RunFlags& f);
 int cmd_list(bool json);
 int cmd_validate(const std::vector<std::string>& files);
-// `collscope analyze FILE`: what a flight record shows; 0 no problem, 1 a problem, 2 unreadable.
-int cmd_analyze(const std::string& file, bool json);
+// `collscope analyze FILE...`: what a flight record (or a job's files) shows; 0 no problem,
+// 1 a problem, 2 unreadable.
+int cmd_analyze(const std::vector<std::string>& files, bool json);
 
 struct BenchFlags {
   std::string coll = "allreduce", algo = "auto", dtype = "float32", op = "sum", backend = "cpu";

@@ -5,11 +5,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "cmd_import.h"
 #include "collscope/flight_record.h"
+#include "collscope/job.h"
 
 namespace collscope::app {
 
-int cmd_analyze(const std::string& file, bool json) {
+int cmd_analyze(const std::vector<std::string>& files, bool json) {
+  // PyTorch's and NCCL's files (several, a folder, or one in their formats) go to the job analyzer.
+  if (files.size() != 1 || is_job_file(files[0])) return cmd_analyze_job(files, json);
+  const std::string& file = files[0];
   auto rec = load_flight_record(file);
   if (!rec) return report_error(rec.error());
   const auto findings = analyze_flight_record(*rec);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "collscope/files.h"
+#include "cmd_import.h"
 
 using namespace collscope;
 
@@ -74,10 +75,12 @@ int run(int argc, char** argv) {
   run->add_option("--run-record", rf.run_record)->group("");
   run->add_option("--snapshot-budget", rf.snapshot_budget)->group("");
 
-  std::string analyze_file;
+  std::vector<std::string> analyze_files;
   bool analyze_json = false;
-  auto* analyze = app.add_subcommand("analyze", "explain a flight record: which rank did not join which op");
-  analyze->add_option("file", analyze_file, "flight record JSON (written by an aborted run or --flight-record)")->required();
+  auto* analyze = app.add_subcommand("analyze", "explain a flight record, or a PyTorch or NCCL job's files");
+  analyze->add_option("files", analyze_files,
+                      "a flight record (written by an aborted run or --flight-record), or a job's files or folder")
+      ->required();
   analyze->add_flag("--json", analyze_json, "print one JSON object");
 
   bool list_json = false;
@@ -123,6 +126,8 @@ int run(int argc, char** argv) {
   app::add_calibrate_command(app, cf);
   app::PredictFlags pf;
   app::add_predict_command(app, pf);
+  app::ImportFlags imf;
+  app::add_import_commands(app, imf);
 
   try {
     app.parse(argc, argv);
@@ -142,11 +147,13 @@ int run(int argc, char** argv) {
   if (*run) return app::cmd_run(rf);
   if (*list) return app::cmd_list(list_json);
   if (*validate) return app::cmd_validate(files);
-  if (*analyze) return app::cmd_analyze(analyze_file, analyze_json);
+  if (*analyze) return app::cmd_analyze(analyze_files, analyze_json);
   if (*bench) return app::cmd_bench(bf);
   if (*gui) return app::cmd_gui(gf);
   if (*cf.command) return app::cmd_calibrate(cf);
   if (*pf.command) return app::cmd_predict(pf);
+  if (*imf.import_cmd) return app::cmd_import(imf);
+  if (*imf.record_cmd) return app::cmd_record(imf);
   // No arguments: the window on the default lesson when it can open, else how to start.
   if (app::gui_built() && app::display_present()) return app::cmd_gui(gf);
   std::cout << app.help();

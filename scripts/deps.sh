@@ -8,7 +8,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           nlohmann-json3-dev libcli11-dev doctest-dev
           libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core libfontconfig-dev libgl1-mesa-dri
-          libcgif-dev xvfb xauth openmpi-bin libopenmpi-dev)
+          libcgif-dev xvfb xauth openmpi-bin libopenmpi-dev
+          python3-torch)  # torch.distributed on gloo: `collscope record` and its tests
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)
 fi

@@ -610,10 +610,12 @@ TEST_CASE("hostile: never abort: analyze on /dev/zero, a folder and a world of 2
   CHECK_FALSE(zero.timed_out);
   CHECK(zero.code == 2);
   CHECK(zero.out.find("error[analyze.io]") != std::string::npos);
-  // A folder is an input problem (analyze.io), not a parse error.
-  auto folder = cli({"analyze", fs::temp_directory_path().string()}, 30);
+  // A folder is a job's files; an empty one is an input problem (analyze.io).
+  const fs::path empty = scratch("empty-folder");
+  auto folder = cli({"analyze", empty.string()}, 30);
   CHECK(folder.code == 2);
   CHECK(folder.out.find("error[analyze.io]") != std::string::npos);
+  CHECK(folder.out.find("the folder has no files") != std::string::npos);
 
   const fs::path dir = scratch("world");
   for (const char* world : {"2147483647", "2147483648", "4294967297"}) {

@@ -87,7 +87,19 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
                   std::int32_t program_index, const Machine* tuner, std::string group) {
   std::string name(algorithm);
   const bool picked = name == "auto" || name.empty();
-  if (picked) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
+  if (picked) {
+    // The pick depends only on the call's shape and the model (one per lowering): a job
+    // of a thousand calls of a few shapes prices each shape once, not every call.
+    name.clear();
+    for (auto it = schedule.calls.rbegin(); it != schedule.calls.rend() && name.empty(); ++it) {
+      const CollArgs& p = it->args;
+      if (it->auto_picked && it->kind == CallKind::collective && p.coll == args.coll && p.ranks == args.ranks &&
+          p.count == args.count && p.root == args.root && p.op == args.op && p.dtype == args.dtype &&
+          p.in_place == args.in_place && p.world_rank == args.world_rank)
+        name = it->algorithm;
+    }
+    if (name.empty()) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
+  }
   const NativeLibrary* lib = find_native(name);
   const bool native = lib && has_native(name, args.coll);
   const AlgorithmInfo* info = native ? nullptr : find_algorithm(args.coll, name);

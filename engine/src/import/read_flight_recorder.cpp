@@ -1,0 +1,434 @@
+// PyTorch's Flight Recorder dumps in JSON (TORCH_NCCL_TRACE_BUFFER_SIZE, written by
+// TORCH_NCCL_DUMP_ON_TIMEOUT or _dump_nccl_trace_json), and the files `collscope record`
+// writes in the same format:
+//
+//   {"version": "2.4",
+//    "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2, 3]"}},
+//    "entries": [{"record_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"],
+//                 "collective_seq_id": 1, "p2p_seq_id": 0, "op_id": 1,
+//                 "profiling_name": "nccl:all_reduce", "time_created_ns": 1718...,
+//                 "duration_ms": 0.41, "input_sizes": [[1024]], "input_dtypes": ["Float"],
+//                 "output_sizes": [[1024]], "output_dtypes": ["Float"], "state": "completed",
+//                 "time_discovered_started_ns": 1718..., "time_discovered_completed_ns": 1718...,
+//                 "retired": true, "timeout_ms": 600000, "is_p2p": false}, ...]}
+//
+// Point-to-point entries name their peers in profiling_name, in group ranks:
+// "nccl:send 0->1", "nccl:recv 1<-0". The dump does not say its own rank: the trailing
+// number of the file name does (nccl_trace_rank_3), as for PyTorch's analyzer; files
+// from `collscope record` add "rank" and "world_size", and per entry "peer" and "root"
+// (world ranks), "reduce_op", "async_op", "time_returned_ns", "time_wait_started_ns",
+// "time_wait_completed_ns" and "call_site".
+#include <charconv>
+
+#include "import/json_cursor.h"
+#include "import/readers.h"
+
+namespace collscope::job {
+
+namespace {
+
+enum class Field : std::uint8_t {
+  profiling_name,
+  collective_seq_id,
+  p2p_seq_id,
+  process_group,
+  pg_id,
+  input_sizes,
+  output_sizes,
+  input_dtypes,
+  output_dtypes,
+  state,
+  time_created_ns,
+  time_discovered_started_ns,
+  time_discovered_completed_ns,
+  duration_ms,
+  is_p2p,
+  peer,
+  root,
+  reduce_op,
+  async_op,
+  time_returned_ns,
+  time_wait_started_ns,
+  time_wait_completed_ns,
+  call_site,
+  other,
+};
+
+// An entry's key, found with one switch on its length: a dump has millions of them.
+Field field_of(std::string_view k) {
+  switch (k.size()) {
+    case 4: if (k == "peer") return Field::peer; if (k == "root") return Field::root; break;
+    case 5: if (k == "pg_id") return Field::pg_id; if (k == "state") return Field::state; break;
+    case 6: if (k == "is_p2p") return Field::is_p2p; break;
+    case 8: if (k == "async_op") return Field::async_op; break;
+    case 9: if (k == "reduce_op") return Field::reduce_op; if (k == "call_site") return Field::call_site; break;
+    case 10: if (k == "p2p_seq_id") return Field::p2p_seq_id; break;
+    case 11: if (k == "input_sizes") return Field::input_sizes; if (k == "duration_ms") return Field::duration_ms; break;
+    case 12: if (k == "output_sizes") return Field::output_sizes; if (k == "input_dtypes") return Field::input_dtypes; break;
+    case 13: if (k == "process_group") return Field::process_group; if (k == "output_dtypes") return Field::output_dtypes; break;
+    case 14: if (k == "profiling_name") return Field::profiling_name; break;
+    case 15: if (k == "time_created_ns") return Field::time_created_ns; break;
+    case 16: if (k == "time_returned_ns") return Field::time_returned_ns; break;
+    case 17: if (k == "collective_seq_id") return Field::collective_seq_id; break;
+    case 20: if (k == "time_wait_started_ns") return Field::time_wait_started_ns; break;
+    case 22: if (k == "time_wait_completed_ns") return Field::time_wait_completed_ns; break;
+    case 26: if (k == "time_discovered_started_ns") return Field::time_discovered_started_ns; break;
+    case 28: if (k == "time_discovered_completed_ns") return Field::time_discovered_completed_ns; break;
+    default: break;
+  }
+  return Field::other;
+}
+
+struct Pending {
+  std::int32_t src = -1, dst = -1;  // group ranks from "send 0->1" / "recv 1<-0"
+  std::int64_t pg_id = -1;
+};
+
+// Reads [[d0, d1], [d0]]: the number of elements of all tensors, and the text as written.
+std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what) {
+  std::uint64_t total = 0;
+  text.clear();
+  if (c.peek() == Cursor::Type::null) {
+    c.null();
+    return 0;
+  }
+  c.begin_array();
+  text += '[';
+  bool first_tensor = true;
+  while (c.next_item()) {
+    if (!first_tensor) text += ", ";
+    first_tensor = false;
+    text += '[';
+    c.begin_array();
+    std::uint64_t numel = 1;
+    bool first_dim = true;
+    while (c.next_item()) {
+      const auto d = c.integer(what);
+      if (d < 0) c.fail("import.bad_field", std::string(what) + " has a negative dimension", "", c.offset());
+      if (!first_dim) text += ", ";
+      first_dim = false;
+      char digits[24];
+      text.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, d).ptr - digits));
+      const auto ud = static_cast<std::uint64_t>(d);
+      numel = (ud != 0 && numel > UINT64_MAX / ud) ? UINT64_MAX : numel * ud;
+    }
+    text += ']';
+    total += numel;
+  }
+  text += ']';
+  return total;
+}
+
+std::string first_string(Cursor& c, const char* what) {
+  std::string out;
+  if (c.peek() == Cursor::Type::null) {
+    c.null();
+    return out;
+  }
+  c.begin_array();
+  while (c.next_item()) {
+    const auto s = c.string(what);
+    if (out.empty()) out.assign(s);
+  }
+  return out;
+}
+
+double ns_or_none(Cursor& c, const char* what) {
+  if (c.peek() == Cursor::Type::null) {
+    c.null();
+    return kNoTime;
+  }
+  const auto v = c.integer(what);
+  return v > 0 ? static_cast<double>(v) / 1000.0 : kNoTime;
+}
+
+void read_pg_config(Cursor& c, RankFile& rf) {
+  if (c.peek() == Cursor::Type::array) {  // some versions list the groups
+    c.skip();
+    return;
+  }
+  c.begin_object();
+  std::string_view key;
+  const std::string base = c.pointer;
+  while (c.next_member(key)) {
+    JobGroup g;
+    g.id.assign(key);
+    c.pointer = base + "/" + std::string(key);
+    if (c.peek() != Cursor::Type::object) {
+      c.skip();
+      continue;
+    }
+    c.begin_object();
+    std::string_view k;
+    while (c.next_member(k)) {
+      if (k == "name") g.id.assign(c.string("a group's name"));
+      else if (k == "desc") g.desc.assign(c.string("a group's desc"));
+      else if (k == "ranks") {
+        const std::size_t at = c.offset();
+        if (c.peek() == Cursor::Type::array) {
+          c.begin_array();
+          while (c.next_item()) {
+            const auto r = c.integer("a group's rank");
+            if (r < 0 || r > 1 << 20) c.fail("import.bad_field", "a group's rank is out of range", "", at);
+            g.ranks.push_back(static_cast<std::int32_t>(r));
+          }
+        } else {
+          const auto text = c.string("a group's ranks");
+          auto list = parse_rank_list(text);
+          if (!list)
+            c.fail("import.bad_field", "a group's ranks should be a list like \"[0, 1, 2]\"",
+                   "the dump does not follow the Flight Recorder's format", at);
+          g.ranks = std::move(*list);
+        }
+      } else {
+        c.skip();
+      }
+    }
+    g.world = g.desc == "default_pg";
+    rf.groups[g.id] = std::move(g);
+  }
+  c.pointer = base;
+}
+
+}  // namespace
+
+Result<RankFile> read_flight_recorder(std::string_view text, const std::string& file) {
+  RankFile rf;
+  rf.format = JobFormat::flight_recorder;
+  rf.clock = "epoch";
+  std::vector<Pending> pending;
+  try {
+    Cursor c(text);
+    if (c.peek() != Cursor::Type::object) c.wrong_type("a Flight Recorder dump", "an object");
+    c.begin_object();
+    std::string_view key;
+    bool entries_seen = false;
+    while (c.next_member(key)) {
+      c.pointer = "/" + std::string(key);
+      if (key == "pg_config") {
+        read_pg_config(c, rf);
+      } else if (key == "rank") {
+        const std::size_t at = c.offset();
+        const auto r = c.integer("rank");
+        if (r < 0 || r >= 1 << 20) c.fail("import.bad_field", "rank " + std::to_string(r) + " is out of range", "", at);
+        rf.rank = static_cast<std::int32_t>(r);
+      } else if (key == "world_size") {
+        const std::size_t at = c.offset();
+        const auto w = c.integer("world_size");
+        if (w < 1 || w > 1 << 20)
+          c.fail("import.bad_field", "world_size " + std::to_string(w) + " is out of range", "", at);
+        rf.world = static_cast<std::int32_t>(w);
+      } else if (key == "entries") {
+        entries_seen = true;
+        std::string last_name = "\x01", last_kind, last_dtype = "\x01";
+        DTypeInfo last_info;
+        rf.calls.reserve(text.size() / 700);  // an entry is some 500 to 900 bytes
+        c.begin_array();
+        std::int64_t index = 0;
+        while (c.next_item()) {
+          {
+            char buf[32] = "/entries/";
+            const auto r = std::to_chars(buf + 9, buf + sizeof buf, index);
+            c.pointer.assign(buf, static_cast<std::size_t>(r.ptr - buf));
+          }
+          JobCall call;
+          call.where = c.pointer;
+          Pending pend;
+          std::int64_t coll_seq = -1, p2p_seq = -1;
+          bool is_p2p = false, is_p2p_given = false;
+          std::uint64_t in_numel = 0, out_numel = 0;
+          std::string in_text, out_text, in_dtype, out_dtype, pg_name;
+          double created = kNoTime, started = kNoTime, completed = kNoTime, returned = kNoTime;
+          double duration_ms = -1;
+          std::int32_t peer_world = -1, root_world = -1;
+          bool has_profiling_name = false;
+          std::uint32_t seen = 0;
+          const std::size_t entry_at = c.offset();
+          c.begin_object();
+          std::string_view k;
+          while (c.next_member(k)) {
+            const Field f = field_of(k);
+            auto once = [&](int bit) {
+              if (seen & (1u << bit))
+                c.fail("import.bad_field", "key \"" + std::string(k) + "\" appears twice in one entry",
+                       "each entry names each field once", c.offset());
+              seen |= 1u << bit;
+            };
+            if (f == Field::profiling_name) {
+              once(0);
+              has_profiling_name = true;
+              call.name.assign(c.string("profiling_name"));
+            } else if (f == Field::collective_seq_id) {
+              once(1);
+              coll_seq = c.integer("collective_seq_id");
+            } else if (f == Field::p2p_seq_id) {
+              once(2);
+              p2p_seq = c.integer("p2p_seq_id");
+            } else if (f == Field::process_group) {
+              once(3);
+              if (c.peek() == Cursor::Type::array) {
+                c.begin_array();
+                int i = 0;
+                while (c.next_item()) {
+                  const auto s = c.string("process_group");
+                  if (i++ == 0) pg_name.assign(s);
+                }
+              } else {
+                pg_name.assign(c.string("process_group"));
+              }
+            } else if (f == Field::pg_id) {
+              once(4);
+              pend.pg_id = c.integer("pg_id");
+            } else if (f == Field::input_sizes) {
+              once(5);
+              in_numel = read_sizes(c, in_text, "input_sizes");
+            } else if (f == Field::output_sizes) {
+              once(6);
+              out_numel = read_sizes(c, out_text, "output_sizes");
+            } else if (f == Field::input_dtypes) {
+              once(7);
+              in_dtype = first_string(c, "input_dtypes");
+            } else if (f == Field::output_dtypes) {
+              once(8);
+              out_dtype = first_string(c, "output_dtypes");
+            } else if (f == Field::state) {
+              once(9);
+              call.state.assign(c.string("state"));
+              if (call.state != "completed" && call.state != "started" && call.state != "scheduled")
+                c.fail("import.bad_field", "state \"" + call.state + "\" is not scheduled, started or completed", "",
+                       c.offset());
+            } else if (f == Field::time_created_ns) {
+              once(10);
+              created = ns_or_none(c, "time_created_ns");
+            } else if (f == Field::time_discovered_started_ns) {
+              once(11);
+              started = ns_or_none(c, "time_discovered_started_ns");
+            } else if (f == Field::time_discovered_completed_ns) {
+              once(12);
+              completed = ns_or_none(c, "time_discovered_completed_ns");
+            } else if (f == Field::duration_ms) {
+              once(13);
+              if (c.peek() == Cursor::Type::null) c.null();
+              else duration_ms = c.number("duration_ms");
+            } else if (f == Field::is_p2p) {
+              once(14);
+              is_p2p = c.boolean("is_p2p");
+              is_p2p_given = true;
+            } else if (f == Field::peer) {
+              once(15);
+              const auto v = c.integer("peer");
+              peer_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
+            } else if (f == Field::root) {
+              once(16);
+              const auto v = c.integer("root");
+              root_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
+            } else if (f == Field::reduce_op) {
+              once(17);
+              call.reduce_op.assign(c.string("reduce_op"));
+            } else if (f == Field::async_op) {
+              once(18);
+              call.async_op = c.boolean("async_op");
+              call.async_known = true;
+            } else if (f == Field::time_returned_ns) {
+              once(19);
+              returned = ns_or_none(c, "time_returned_ns");
+            } else if (f == Field::time_wait_started_ns) {
+              once(20);
+              call.t_wait_begin = ns_or_none(c, "time_wait_started_ns");
+            } else if (f == Field::time_wait_completed_ns) {
+              once(21);
+              call.t_wait_end = ns_or_none(c, "time_wait_completed_ns");
+            } else if (f == Field::call_site) {
+              once(22);
+              call.site.assign(c.string("call_site"));
+            } else {
+              c.skip();
+            }
+          }
+          if (!has_profiling_name)
+            c.fail("import.bad_field", "entry " + std::to_string(index) + " has no profiling_name",
+                   "every Flight Recorder entry names its call, e.g. \"nccl:all_reduce\"", entry_at);
+          // Dumps repeat a few names and types: each is looked up once per file.
+          if (call.name != last_name) {
+            last_name = call.name;
+            last_kind = kind_of(call.name);
+          }
+          call.kind = last_kind;
+          call.p2p = is_p2p_given ? is_p2p : is_p2p_kind(call.kind);
+          if (call.p2p && !is_p2p_kind(call.kind)) call.kind = "";
+          call.seq = call.p2p ? p2p_seq : coll_seq;
+          call.group = !pg_name.empty() ? pg_name : (pend.pg_id >= 0 ? std::to_string(pend.pg_id) : "0");
+          // "send 0->1", "recv 1<-0": the peers in group ranks.
+          if (const auto sp = call.name.find(' '); sp != std::string::npos && call.p2p) {
+            const std::string meta = call.name.substr(sp + 1);
+            const bool arrow_right = meta.find("->") != std::string::npos;
+            const auto mid = meta.find(arrow_right ? "->" : "<-");
+            if (mid != std::string::npos) {
+              int a = -1, b = -1;
+              std::from_chars(meta.data(), meta.data() + mid, a);
+              std::from_chars(meta.data() + mid + 2, meta.data() + meta.size(), b);
+              if (arrow_right) pend.src = a, pend.dst = b;
+              else pend.dst = a, pend.src = b;
+            }
+          }
+          call.peer = peer_world;
+          call.root = root_world;
+          const std::string& dt = !in_dtype.empty() ? in_dtype : out_dtype;
+          call.dtype = dt;
+          if (dt != last_dtype) {
+            last_dtype = dt;
+            last_info = dtype_info(dt);
+          }
+          const auto& info = last_info;
+          call.dt = info.dt;
+          call.dtype_bytes = info.bytes;
+          call.sizes = !in_text.empty() && in_text != "[]" ? in_text : out_text;
+          if ((seen & (1u << 5)) || (seen & (1u << 6)))
+            call.count = count_from_numels(call.kind, in_numel, out_numel, 0);  // all-to-all: fixed below
+          call.t_issue = created;
+          call.t_start = has_time(started) ? started : created;
+          if (duration_ms >= 0 && has_time(call.t_start)) call.t_end = call.t_start + duration_ms * 1000.0;
+          else call.t_end = completed;
+          call.t_return = has_time(returned) ? returned : kNoTime;
+          if (call.async_op && has_time(call.t_wait_end)) call.t_end = call.t_wait_end;
+          rf.calls.push_back(std::move(call));
+          pending.push_back(pend);
+          ++index;
+        }
+      } else {
+        c.skip();
+      }
+      c.pointer.clear();
+    }
+    c.finish();
+    if (!entries_seen && rf.groups.empty())
+      c.fail("import.bad_field", "the dump has neither \"entries\" nor \"pg_config\"",
+             "is this a Flight Recorder dump? Dump it with includeCollectives (the default)", 0);
+  } catch (const ReadFailure& f) {
+    return to_error(f, text, file);
+  }
+  // Now that pg_config is known (it may come after the entries): group sizes, and the
+  // peers' world ranks.
+  for (std::size_t i = 0; i < rf.calls.size(); ++i) {
+    JobCall& call = rf.calls[i];
+    const auto g = rf.groups.find(call.group);
+    const std::vector<std::int32_t>* ranks = g != rf.groups.end() ? &g->second.ranks : nullptr;
+    auto world_of = [&](std::int32_t group_rank) -> std::int32_t {
+      if (group_rank < 0) return -1;
+      if (!ranks || ranks->empty()) return group_rank;
+      return static_cast<std::size_t>(group_rank) < ranks->size() ? (*ranks)[static_cast<std::size_t>(group_rank)] : -1;
+    };
+    if (call.kind == "alltoall" && call.count) {
+      const auto n = ranks && !ranks->empty() ? static_cast<std::int32_t>(ranks->size()) : rf.world;
+      call.count = n > 0 ? *call.count / static_cast<std::uint64_t>(n) : *call.count;
+    }
+    if (call.p2p && call.peer < 0) {
+      const Pending& p = pending[i];
+      const std::int32_t peer_group_rank = call.kind == "send" ? p.dst : p.src;
+      call.peer = world_of(peer_group_rank);
+    }
+  }
+  return rf;
+}
+
+}  // namespace collscope::job
