@@ -11,6 +11,7 @@
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/machine.h"
+#include "collscope/scenario.h"
 
 namespace collscope::app {
 
@@ -48,6 +49,126 @@ struct Row {
   std::uint64_t transfers = 0;
 };
 
+// The table of rows; row `marked` gets "<- auto".
+void print_rows(const std::vector<Row>& rows, std::size_t marked) {
+  std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+              "time by what bounds each step");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string levels;
+    for (const auto& l : rows[i].p.levels) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s %.3g us", levels.empty() ? "" : ", ", l.level.c_str(), l.us);
+      levels += buf;
+    }
+    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", rows[i].algorithm.c_str(), rows[i].p.us, rows[i].algbw,
+                rows[i].busbw, levels.c_str(), i == marked ? "  <- auto" : "");
+  }
+}
+
+// Beyond the ranks a schedule can hold, a single collective on a topology is priced
+// from its algorithms' shapes (algorithm_shape): every distinct step once.
+constexpr std::int32_t kMaxShapeRanks = 262144;
+
+int predict_by_shapes(const RunFlags& rf, bool all) {
+  auto q = spec_from_flags(rf);
+  if (!q) return report_error(q.error());
+  if (rf.ranks > kMaxShapeRanks)
+    return report_error(make_error("cli.usage", "--ranks " + std::to_string(rf.ranks) + " is beyond what predict prices",
+                                   "give at most " + std::to_string(kMaxShapeRanks) + " ranks"));
+  if (has_root(q->coll) && (rf.root < 0 || rf.root >= rf.ranks))
+    return report_error(make_error("scenario.out_of_range", "--root " + std::to_string(rf.root) + " is outside 0.." +
+                                                                std::to_string(rf.ranks - 1),
+                                   "give a root rank of the world"));
+  auto machine = machine_for(rf.topology, rf.nodes, capabilities_of(rf.backend), q->dtype, user_config_dir());
+  if (!machine) return report_error(machine.error());
+  if (machine->cpu)
+    return report_error(make_error("cli.usage",
+                                   "this machine's cpu model prices schedules of at most " + std::to_string(kMaxRanks) +
+                                       " ranks, not " + std::to_string(rf.ranks),
+                                   "pass a topology of nodes, e.g. --topology dgx-h100 --nodes " +
+                                       std::to_string((rf.ranks + 7) / 8)));
+  CollArgs a;
+  a.coll = q->coll;
+  a.ranks = rf.ranks;
+  a.count = q->count;
+  a.dtype = q->dtype;
+  a.op = q->op;
+  a.root = rf.root;
+  a.in_place = q->in_place;
+  const bool pick_auto = all || rf.algo == "auto";
+  std::vector<std::string> algos = pick_auto ? algorithm_names(a.coll) : std::vector<std::string>{rf.algo};
+  std::vector<Row> rows;
+  std::vector<std::string> unshaped;
+  for (const auto& name : algos) {
+    auto p = predict_shape(a, name, *machine);
+    if (!p) {
+      unshaped.push_back(name);
+      continue;
+    }
+    Row r;
+    r.algorithm = name;
+    r.p = std::move(*p);
+    const double bytes = static_cast<double>(message_bytes(a.coll, a.ranks, a.count, a.dtype));
+    if (r.p.us > 0) {
+      r.algbw = bytes / (r.p.us * 1e3);
+      r.busbw = r.algbw * bus_factor(a.coll, a.ranks);
+    }
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) {
+    std::string shaped;
+    for (const auto& name : algorithm_names(a.coll))
+      if (algorithm_shape(CollArgs{a}, name, 0)) shaped += (shaped.empty() ? "" : ", ") + name;
+    return report_error(make_error(
+        "predict.no_shape",
+        (pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) : "algorithm \"" + rf.algo + "\"") +
+            " can be priced at " + std::to_string(a.ranks) + " ranks: beyond " + std::to_string(kMaxRanks) +
+            " ranks predict prices algorithms from their shapes, and " +
+            (pick_auto ? std::string("none has one") : std::string("it has none")),
+        shaped.empty() ? "give at most " + std::to_string(kMaxRanks) + " ranks"
+                       : "algorithms with a shape: " + shaped + "; or give at most " + std::to_string(kMaxRanks) + " ranks"));
+  }
+  // auto at this scale: the fastest of the shaped algorithms (no run can be this large).
+  std::size_t pick = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].p.us < rows[pick].p.us) pick = i;
+  if (!all && rf.algo == "auto") rows = {rows[pick]}, pick = 0;
+  const std::string label = machine->label();
+  const std::uint64_t bytes = message_bytes(a.coll, a.ranks, a.count, a.dtype);
+  if (rf.json) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      nlohmann::ordered_json j;
+      j["algorithm"] = rows[i].algorithm;
+      j["predicted_us"] = rows[i].p.us;
+      j["algbw_gbps"] = rows[i].algbw;
+      j["busbw_gbps"] = rows[i].busbw;
+      j["bytes"] = bytes;
+      j["auto_pick"] = pick_auto && i == pick;
+      j["model"] = label;
+      j["mode"] = rf.mode;
+      j["method"] = "shape";
+      nlohmann::ordered_json lv = nlohmann::ordered_json::object();
+      for (const auto& l : rows[i].p.levels) lv[l.level] = l.us;
+      j["levels"] = lv;
+      std::cout << j.dump() << "\n";
+    }
+    return 0;
+  }
+  std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
+  std::printf("# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
+              "# schedule is built beyond %d ranks)\n",
+              std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
+              std::string(name_of(a.dtype)).c_str(), kMaxRanks);
+  print_rows(rows, all ? pick : rows.size());
+  if (!unshaped.empty()) {
+    std::string names;
+    for (const auto& n : unshaped) names += (names.empty() ? "" : ", ") + n;
+    std::printf("# not priced at this scale (no shape): %s\n", names.c_str());
+  }
+  if (!all && rf.algo == "auto") std::printf("auto picks %s (the fastest shaped algorithm)\n", rows[0].algorithm.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int cmd_predict(const PredictFlags& f) {
@@ -61,6 +182,7 @@ int cmd_predict(const PredictFlags& f) {
   if (rf.mode != "fast" && rf.mode != "observable")
     return report_error(make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
   const bool fast = rf.mode == "fast";
+  if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all);
   auto scenario = load_scenario_or_spec(rf);
   if (!scenario) return report_error(scenario.error());
   const BackendCapabilities caps = capabilities_of(rf.backend);
@@ -139,6 +261,7 @@ int cmd_predict(const PredictFlags& f) {
         j["bytes"] = message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype);
       }
       j["auto_pick"] = one_call && i == pick;
+      j["method"] = "schedule";
       j["model"] = label;
       j["mode"] = rf.mode;
       nlohmann::ordered_json lv = nlohmann::ordered_json::object();
@@ -152,18 +275,7 @@ int cmd_predict(const PredictFlags& f) {
   if (one_call)
     std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
-  std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-              "time by what bounds each step");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    std::string levels;
-    for (const auto& l : rows[i].p.levels) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s%s %.3g us", levels.empty() ? "" : ", ", l.level.c_str(), l.us);
-      levels += buf;
-    }
-    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", rows[i].algorithm.c_str(), rows[i].p.us, rows[i].algbw,
-                rows[i].busbw, levels.c_str(), one_call && all && i == pick ? "  <- auto" : "");
-  }
+  print_rows(rows, one_call && all ? pick : rows.size());
   if (one_call && !all && f.run.algo == "auto") std::printf("auto picks %s\n", rows[0].algorithm.c_str());
   return 0;
 }

@@ -65,6 +65,44 @@ TEST_CASE("cli predict: every algorithm on a topology, with auto's pick and the 
   CHECK(text.out.find("<- auto") != std::string::npos);
 }
 
+TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, auto the fastest of them") {
+  auto o = cs("predict --coll allreduce --ranks 65536 --count 1048576 --algo all --topology dgx-h100 --nodes 8192 --json");
+  REQUIRE(o.code == 0);
+  const auto rows = json_lines(o.out);
+  REQUIRE(rows.size() >= 5);
+  int picks = 0;
+  double fastest = 1e300, picked = 0;
+  for (const auto& r : rows) {
+    CHECK(r["method"] == "shape");
+    CHECK(r["model"] == "topology dgx-h100, 8192 nodes x 8 GPUs");
+    CHECK(r["predicted_us"].get<double>() > 0);
+    CHECK(r["bytes"] == 4194304);
+    fastest = std::min(fastest, r["predicted_us"].get<double>());
+    if (r["auto_pick"] == true) ++picks, picked = r["predicted_us"].get<double>();
+  }
+  CHECK(picks == 1);
+  CHECK(picked == fastest);
+  // The text names how it was priced and what it could not price.
+  auto t = cs("predict --coll allreduce --ranks 65536 --count 1048576 --algo all --topology dgx-h100 --nodes 8192");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("priced from the algorithms' shapes") != std::string::npos);
+  CHECK(t.out.find("<- auto") != std::string::npos);
+  // What has no shape, or no topology, is refused with what to do.
+  auto none = cs("predict --coll alltoall --ranks 65536 --topology dgx-h100 --nodes 8192", true);
+  CHECK(none.code == 2);
+  CHECK(none.out.find("error[predict.no_shape]") != std::string::npos);
+  auto one = cs("predict --coll allreduce --algo bruck --ranks 4096 --topology dgx-h100 --nodes 512", true);
+  CHECK(one.code == 2);
+  auto cpu = cs("predict --coll allreduce --ranks 4096", true);
+  CHECK(cpu.code == 2);
+  CHECK(cpu.out.find("--topology dgx-h100 --nodes 512") != std::string::npos);
+  auto root = cs("predict --coll broadcast --algo binomial --ranks 4096 --root 4096 --topology dgx-h100 --nodes 512", true);
+  CHECK(root.code == 2);
+  CHECK(root.out.find("error[scenario.out_of_range]") != std::string::npos);
+  auto huge = cs("predict --coll allreduce --ranks 1000000 --topology dgx-h100 --nodes 125000", true);
+  CHECK(huge.code == 2);
+}
+
 TEST_CASE("cli predict: bad topologies and flags are usage errors") {
   auto o = cs("predict --coll allreduce --topology dgx-h10", true);
   CHECK(o.code == 2);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,5 +136,19 @@ std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::in
 // the group the call runs on (args.world_rank), for its captions.
 Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view algorithm, std::string caption = {},
                   std::int32_t program_index = 0, const Machine* tuner = nullptr, std::string group = {});
+
+// ---------------------------------------------------------------------------
+// Shapes: an algorithm as its distinct steps and how often each occurs
+// (algorithms/shapes.cpp), so that it can be priced at any number of ranks without
+// lowering it. `fill` appends one such step's transfers (every rank's; offsets 0).
+struct ShapePhase {
+  std::int64_t repeat = 1;
+  std::string phase;
+  std::function<void(Step&)> fill;
+};
+// nullopt: the algorithm has no shape (it is priced by lowering it). `ranks_per_node`
+// (0: one node) is what node-aware algorithms split on, as Schedule::ranks_per_node.
+std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& args, std::string_view algorithm,
+                                                       std::int64_t ranks_per_node);
 
 }  // namespace collscope

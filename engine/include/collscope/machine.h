@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 
 #include "collscope/backend.h"
@@ -42,5 +44,13 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
 // The predicted time of a whole schedule: fast mode (the dataflow estimate `auto`
 // uses) or observable mode (a barrier after every step).
 Prediction predict(const Schedule& s, const Machine& m, bool fast);
+
+// One collective priced from its algorithm's shape (algorithm_shape, algorithms.h) on a
+// topology, at any number of ranks: every distinct step priced once by the same
+// flow-level model, times how often it occurs. The result equals predict() of the
+// lowered schedule (within the one element by which blocks can differ), without the
+// schedule; step_us stays empty. nullopt: the algorithm has no shape, or `m` is the cpu
+// model (which prices schedules only).
+std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m);
 
 }  // namespace collscope

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collscope/algorithms.h"
+
 namespace collscope {
 
 std::string Machine::label() const {
@@ -61,6 +63,30 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast) {
   p.us = fast ? predict_auto_us(s, cm) : predict_us(s, cm);
   p.levels.push_back({"this machine's cores and memory", p.us});
   return p;
+}
+
+std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m) {
+  if (m.cpu) return std::nullopt;
+  const Placement p = m.placement(args.ranks);
+  auto shape = algorithm_shape(args, algorithm, p.nodes > 1 ? p.ranks_per_node : 0);
+  if (!shape) return std::nullopt;
+  TopologyPricer pricer(m.topology, p);
+  Schedule s;  // the pricer reads the dtype only
+  s.ranks = args.ranks;
+  s.dtype = args.dtype;
+  Prediction out;
+  double by_level[4] = {0, 0, 0, 0};
+  for (const ShapePhase& ph : *shape) {
+    Step st;
+    ph.fill(st);
+    const auto c = pricer.step(s, st);
+    const double us = c.us * static_cast<double>(ph.repeat);
+    out.us += us;
+    by_level[static_cast<int>(c.level)] += us;
+  }
+  for (int l = 0; l < 4; ++l)
+    if (by_level[l] > 0) out.levels.push_back({level_name(static_cast<Level>(l)), by_level[l]});
+  return out;
 }
 
 }  // namespace collscope

@@ -1,0 +1,262 @@
+// The shapes of the algorithms, for pricing them at any number of ranks.
+//
+// Lowering a ring all-reduce on 65536 ranks would write 2 x 65535 steps of 65536
+// transfers each: far too many to build. But most of those steps are the same step
+// again, with other offsets: every step of a ring's reduce-scatter sends one block from
+// each rank to its right neighbour. A step's price depends only on who sends how much
+// to whom (model.h), not on offsets, so an algorithm can be described by its distinct
+// steps and how often each occurs:
+//
+//   ring all-reduce, n ranks:   (n-1) x  [every r: r -> r+1, count/n, reduce]
+//                               (n-1) x  [every r: r -> r+1, count/n, copy]
+//   recursive doubling, p = 2^k:  1 x  [every r: r xor 1 -> r, count, reduce]
+//                                 1 x  [every r: r xor 2 -> r, count, reduce] ...
+//
+// Each shape below follows its algorithm's file step for step (same partners, same
+// sizes, the largest block where blocks differ by one element); a test prices both
+// ways wherever the schedule can be lowered and requires them to agree.
+#include <algorithm>
+#include <memory>
+
+#include "collscope/algorithms.h"
+#include "common.h"
+
+namespace collscope {
+
+namespace {
+
+using algo::binomial_rounds;
+using algo::PowerOfTwoFold;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+
+Transfer xfer(std::int64_t src, std::int64_t dst, std::uint64_t count, Action a) {
+  Transfer t{Loc{static_cast<std::int32_t>(src), 0, 0}, Loc{static_cast<std::int32_t>(dst), 0, 0}, count, a, 1};
+  if (a == Action::reduce_copy) t.aux = t.dst;
+  return t;
+}
+
+class ShapeBuilder {
+ public:
+  std::vector<ShapePhase> phases;
+
+  // `repeat` steps like the one `fill` writes.
+  template <class Fill>
+  void add(std::int64_t repeat, std::string phase, Fill fill) {
+    if (repeat <= 0) return;
+    phases.push_back(ShapePhase{repeat, std::move(phase), [fill](Step& st) { fill(st.transfers); }});
+  }
+};
+
+// Every rank r sends `count` to succ(r).
+template <class Succ>
+void every_rank(std::vector<Transfer>& out, std::int64_t n, std::uint64_t count, Action a, Succ succ) {
+  out.reserve(out.size() + static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r) out.push_back(xfer(r, succ(r), count, a));
+}
+
+void fold_in(ShapeBuilder& b, const PowerOfTwoFold& f, std::uint64_t count) {
+  b.add(f.extra > 0 ? 1 : 0, "fold-in", [f, count](std::vector<Transfer>& t) {
+    for (std::int32_t i = 0; i < f.extra; ++i) t.push_back(xfer(2 * i, 2 * i + 1, count, Action::reduce_copy));
+  });
+}
+
+void fold_out(ShapeBuilder& b, const PowerOfTwoFold& f, std::uint64_t count) {
+  b.add(f.extra > 0 ? 1 : 0, "fold-out", [f, count](std::vector<Transfer>& t) {
+    for (std::int32_t i = 0; i < f.extra; ++i) t.push_back(xfer(2 * i + 1, 2 * i, count, Action::copy));
+  });
+}
+
+void local_copy(ShapeBuilder& b, std::int64_t n, std::uint64_t count) {
+  b.add(1, "local copy", [n, count](std::vector<Transfer>& t) {
+    every_rank(t, n, count, Action::copy, [](std::int64_t r) { return r; });
+  });
+}
+
+// The binomial tree's rounds, up (children to parents, adding) or down (copies).
+void tree(ShapeBuilder& b, std::int32_t n, std::int32_t root, std::uint64_t count, bool up) {
+  auto rounds = binomial_rounds(n, root);
+  if (!up) std::reverse(rounds.begin(), rounds.end());
+  for (const auto& round : rounds) {
+    auto edges = std::make_shared<std::vector<algo::TreeEdge>>(round.edges);
+    b.add(1, up ? "tree up" : "tree down", [edges, count, up](std::vector<Transfer>& t) {
+      for (const auto& e : *edges)
+        t.push_back(up ? xfer(e.child, e.parent, count, Action::reduce_copy) : xfer(e.parent, e.child, count, Action::copy));
+    });
+  }
+}
+
+// One ring over n ranks in order: (n-1) reduce steps then (n-1) copy steps of `block`.
+void ring(ShapeBuilder& b, std::int64_t n, std::uint64_t block, bool reduce_scatter, bool all_gather) {
+  auto next = [n](std::int64_t r) { return (r + 1) % n; };
+  if (reduce_scatter)
+    b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::reduce_copy, next); });
+  if (all_gather)
+    b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::copy, next); });
+}
+
+std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
+  const std::int32_t n = a.ranks;
+  const std::uint64_t c = a.count;
+  ShapeBuilder b;
+  if (n == 1) {
+    if (!a.in_place) local_copy(b, 1, c);
+    return b.phases;
+  }
+  if (algo == "flat") {
+    // Every fan-in step is its own: a sender on another node pays the network's latency.
+    for (std::int32_t r = 1; r < n; ++r)
+      b.add(1, "fan-in", [r, c](std::vector<Transfer>& t) { t.push_back(xfer(r, 0, c, Action::reduce)); });
+    b.add(1, "fan-out", [n, c](std::vector<Transfer>& t) {
+      for (std::int32_t r = 1; r < n; ++r) t.push_back(xfer(0, r, c, Action::copy));
+    });
+  } else if (algo == "tree") {
+    tree(b, n, 0, c, true);
+    tree(b, n, 0, c, false);
+  } else if (algo == "ring") {
+    ring(b, n, ceil_div(c, static_cast<std::uint64_t>(n)), true, true);
+  } else if (algo == "recursive_doubling") {
+    const PowerOfTwoFold f(n);
+    fold_in(b, f, c);
+    for (std::int32_t d = 1; d < f.p; d *= 2)
+      b.add(1, "recursive doubling", [f, d, c](std::vector<Transfer>& t) {
+        for (std::int32_t v = 0; v < f.p; ++v) t.push_back(xfer(f.real_rank(v ^ d), f.real_rank(v), c, Action::reduce_copy));
+      });
+    // A single round that read the output leaves the sum in scratch (allreduce.cpp).
+    if (f.p == 2 && (a.in_place || f.extra > 0))
+      b.add(1, "local copy", [f, c, a](std::vector<Transfer>& t) {
+        for (std::int32_t v = 0; v < f.p; ++v) {
+          const std::int32_t r = f.real_rank(v);
+          const bool stands_in = r < 2 * f.extra;
+          if (a.in_place || stands_in) t.push_back(xfer(r, r, c, Action::copy));
+        }
+      });
+    fold_out(b, f, c);
+  } else if (algo == "rabenseifner") {
+    const PowerOfTwoFold f(n);
+    const std::uint64_t blk = ceil_div(c, static_cast<std::uint64_t>(f.p));
+    fold_in(b, f, c);
+    for (std::int32_t d = f.p / 2; d >= 1; d /= 2)
+      b.add(1, "reduce-scatter", [f, d, blk](std::vector<Transfer>& t) {
+        for (std::int32_t v = 0; v < f.p; ++v)
+          t.push_back(xfer(f.real_rank(v), f.real_rank(v ^ d), blk * static_cast<std::uint64_t>(d), Action::reduce_copy));
+      });
+    for (std::int32_t d = 1; d < f.p; d *= 2)
+      b.add(1, "all-gather", [f, d, blk](std::vector<Transfer>& t) {
+        for (std::int32_t v = 0; v < f.p; ++v)
+          t.push_back(xfer(f.real_rank(v), f.real_rank(v ^ d), blk * static_cast<std::uint64_t>(d), Action::copy));
+      });
+    fold_out(b, f, c);
+  } else if (algo == "hierarchical" || algo == "rings") {
+    // Nodes of rpn ranks; uneven nodes (or one node) make both one ring over every rank.
+    const std::int64_t G = rpn > 0 && rpn < n && n % rpn == 0 ? rpn : n;
+    const std::int64_t N = n / G;
+    if (algo == "hierarchical") {
+      const std::uint64_t shard = ceil_div(c, static_cast<std::uint64_t>(G));
+      auto inside = [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; };
+      auto across = [G, n](std::int64_t r) { return (r + G) % n; };
+      const std::uint64_t piece = ceil_div(shard, static_cast<std::uint64_t>(N));
+      b.add(G - 1, "reduce-scatter inside the node",
+            [=](std::vector<Transfer>& t) { every_rank(t, n, shard, Action::reduce_copy, inside); });
+      b.add(N - 1, "all-reduce across nodes",
+            [=](std::vector<Transfer>& t) { every_rank(t, n, piece, Action::reduce, across); });
+      b.add(N - 1, "all-reduce across nodes",
+            [=](std::vector<Transfer>& t) { every_rank(t, n, piece, Action::copy, across); });
+      b.add(G - 1, "all-gather inside the node",
+            [=](std::vector<Transfer>& t) { every_rank(t, n, shard, Action::copy, inside); });
+    } else {
+      // Channel ch visits every node from local rank ch: it leaves local rank ch-1 for
+      // local rank ch of the next node.
+      const std::int64_t channels = N > 1 ? G : 1;
+      const std::uint64_t block = ceil_div(ceil_div(c, static_cast<std::uint64_t>(channels)), static_cast<std::uint64_t>(n));
+      auto fill = [=](std::vector<Transfer>& t, Action act) {
+        t.reserve(static_cast<std::size_t>(n * channels));
+        for (std::int64_t ch = 0; ch < channels; ++ch)
+          for (std::int64_t r = 0; r < n; ++r) {
+            const std::int64_t node = r / G, l = r % G;
+            const std::int64_t last = (ch + G - 1) % G;  // the local rank that leaves the node
+            const std::int64_t to = channels == 1 ? (r + 1) % n : l == last ? (node + 1) % N * G + ch : node * G + (l + 1) % G;
+            t.push_back(xfer(r, to, block, act));
+          }
+      };
+      b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) { fill(t, Action::reduce_copy); });
+      b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { fill(t, Action::copy); });
+    }
+  } else {
+    return std::nullopt;
+  }
+  return b.phases;
+}
+
+}  // namespace
+
+std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::string_view algo,
+                                                       std::int64_t ranks_per_node) {
+  const std::int32_t n = a.ranks;
+  const std::uint64_t c = a.count;
+  if (n < 1) return std::nullopt;
+  switch (a.coll) {
+    case Collective::allreduce: return allreduce_shape(a, algo, ranks_per_node);
+    case Collective::allgather: {
+      ShapeBuilder b;
+      if (c == 0) return b.phases;
+      if (algo == "ring") {
+        if (n == 1) {
+          if (!a.in_place) local_copy(b, 1, c);
+          return b.phases;
+        }
+        // Step 1 also keeps each rank's own block (out of place).
+        b.add(1, "ring", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c, Action::copy, [n](std::int64_t r) { return (r + 1) % n; });
+          if (!a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
+        });
+        b.add(n - 2, "ring", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c, Action::copy, [n](std::int64_t r) { return (r + 1) % n; });
+        });
+        return b.phases;
+      }
+      if (algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0) {
+        // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
+        // the own block out of place (allgather.cpp).
+        for (std::int32_t d = 1; d < n; d *= 2)
+          b.add(1, "doubling", [=](std::vector<Transfer>& t) {
+            every_rank(t, n, c * static_cast<std::uint64_t>(d), Action::copy, [d](std::int64_t r) { return r ^ d; });
+            if (d == 1 && !a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
+          });
+        return b.phases;
+      }
+      return std::nullopt;
+    }
+    case Collective::reduce_scatter: {
+      ShapeBuilder b;
+      if (c == 0) return b.phases;
+      if (algo == "ring" && n > 1) {
+        b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+        });
+        return b.phases;
+      }
+      return std::nullopt;
+    }
+    case Collective::broadcast:
+    case Collective::reduce: {
+      if (algo != "binomial" || n < 2) return std::nullopt;
+      ShapeBuilder b;
+      const bool bcast = a.coll == Collective::broadcast;
+      tree(b, n, a.root, c, !bcast);
+      if (bcast && !a.in_place && !b.phases.empty()) {
+        // The root's local copy rides in the first step (broadcast.cpp).
+        auto first = b.phases.front().fill;
+        const std::int32_t root = a.root;
+        b.phases.front().fill = [first, root, c](Step& st) {
+          first(st);
+          st.transfers.push_back(xfer(root, root, c, Action::copy));
+        };
+      }
+      return b.phases;
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace collscope

@@ -1,0 +1,157 @@
+// Algorithm shapes (algorithms/shapes.cpp): pricing an algorithm from its distinct
+// steps gives the same time as pricing its lowered schedule, and works where no
+// schedule could be built (65536 ranks).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "collscope/algorithms.h"
+#include "collscope/collective.h"
+#include "collscope/machine.h"
+#include "collscope/scenario.h"
+
+using namespace collscope;
+
+namespace {
+
+const BackendCapabilities kDevices{{}, false, true, false};
+
+Machine machine(const std::string& topology, std::int64_t nodes) {
+  auto m = machine_for(topology, nodes, kDevices, DType::float32, "");
+  REQUIRE(m.ok());
+  return *m;
+}
+
+CollArgs args_of(Collective c, std::int32_t n, std::uint64_t count, bool in_place, std::int32_t root) {
+  CollArgs a;
+  a.coll = c;
+  a.ranks = n;
+  a.count = count;
+  a.in_place = in_place;
+  a.root = root;
+  return a;
+}
+
+// The lowered schedule's price, as `run` and `predict` compute it.
+double lowered_us(const CollArgs& a, const std::string& algo, const Machine& m) {
+  QuickSpec q;
+  q.coll = a.coll;
+  q.algorithm = algo;
+  q.ranks = a.ranks;
+  q.count = a.count;
+  q.in_place = a.in_place;
+  q.root = a.root;
+  auto sc = scenario_from_spec(q);
+  REQUIRE(sc.ok());
+  LowerOptions o;
+  o.slice_bytes = 0;  // devices: whole transfers
+  o.machine = &m;
+  auto s = lower_scenario(*sc, o);
+  REQUIRE_MESSAGE(s.ok(), s.error().format());
+  return predict(*s, m, true).us;
+}
+
+}  // namespace
+
+TEST_CASE("shapes: every shaped algorithm prices like its lowered schedule, over ranks, sizes, nodes and topologies") {
+  struct Where {
+    std::string topology;
+    std::int32_t per_node;  // ranks per node wanted (nodes = ceil(n / per_node)); 0: one node
+  };
+  const std::vector<Where> wheres = {{"dgx-h100", 8}, {"dgx-h100", 4}, {"pcie-8gpu", 8}, {"gb200-nvl72", 0}};
+  int compared = 0;
+  for (const Collective c : {Collective::allreduce, Collective::allgather, Collective::reduce_scatter,
+                             Collective::broadcast, Collective::reduce}) {
+    for (const auto& algo : algorithm_names(c)) {
+      for (const std::int32_t n : {1, 2, 3, 5, 8, 12, 16, 24, 32, 64}) {
+        for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1000}, std::uint64_t{1} << 16}) {
+          for (const bool in_place : {false, true}) {
+            for (const auto& w : wheres) {
+              const std::int32_t root = has_root(c) ? n - 1 : 0;
+              const CollArgs a = args_of(c, n, count, in_place, root);
+              const std::int64_t nodes = w.per_node > 0 ? (n + w.per_node - 1) / w.per_node : 1;
+              const Machine m = machine(w.topology, nodes);
+              const auto shaped = predict_shape(a, algo, m);
+              if (!shaped) continue;
+              CAPTURE(name_of(c));
+              CAPTURE(algo);
+              CAPTURE(n);
+              CAPTURE(count);
+              CAPTURE(in_place);
+              CAPTURE(w.topology);
+              CAPTURE(nodes);
+              const double want = lowered_us(a, algo, m);
+              if (count >= 8 * static_cast<std::uint64_t>(n)) {
+                // Blocks of a lowered schedule differ by at most one element; the shape
+                // takes the largest everywhere.
+                CHECK(shaped->us == doctest::Approx(want).epsilon(0.02));
+              } else {
+                // Fewer elements than blocks: the schedule leaves out the empty ones, the
+                // shape prices every rank's: an upper bound, by latencies alone.
+                CHECK(shaped->us >= 0.98 * want);
+                CHECK(shaped->us <= 1.5 * want);
+              }
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(compared > 2000);
+}
+
+TEST_CASE("shapes: the algorithms a cluster runs have one; others say they have none") {
+  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings"})
+    CHECK_MESSAGE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), algo, 8).has_value(), algo);
+  CHECK(algorithm_shape(args_of(Collective::allgather, 16, 100, false, 0), "ring", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "ring", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::broadcast, 16, 100, false, 3), "binomial", 8).has_value());
+  CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
+  CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
+  // The cpu model prices schedules only.
+  auto cpu = machine_for("this-machine", 0, BackendCapabilities{}, DType::float32, "/nonexistent-collscope-config");
+  REQUIRE(cpu.ok());
+  CHECK_FALSE(predict_shape(args_of(Collective::allreduce, 16, 100, false, 0), "ring", *cpu).has_value());
+}
+
+TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and latency grows with the ring") {
+  const std::int32_t n = 65536;
+  const Machine m = machine("dgx-h100", n / 8);
+  const std::uint64_t big = std::uint64_t{1} << 28;  // 1 GiB of float32 per rank
+  const auto ring = predict_shape(args_of(Collective::allreduce, n, big, false, 0), "ring", m);
+  const auto rings = predict_shape(args_of(Collective::allreduce, n, big, false, 0), "rings", m);
+  const auto hier = predict_shape(args_of(Collective::allreduce, n, big, false, 0), "hierarchical", m);
+  REQUIRE(ring.has_value());
+  REQUIRE(rings.has_value());
+  REQUIRE(hier.has_value());
+  // At this scale a ring of 1 GiB is bound by its 2(n-1) steps' launches, not by bytes:
+  // two levels (a ring per node, one across) take far fewer steps.
+  REQUIRE(ring->levels.size() == 1);
+  CHECK(ring->levels[0].level == "launches and compute");
+  CHECK(hier->us * 5 < ring->us);
+  // On 8 nodes a single ring crosses each node boundary on one card; the channels on all eight.
+  const Machine eight = machine("dgx-h100", 8);
+  const auto ring64 = predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "ring", eight);
+  const auto rings64 = predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "rings", eight);
+  REQUIRE(ring64.has_value());
+  REQUIRE(rings64.has_value());
+  CHECK(rings64->us * 2 < ring64->us);
+  // A tiny message is latency-bound: twice the ranks, about twice the ring's time.
+  const auto small = predict_shape(args_of(Collective::allreduce, n, 1, false, 0), "ring", m);
+  const Machine half_m = machine("dgx-h100", n / 16);
+  const auto half = predict_shape(args_of(Collective::allreduce, n / 2, 1, false, 0), "ring", half_m);
+  REQUIRE(small.has_value());
+  REQUIRE(half.has_value());
+  CHECK(small->us / half->us == doctest::Approx(2.0).epsilon(0.05));
+  // Recursive doubling takes log2(n) steps: far fewer than the ring's 2(n-1).
+  const auto rd = predict_shape(args_of(Collective::allreduce, n, 1, false, 0), "recursive_doubling", m);
+  REQUIRE(rd.has_value());
+  CHECK(rd->us * 100 < small->us);
+  // Every level the time is spent on adds up to the whole.
+  double sum = 0;
+  for (const auto& l : rings->levels) sum += l.us;
+  CHECK(sum == doctest::Approx(rings->us));
+}
