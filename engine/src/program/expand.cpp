@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "collscope/collective.h"
 #include "scenario/expr.h"
 #include "program/program.h"
 #include "scenario/resolve.h"
@@ -486,7 +487,7 @@ class Expander {
     std::string t = op.op;
     if (!op.buffer.empty()) t += " " + op.buffer;
     if (!op.send.empty()) t += " " + op.send + " -> " + op.recv;
-    if (*op.coll != Collective::barrier) t += " count " + std::to_string(a->count);
+    if (collective_descriptor(*op.coll).moves_data) t += " count " + std::to_string(a->count);
     t += " " + std::string(name_of(s_.dtype));
     if (has_root(*op.coll)) t += " root " + std::to_string(a->root);
     if (is_reducing(*op.coll)) t += " " + std::string(name_of(a->op));

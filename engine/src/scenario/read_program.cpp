@@ -11,6 +11,7 @@
 #include <set>
 
 #include "collscope/algorithms.h"
+#include "collscope/collective.h"
 #include "scenario/expr.h"
 
 namespace collscope::scenario {
@@ -191,7 +192,7 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   for (const auto& k : kCallKeys) {
     if (k == "root" && !has_root(c)) continue;
     if (k == "reduce_op" && !is_reducing(c)) continue;
-    if (k == "count" && c == Collective::barrier) continue;
+    if (k == "count" && !collective_descriptor(c).moves_data) continue;
     valid.push_back(k);
   }
   for (const auto& m : v.members) {

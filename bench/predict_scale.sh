@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Times `collscope predict` on a cluster of 65536 ranks (8192 DGX H100 nodes), per
+# algorithm with a shape and for --algo all, and at 1024 ranks (128 nodes), where the
+# schedule is lowered and priced transfer by transfer, for comparison. Prints wall and
+# user seconds and the peak memory of every command.
+#   bench/predict_scale.sh [BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/collscope}
+count=1048576  # 4 MiB of float32 per rank
+run() {
+  local label=$1
+  shift
+  /usr/bin/time -f "$label: %e s wall, %U s user, %M KiB peak" "$bin" predict "$@" >/dev/null
+}
+for algo in ring rings hierarchical rabenseifner recursive_doubling tree; do
+  run "65536 ranks, $algo (shape)" --coll allreduce --algo "$algo" --ranks 65536 --count $count \
+    --topology dgx-h100 --nodes 8192
+done
+run "65536 ranks, --algo all (shapes)" --coll allreduce --algo all --ranks 65536 --count $count \
+  --topology dgx-h100 --nodes 8192
+for algo in ring rabenseifner; do
+  run "1024 ranks, $algo (schedule)" --coll allreduce --algo "$algo" --ranks 1024 --count $count \
+    --topology dgx-h100 --nodes 128
+done
