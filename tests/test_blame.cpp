@@ -123,7 +123,6 @@ TEST_CASE("blame: nobody to blame when every lane is idle or finished, or there 
     CHECK(find_blame({}, 4, fast).conduct == Conduct::nobody);
   }
   CHECK(blame_message(Blame{}, "", 5) == "no rank finished a step within 5 s");
-  CHECK(seconds_text(0.05) == "0.05 s");
 }
 
 TEST_CASE("blame: a wait on a lane outside the world ends the chain where it is") {

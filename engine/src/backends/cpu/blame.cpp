@@ -2,7 +2,6 @@
 #include "backends/cpu/blame.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "backends/flight.h"
 
@@ -95,19 +94,11 @@ Blame find_blame(const std::vector<LaneSnapshot>& lanes, std::int32_t ranks, boo
   return b;
 }
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
-
 std::string blame_message(const Blame& b, const std::string& where, double timeout_s) {
-  const std::string secs = seconds_text(timeout_s);
+  const std::string secs = flight::seconds_text(timeout_s);
   if (b.conduct == Conduct::nobody) return "no rank finished a step within " + secs;
   const std::string who = "rank " + std::to_string(b.rank);
-  const std::string tail = b.waiting.empty() ? ""
-                                             : "; " + flight::ranks_text(b.waiting) +
-                                                   (b.waiting.size() == 1 ? " is" : " are") + " waiting for it";
+  const std::string tail = flight::waiting_for_it(b.waiting);
   switch (b.conduct) {
     case Conduct::crashed: return who + " crashed at " + where + tail;
     case Conduct::late: return who + " did not finish " + where + " within " + secs + tail;

@@ -59,7 +59,4 @@ Blame find_blame(const std::vector<LaneSnapshot>& lanes, std::int32_t ranks, boo
 // are waiting for it". `where` names the culprit's position (flight::position_text).
 std::string blame_message(const Blame& b, const std::string& where, double timeout_s);
 
-// "1 s", "0.05 s".
-std::string seconds_text(double s);
-
 }  // namespace collscope::cpu
