@@ -152,7 +152,10 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   return row;
 }
 
-int bench_here(const BenchFlags& f) {
+// The calls of the sweep: one per algorithm of --algo A,B,..., every one of them at
+// every size, in turn, so that all see the same machine (--algo ring,mpi: ours against
+// the library's own on the same processes).
+Result<std::vector<QuickSpec>> bench_specs(const BenchFlags& f) {
   RunFlags rf;
   rf.coll = f.coll;
   rf.algo = f.algo;
@@ -160,54 +163,61 @@ int bench_here(const BenchFlags& f) {
   rf.op = f.op;
   rf.ranks = f.ranks;
   rf.root = f.root;
-  auto base = spec_from_flags(rf);
-  // --algo A,B,...: every one of them at every size, in turn, so that all see the same
-  // machine (--algo ring,mpi: ours against the library's own on the same processes).
-  std::vector<QuickSpec> bases;
-  if (f.algo.find(',') != std::string::npos) {
-    for (std::size_t at = 0;;) {
-      const auto comma = f.algo.find(',', at);
-      RunFlags one = rf;
-      one.algo = f.algo.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      auto b = spec_from_flags(one);
-      if (!b) return report_error(b.error());
-      bases.push_back(*b);
-      if (comma == std::string::npos) break;
-      at = comma + 1;
-    }
-    base = bases[0];
+  std::vector<QuickSpec> specs;
+  if (f.algo.find(',') == std::string::npos) {
+    auto base = spec_from_flags(rf);
+    if (!base) return base.error();
+    specs.push_back(*base);
+    return specs;
   }
-  if (!base) return report_error(base.error());
-  if (bases.empty()) bases.push_back(*base);
+  for (std::size_t at = 0;;) {
+    const auto comma = f.algo.find(',', at);
+    RunFlags one = rf;
+    one.algo = f.algo.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    auto b = spec_from_flags(one);
+    if (!b) return b.error();
+    specs.push_back(*b);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return specs;
+}
+
+Error usage_error(const std::string& msg, const std::string& hint) { return make_error("cli.usage", msg, hint); }
+
+// -b and -e as bytes, and the flags that say how to time and check, refused when they
+// make no sense.
+Result<std::pair<std::uint64_t, std::uint64_t>> sweep_range(const BenchFlags& f) {
   auto lo = parse_size(f.min_bytes, "-b");
-  if (!lo) return report_error(lo.error());
+  if (!lo) return lo.error();
   auto hi = parse_size(f.max_bytes, "-e");
-  if (!hi) return report_error(hi.error());
-  auto usage = [](const std::string& msg, const std::string& hint) { return report_error(make_error("cli.usage", msg, hint)); };
-  if (f.iters < 1) return usage("-n " + std::to_string(f.iters) + " leaves no iteration to time", "give -n 1 or more timed iterations (e.g. -n 20)");
-  if (f.warmup < 0) return usage("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
-  if (f.check != 0 && f.check != 1) return usage("-c " + std::to_string(f.check) + " is neither 0 nor 1", "give -c 1 to check results, -c 0 not to");
+  if (!hi) return hi.error();
+  if (f.iters < 1)
+    return usage_error("-n " + std::to_string(f.iters) + " leaves no iteration to time",
+                       "give -n 1 or more timed iterations (e.g. -n 20)");
+  if (f.warmup < 0) return usage_error("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
+  if (f.check != 0 && f.check != 1)
+    return usage_error("-c " + std::to_string(f.check) + " is neither 0 nor 1", "give -c 1 to check results, -c 0 not to");
   if (!std::isfinite(f.factor) || !(f.factor > 1.0)) {
     char text[64];
     std::snprintf(text, sizeof text, "%g", f.factor);
-    return usage(std::string("-f ") + text + " must be a finite number greater than 1", "use -f 2 to double the size each step");
+    return usage_error(std::string("-f ") + text + " must be a finite number greater than 1",
+                       "use -f 2 to double the size each step");
   }
-  if (*hi < *lo) return report_error(make_error("cli.usage", "-e is smaller than -b", "give -b <= -e"));
-  if (auto b = find_backend(f.backend); !b) return report_error(b.error());
+  if (*hi < *lo) return usage_error("-e is smaller than -b", "give -b <= -e");
+  return std::pair{*lo, *hi};
+}
 
-  const QuickSpec q0 = *base;
-  const std::size_t e = size_of(q0.dtype);
-  // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
-  const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
-
-  // The sizes of the sweep, refused up front when there would be too many of them or
-  // when -f is so close to 1 that a step does not even add one element.
+// The sizes of the sweep, refused up front when there would be too many of them or
+// when -f is so close to 1 that a step does not even add one element.
+Result<std::vector<std::uint64_t>> sweep_sizes(const BenchFlags& f, std::uint64_t lo, std::uint64_t hi,
+                                               std::uint64_t per_count) {
   std::vector<std::uint64_t> sizes;
-  for (double sz = static_cast<double>(*lo);;) {
+  for (double sz = static_cast<double>(lo);;) {
     sizes.push_back(static_cast<std::uint64_t>(sz));
     if (sz == 0) break;
     const double next = sz * f.factor;
-    if (next > static_cast<double>(*hi) * 1.000001) break;
+    if (next > static_cast<double>(hi) * 1.000001) break;
     if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
       char text[200];
       std::snprintf(text, sizeof text,
@@ -215,18 +225,141 @@ int bench_here(const BenchFlags& f) {
                     "bytes; one element is %llu bytes)",
                     f.factor, static_cast<unsigned long long>(sz), static_cast<unsigned long long>(next),
                     static_cast<unsigned long long>(per_count));
-      return usage(text, "use a larger -f (e.g. 2) or a larger -b");
+      return usage_error(text, "use a larger -f (e.g. 2) or a larger -b");
     }
     if (sizes.size() >= kMaxBenchRows)
-      return usage("the sweep from " + f.min_bytes + " to " + f.max_bytes + " by -f " + std::to_string(f.factor) +
-                       " has more than " + std::to_string(kMaxBenchRows) + " sizes",
-                   "use a larger -f or a narrower range");
+      return usage_error("the sweep from " + f.min_bytes + " to " + f.max_bytes + " by -f " + std::to_string(f.factor) +
+                             " has more than " + std::to_string(kMaxBenchRows) + " sizes",
+                         "use a larger -f or a narrower range");
     sz = next;
   }
+  return sizes;
+}
+
+// The memory probes: the host's memcpy with one thread and with all, and a device's own
+// ceiling when the backend has devices. Only the reporting process measures.
+Status print_probes(const BenchFlags& f, unsigned cores) {
+  const auto probe = probe_memory(64ull << 20);
+  if (!probe) return probe.error();
+  const auto [one, all] = *probe;
+  if (f.json)
+    std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
+              << "\n";
+  else
+    std::printf("# memory bandwidth probe (memcpy 64 MiB): 1 thread %.2f GB/s, %u threads %.2f GB/s\n", one, cores,
+                all);
+  if (!capabilities_of(f.backend).devices) return ok_status();
+  // The GPU's own ceiling: device-to-device memcpy against our copy and reduce kernels.
+  auto dev = probe_device_bandwidth(256ull << 20);
+  if (!dev) {
+    if (!f.json) std::printf("# device memory probe: unavailable (%s)\n", dev.error().message.c_str());
+  } else if (f.json) {
+    std::cout << nlohmann::json{{"device_probe",
+                                 {{"device", dev->device},
+                                  {"bytes", dev->bytes},
+                                  {"memcpy_gbps", dev->memcpy_gbps},
+                                  {"copy_kernel_gbps", dev->copy_kernel_gbps},
+                                  {"reduce_kernel_gbps", dev->reduce_kernel_gbps}}}}
+                     .dump()
+              << "\n";
+  } else {
+    const double mem = std::max(dev->memcpy_gbps, 1e-9);
+    std::printf("# device memory probe (GPU 0, %s, 256 MiB): cudaMemcpy D2D %.1f GB/s; our copy kernel %.1f GB/s "
+                "(%.0f%% of memcpy); our reduce kernel %.1f GB/s written, %.1f GB/s of traffic (%.0f%% of memcpy's)\n",
+                dev->device.c_str(), dev->memcpy_gbps, dev->copy_kernel_gbps, 100 * dev->copy_kernel_gbps / mem,
+                dev->reduce_kernel_gbps, dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic,
+                100 * dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic / (mem * DeviceBandwidth::kCopyTraffic));
+  }
+  return ok_status();
+}
+
+// nccl-tests' two header lines of the table.
+void print_table_head(bool both) {
+  std::printf("#\n#%74s%s\n", "out-of-place", both ? "                        in-place" : "");
+  std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "size", "count", "type", "redop", "root", "time", "algbw",
+              "busbw", "#wrong");
+  if (both) std::printf(" %9s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
+  std::printf("  algorithm\n");
+  std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
+              "");
+  if (both) std::printf(" %9s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
+  std::printf("\n");
+}
+
+// One line of the table (or one JSON object): out of place, then in place when the
+// collective has it.
+void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, std::uint64_t count,
+               const std::vector<Row>& rows) {
+  const bool has_root = collscope::has_root(q0.coll);
+  if (f.json) {
+    nlohmann::ordered_json j{{"size", bytes}, {"count", count}, {"type", name_of(q0.dtype)},
+                             {"redop", is_reducing(q0.coll) ? std::string(name_of(q0.op)) : "none"},
+                             {"root", has_root ? q0.root : -1}, {"algorithm", rows[0].algorithm}};
+    const char* names[] = {"out_of_place", "in_place"};
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      j[names[k]] = {{"time_us", rows[k].time_us}, {"algbw", rows[k].algbw}, {"busbw", rows[k].busbw},
+                     {"wrong", rows[k].wrong}, {"algorithm", rows[k].algorithm}};
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  std::printf("  %10llu %12llu %8s %6s %6d", static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(count), std::string(name_of(q0.dtype)).c_str(),
+              is_reducing(q0.coll) ? std::string(name_of(q0.op)).c_str() : "none", has_root ? q0.root : -1);
+  for (const auto& r : rows) {
+    std::printf(" %9.2f %7.2f %7.2f", r.time_us, r.algbw, r.busbw);
+    if (r.wrong < 0) std::printf(" %6s", "N/A");
+    else std::printf(" %6lld", static_cast<long long>(r.wrong));
+  }
+  // `auto` may pick differently in place: then both, out-of-place first.
+  std::string algo = rows[0].algorithm;
+  if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
+  std::printf("  %s\n", algo.c_str());
+}
+
+// A progress line on stderr for sweeps that take more than a few seconds.
+class Progress {
+ public:
+  explicit Progress(std::size_t sizes) : sizes_(sizes) {}
+  void done(std::size_t i) {
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed > 3 && i + 1 < sizes_ && std::chrono::duration<double>(now - last_).count() > (tty_ ? 0.2 : 5)) {
+      std::fprintf(stderr, "%s# progress: %zu of %zu sizes done, %.0f s%s", tty_ ? "\r" : "", i + 1, sizes_, elapsed,
+                   tty_ ? "" : "\n");
+      last_ = now;
+    }
+  }
+  void interrupted() const {
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+  void finish() const {
+    if (tty_ && std::chrono::duration<double>(Clock::now() - start_).count() > 3) std::fprintf(stderr, "\r%60s\r", "");
+  }
+
+ private:
+  std::size_t sizes_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_ = start_;
+  bool tty_ = isatty(STDERR_FILENO) != 0;
+};
+
+int bench_here(const BenchFlags& f) {
+  auto specs = bench_specs(f);
+  if (!specs) return report_error(specs.error());
+  auto range = sweep_range(f);
+  if (!range) return report_error(range.error());
+  if (auto b = find_backend(f.backend); !b) return report_error(b.error());
+
+  const QuickSpec q0 = specs->front();
+  const std::size_t e = size_of(q0.dtype);
+  // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
+  const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
+  auto sizes = sweep_sizes(f, range->first, range->second, per_count);
+  if (!sizes) return report_error(sizes.error());
   // The largest row must fit the limits: refused now, not after the smaller rows ran.
   {
     QuickSpec q = q0;
-    q.count = sizes.back() / per_count;
+    q.count = sizes->back() / per_count;
     if (auto sc = scenario_from_spec(q); !sc) return report_error(sc.error());
   }
 
@@ -238,110 +371,36 @@ int bench_here(const BenchFlags& f) {
                 f.check);
     std::printf("# machine: %u cores\n", cores);
   }
-  if (f.probe && processes::reporting()) {  // (several processes: one measures, while the others wait)
-    const auto probe = probe_memory(64ull << 20);
-    if (!probe) return report_error(probe.error());
-    const auto [one, all] = *probe;
-    if (f.json)
-      std::cout << nlohmann::json{{"probe", {{"memcpy_1thread_gbps", one}, {"memcpy_all_threads_gbps", all}}}}.dump()
-                << "\n";
-    else
-      std::printf("# memory bandwidth probe (memcpy 64 MiB): 1 thread %.2f GB/s, %u threads %.2f GB/s\n", one, cores,
-                  all);
-    if (capabilities_of(f.backend).devices) {
-      // The GPU's own ceiling: device-to-device memcpy against our copy and reduce kernels.
-      auto dev = probe_device_bandwidth(256ull << 20);
-      if (!dev) {
-        if (!f.json) std::printf("# device memory probe: unavailable (%s)\n", dev.error().message.c_str());
-      } else if (f.json) {
-        std::cout << nlohmann::json{{"device_probe",
-                                     {{"device", dev->device},
-                                      {"bytes", dev->bytes},
-                                      {"memcpy_gbps", dev->memcpy_gbps},
-                                      {"copy_kernel_gbps", dev->copy_kernel_gbps},
-                                      {"reduce_kernel_gbps", dev->reduce_kernel_gbps}}}}
-                         .dump()
-                  << "\n";
-      } else {
-        const double mem = std::max(dev->memcpy_gbps, 1e-9);
-        std::printf("# device memory probe (GPU 0, %s, 256 MiB): cudaMemcpy D2D %.1f GB/s; our copy kernel %.1f GB/s "
-                    "(%.0f%% of memcpy); our reduce kernel %.1f GB/s written, %.1f GB/s of traffic (%.0f%% of memcpy's)\n",
-                    dev->device.c_str(), dev->memcpy_gbps, dev->copy_kernel_gbps, 100 * dev->copy_kernel_gbps / mem,
-                    dev->reduce_kernel_gbps, dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic,
-                    100 * dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic / (mem * DeviceBandwidth::kCopyTraffic));
-      }
-    }
-  }
+  if (f.probe && processes::reporting())  // (several processes: one measures, while the others wait)
+    if (auto st = print_probes(f, cores); !st) return report_error(st.error());
   const bool both = supports_in_place(q0.coll);
-  if (!f.json) {
-    std::printf("#\n#%74s%s\n", "out-of-place", both ? "                        in-place" : "");
-    std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "size", "count", "type", "redop", "root", "time", "algbw",
-                "busbw", "#wrong");
-    if (both) std::printf(" %9s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
-    std::printf("  algorithm\n");
-    std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
-                "");
-    if (both) std::printf(" %9s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
-    std::printf("\n");
-  }
+  if (!f.json) print_table_head(both);
 
-  const auto start = Clock::now();
-  auto last_progress = start;
-  const bool tty = isatty(STDERR_FILENO) != 0;
+  Progress progress(sizes->size());
   std::uint64_t total_wrong = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const std::uint64_t count = sizes[i] / per_count;
+  for (std::size_t i = 0; i < sizes->size(); ++i) {
+    const std::uint64_t count = (*sizes)[i] / per_count;
     const std::uint64_t bytes = message_bytes(q0.coll, q0.ranks, count, q0.dtype);
-    for (const QuickSpec& qa : bases) {
-    std::vector<Row> rows;
-    for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
-      QuickSpec q = qa;
-      q.count = count;
-      q.in_place = in_place != 0;
-      auto row = measure(f, q, bytes);
-      if (!row) {
-        if (tty) std::fprintf(stderr, "\n");
-        return report_error(row.error());
+    for (const QuickSpec& qa : *specs) {
+      std::vector<Row> rows;
+      for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
+        QuickSpec q = qa;
+        q.count = count;
+        q.in_place = in_place != 0;
+        auto row = measure(f, q, bytes);
+        if (!row) {
+          progress.interrupted();
+          return report_error(row.error());
+        }
+        if (row->wrong > 0) total_wrong += static_cast<std::uint64_t>(row->wrong);
+        rows.push_back(*row);
       }
-      if (row->wrong > 0) total_wrong += static_cast<std::uint64_t>(row->wrong);
-      rows.push_back(*row);
-    }
-    const bool has_root = collscope::has_root(q0.coll);
-    if (f.json) {
-      nlohmann::ordered_json j{{"size", bytes}, {"count", count}, {"type", name_of(q0.dtype)},
-                               {"redop", is_reducing(q0.coll) ? std::string(name_of(q0.op)) : "none"},
-                               {"root", has_root ? q0.root : -1}, {"algorithm", rows[0].algorithm}};
-      const char* names[] = {"out_of_place", "in_place"};
-      for (std::size_t k = 0; k < rows.size(); ++k)
-        j[names[k]] = {{"time_us", rows[k].time_us}, {"algbw", rows[k].algbw}, {"busbw", rows[k].busbw},
-                       {"wrong", rows[k].wrong}, {"algorithm", rows[k].algorithm}};
-      std::cout << j.dump() << "\n";
-    } else {
-      std::printf("  %10llu %12llu %8s %6s %6d", static_cast<unsigned long long>(bytes),
-                  static_cast<unsigned long long>(count), std::string(name_of(q0.dtype)).c_str(),
-                  is_reducing(q0.coll) ? std::string(name_of(q0.op)).c_str() : "none", has_root ? q0.root : -1);
-      for (const auto& r : rows) {
-        std::printf(" %9.2f %7.2f %7.2f", r.time_us, r.algbw, r.busbw);
-        if (r.wrong < 0) std::printf(" %6s", "N/A");
-        else std::printf(" %6lld", static_cast<long long>(r.wrong));
-      }
-      // `auto` may pick differently in place: then both, out-of-place first.
-      std::string algo = rows[0].algorithm;
-      if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
-      std::printf("  %s\n", algo.c_str());
-    }
+      print_row(f, q0, bytes, count, rows);
     }
     std::fflush(stdout);
-    // A progress line on sweeps that take more than a few seconds.
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    if (elapsed > 3 && i + 1 < sizes.size() && std::chrono::duration<double>(now - last_progress).count() > (tty ? 0.2 : 5)) {
-      std::fprintf(stderr, "%s# progress: %zu of %zu sizes done, %.0f s%s", tty ? "\r" : "", i + 1, sizes.size(),
-                   elapsed, tty ? "" : "\n");
-      last_progress = now;
-    }
+    progress.done(i);
   }
-  if (tty && std::chrono::duration<double>(Clock::now() - start).count() > 3) std::fprintf(stderr, "\r%60s\r", "");
+  progress.finish();
   if (!f.json) {
     std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(total_wrong),
                 total_wrong ? "FAILED" : "OK");

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -111,19 +112,161 @@ int run_error(const RunFlags& f, const Error& e, bool job = false) {
   return job ? input_error_in_job(e) : report_error(e);
 }
 
+// --ops all|N: how many of a program's ops per rank the text report shows.
+Result<std::size_t> ops_shown_for(const RunFlags& f) {
+  if (f.ops == "all") return SIZE_MAX;
+  if (f.ops.empty()) return f.explain ? SIZE_MAX : std::size_t{16};
+  if (f.ops.size() > 9 || f.ops.find_first_not_of("0123456789") != std::string::npos)
+    return make_error("cli.usage", "--ops \"" + f.ops + "\" is neither all nor a number",
+                      "give --ops all, or how many ops to show per rank, e.g. --ops 40");
+  return static_cast<std::size_t>(std::stoul(f.ops));
+}
+
+// The faults of the run: the scenario's, each checked where it was written, then the
+// --fault flags. One check (check_fault) for both; the error keeps its source's id.
+Result<std::vector<Fault>> faults_for(const RunFlags& f, const Scenario& scenario, const Schedule& s) {
+  std::vector<Fault> out;
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& fault = scenario.faults[i];
+    const Location where = i < scenario.fault_where.size() ? scenario.fault_where[i] : Location{};
+    if (auto st = check_fault(s, fault, {"scenario.out_of_range", "fault " + fault_text(fault), where}); !st)
+      return st.error();
+    out.push_back(fault);
+  }
+  for (const auto& text : f.faults) {
+    auto fault = parse_fault(text);
+    if (!fault) return fault.error();
+    if (auto st = check_fault(s, *fault, {"cli.bad_fault", "--fault " + text, {}}); !st) return st.error();
+    out.push_back(*fault);
+  }
+  return out;
+}
+
+// What a run gave, executed or not (a dry run only checks symbolically).
+struct Verdicts {
+  Status symbolic = ok_status();
+  NumericReport numeric;
+  RunRecord record;
+  bool executed = false;
+};
+
+// Executes the schedule and writes the outputs asked for (run record, trace, flight
+// record; in a job only the reporting process writes). Errors go through run_error.
+std::optional<int> execute_and_write(const RunFlags& f, bool job, RunMode mode, const Scenario& scenario,
+                                     const Schedule& s, Verdicts& v) {
+  RunOptions o;
+  o.backend = f.backend;
+  o.mode = mode;
+  o.snapshot_budget = f.run_record.empty() ? 0 : f.snapshot_budget;  // the command line shows no snapshots
+  if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
+    return run_error(f, make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
+                                   "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
+  o.timeout_s = f.timeout_s;
+  o.failure_record_path = failure_record_path(f);  // a completed run's is written below, after the trace
+  auto faults = faults_for(f, scenario, s);
+  if (!faults) return run_error(f, faults.error());
+  o.faults = std::move(*faults);
+  auto out = execute(s, scenario_init(scenario), o);
+  if (!out) return run_error(f, out.error());
+  const bool writes = !job || processes::reporting();
+  if (!f.run_record.empty() && writes)  // the window's child run
+    if (auto st = view::write_run_file(f.run_record, *out); !st) return run_error(f, st.error());
+  v.symbolic = out->symbolic;
+  v.numeric = out->numeric;
+  v.record = std::move(out->record);
+  v.executed = true;
+  if (!f.trace.empty() && writes)
+    if (auto st = write_trace(f.trace, s, v.record); !st) return run_error(f, st.error());
+  if (!f.flight_record.empty() && !v.record.flight.ranks.empty() && writes)
+    if (auto st = write_flight_record(f.flight_record, v.record.flight); !st) return run_error(f, st.error());
+  return std::nullopt;
+}
+
+// What the report says besides the verdicts.
+struct ReportContext {
+  const Scenario& scenario;
+  const Schedule& s;
+  const Machine& machine;
+  RunMode mode;
+  double predicted_us;
+  std::size_t ops_shown;
+};
+
+void print_json_report(const RunFlags& f, const ReportContext& c, const Verdicts& v, bool verified) {
+  const Schedule& s = c.s;
+  nlohmann::ordered_json j;
+  j["verified"] = verified;
+  j["covers"] = verdict_scope(s);  // what "verified" means here
+  j["wrong"] = v.numeric.wrong;
+  j["steps"] = s.steps.size();
+  j["backend"] = f.backend;
+  if (!v.record.backend_detail.empty()) j["backend_detail"] = v.record.backend_detail;
+  j["ranks"] = s.ranks;
+  j["collective"] = joined_calls(s, false);
+  j["algorithm"] = joined_calls(s, true);
+  j["time_us"] = v.executed ? v.record.time_us : 0.0;
+  j["predicted_us"] = c.predicted_us;
+  j["model"] = c.machine.label();
+  j["executed"] = v.executed;
+  j["mode"] = f.dry_run ? "dry-run" : f.mode;
+  j["dtype"] = name_of(s.dtype);
+  j["title"] = c.scenario.title;
+  j["transfers"] = s.total_transfers();
+  j["bytes_moved"] = moved_bytes(s);
+  j["symbolic"] = {{"ok", v.symbolic.ok()}, {"error", v.symbolic.ok() ? "" : v.symbolic.error().format()}};
+  j["numeric"] = {{"checked", v.numeric.checked}, {"wrong", v.numeric.wrong}, {"first_wrong", v.numeric.message()}};
+  j["calls"] = calls_json(s);
+  if (!s.ops.empty()) j["program"] = program_json(s, v.executed ? &v.record : nullptr);
+  if (!f.trace.empty()) j["trace"] = f.trace;
+  if (!f.flight_record.empty()) j["flight_record"] = f.flight_record;
+  std::cout << j.dump(2) << "\n";
+}
+
+void print_calls(const Schedule& s) {
+  for (const auto& c : s.calls) {
+    if (c.kind == CallKind::program) {
+      std::cout << "  point-to-point: steps " << c.first_step << ".." << c.first_step + c.num_steps - 1 << "\n";
+      continue;
+    }
+    std::cout << "  call " << c.program_index << (c.group.empty() ? "" : " (" + group_text(c) + ")") << ": "
+              << name_of(c.args.coll) << " count " << c.args.count;
+    if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
+    if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
+    std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
+              << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
+  }
+}
+
+void print_text_report(const RunFlags& f, const ReportContext& c, const Verdicts& v, bool verified) {
+  const Schedule& s = c.s;
+  const RunRecord& record = v.record;
+  std::cout << "collscope run: " << (c.scenario.title.empty() ? f.file : c.scenario.title) << "\n";
+  std::cout << "  " << s.ranks << " ranks, " << name_of(s.dtype) << ", backend " << f.backend
+            << (record.backend_detail.empty() ? "" : " (" + record.backend_detail + ")")
+            << (f.dry_run ? " (dry run: nothing executed)" : c.mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
+            << "\n";
+  print_calls(s);
+  if (f.explain) print_explain(s);
+  print_program(s, v.executed ? &record : nullptr, f.explain || f.ops == "all", c.ops_shown);
+  std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
+            << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
+  std::cout << "  time " << (v.executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
+            << c.predicted_us << " us (" << c.machine.label() << ")\n";
+  std::cout << "  symbolic check: " << (v.symbolic.ok() ? "ok" : v.symbolic.error().format()) << "\n";
+  if (v.executed)
+    std::cout << "  numeric check: " << v.numeric.wrong << " wrong of " << v.numeric.checked
+              << (v.numeric.wrong ? " - " + v.numeric.message() : std::string()) << "\n";
+  if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
+  if (!f.flight_record.empty() && v.executed) std::cout << "  flight record written to " << f.flight_record << "\n";
+  std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s) << (verified ? "\n" : ")\n");
+}
+
 int run_here(const RunFlags& f) {
   // Several processes (the mpi backend): each prepares the same run; process 0 reports.
   const bool job = capabilities_of(f.backend).multi_process && !f.dry_run;
   if (job) quiet_in_job();
-  std::size_t ops_shown = f.explain ? SIZE_MAX : 16;  // a program's ops per rank in the text report
-  if (f.ops == "all") {
-    ops_shown = SIZE_MAX;
-  } else if (!f.ops.empty()) {
-    if (f.ops.size() > 9 || f.ops.find_first_not_of("0123456789") != std::string::npos)
-      return run_error(f, make_error("cli.usage", "--ops \"" + f.ops + "\" is neither all nor a number",
-                                     "give --ops all, or how many ops to show per rank, e.g. --ops 40"), job);
-    ops_shown = static_cast<std::size_t>(std::stoul(f.ops));
-  }
+  auto ops_shown = ops_shown_for(f);
+  if (!ops_shown) return run_error(f, ops_shown.error(), job);
   auto scenario = load_for_run(f);
   if (!scenario) return run_error(f, scenario.error(), job);
   if (auto st = check_run_outputs(f); !st) return run_error(f, st.error(), job);
@@ -145,123 +288,16 @@ int run_here(const RunFlags& f) {
     return run_error(f, make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
   const double predicted = predict(s, *machine, mode == RunMode::fast).us;
 
-  Status symbolic = ok_status();
-  NumericReport numeric;
-  RunRecord record;
-  bool executed = false;
+  Verdicts v;
   if (f.dry_run) {
-    symbolic = verify_symbolic(s);
-  } else {
-    RunOptions o;
-    o.backend = f.backend;
-    o.mode = mode;
-    o.snapshot_budget = f.run_record.empty() ? 0 : f.snapshot_budget;  // the command line shows no snapshots
-    if (!(f.timeout_s >= 0) || f.timeout_s > 86400)
-      return run_error(f, make_error("cli.usage", "--timeout " + std::to_string(f.timeout_s) + " is out of range",
-                                     "give seconds between 0 (wait forever) and 86400, e.g. --timeout 0.5"));
-    o.timeout_s = f.timeout_s;
-    o.failure_record_path = failure_record_path(f);  // a completed run's is written below, after the trace
-    // The scenario's own faults, each checked against the schedule where it was written.
-    for (std::size_t i = 0; i < scenario->faults.size(); ++i) {
-      const Fault& fault = scenario->faults[i];
-      if (fault.step >= static_cast<std::int32_t>(s.steps.size())) {
-        Location where = i < scenario->fault_where.size() ? scenario->fault_where[i] : Location{};
-        return run_error(f, make_error("scenario.out_of_range",
-                                       "fault step " + std::to_string(fault.step) + " is beyond the last step (" +
-                                           std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) + ")",
-                                       "`collscope run --explain` lists the steps", where));
-      }
-      o.faults.push_back(fault);
-    }
-    for (const auto& text : f.faults) {
-      auto fault = parse_fault(text);
-      if (!fault) return run_error(f, fault.error());
-      if (fault->rank >= s.ranks)
-        return run_error(f, make_error("cli.bad_fault", "--fault names rank " + std::to_string(fault->rank) +
-                                                            " but the world has " + std::to_string(s.ranks) + " ranks",
-                                       "use a rank in 0.." + std::to_string(s.ranks - 1)));
-      if (fault->step >= static_cast<std::int32_t>(s.steps.size()))
-        return run_error(f, make_error("cli.bad_fault", "--fault names step " + std::to_string(fault->step) +
-                                                            " but the schedule has " + std::to_string(s.steps.size()) +
-                                                            " steps",
-                                       "use a step in 0.." + std::to_string(static_cast<std::int64_t>(s.steps.size()) - 1) +
-                                           " (`collscope run --explain` lists them)"));
-      o.faults.push_back(*fault);
-    }
-    auto out = execute(s, scenario_init(*scenario), o);
-    if (!out) return run_error(f, out.error());
-    if (!f.run_record.empty() && (!job || processes::reporting()))  // the window's child run
-      if (auto st = view::write_run_file(f.run_record, *out); !st) return run_error(f, st.error());
-    symbolic = out->symbolic;
-    numeric = out->numeric;
-    record = std::move(out->record);
-    executed = true;
-    if (!f.trace.empty() && (!job || processes::reporting()))
-      if (auto st = write_trace(f.trace, s, record); !st) return run_error(f, st.error());
-    if (!f.flight_record.empty() && !record.flight.ranks.empty() && (!job || processes::reporting()))
-      if (auto st = write_flight_record(f.flight_record, record.flight); !st) return run_error(f, st.error());
+    v.symbolic = verify_symbolic(s);
+  } else if (auto code = execute_and_write(f, job, mode, *scenario, s, v)) {
+    return *code;
   }
-  const bool verified = symbolic.ok() && numeric.wrong == 0;
-
-  if (f.json) {
-    nlohmann::ordered_json j;
-    j["verified"] = verified;
-    j["covers"] = verdict_scope(s);  // what "verified" means here
-    j["wrong"] = numeric.wrong;
-    j["steps"] = s.steps.size();
-    j["backend"] = f.backend;
-    if (!record.backend_detail.empty()) j["backend_detail"] = record.backend_detail;
-    j["ranks"] = s.ranks;
-    j["collective"] = joined_calls(s, false);
-    j["algorithm"] = joined_calls(s, true);
-    j["time_us"] = executed ? record.time_us : 0.0;
-    j["predicted_us"] = predicted;
-    j["model"] = machine->label();
-    j["executed"] = executed;
-    j["mode"] = f.dry_run ? "dry-run" : f.mode;
-    j["dtype"] = name_of(s.dtype);
-    j["title"] = scenario->title;
-    j["transfers"] = s.total_transfers();
-    j["bytes_moved"] = moved_bytes(s);
-    j["symbolic"] = {{"ok", symbolic.ok()}, {"error", symbolic.ok() ? "" : symbolic.error().format()}};
-    j["numeric"] = {{"checked", numeric.checked}, {"wrong", numeric.wrong}, {"first_wrong", numeric.message()}};
-    j["calls"] = calls_json(s);
-    if (!s.ops.empty()) j["program"] = program_json(s, executed ? &record : nullptr);
-    if (!f.trace.empty()) j["trace"] = f.trace;
-    if (!f.flight_record.empty()) j["flight_record"] = f.flight_record;
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "collscope run: " << (scenario->title.empty() ? f.file : scenario->title) << "\n";
-    std::cout << "  " << s.ranks << " ranks, " << name_of(s.dtype) << ", backend " << f.backend
-              << (record.backend_detail.empty() ? "" : " (" + record.backend_detail + ")")
-              << (f.dry_run ? " (dry run: nothing executed)" : mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
-              << "\n";
-    for (const auto& c : s.calls) {
-      if (c.kind == CallKind::program) {
-        std::cout << "  point-to-point: steps " << c.first_step << ".." << c.first_step + c.num_steps - 1 << "\n";
-        continue;
-      }
-      std::cout << "  call " << c.program_index << (c.group.empty() ? "" : " (" + group_text(c) + ")") << ": "
-                << name_of(c.args.coll) << " count " << c.args.count;
-      if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
-      if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
-      std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
-                << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
-    }
-    if (f.explain) print_explain(s);
-    print_program(s, executed ? &record : nullptr, f.explain || f.ops == "all", ops_shown);
-    std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
-              << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
-    std::cout << "  time " << (executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
-              << predicted << " us (" << machine->label() << ")\n";
-    std::cout << "  symbolic check: " << (symbolic.ok() ? "ok" : symbolic.error().format()) << "\n";
-    if (executed)
-      std::cout << "  numeric check: " << numeric.wrong << " wrong of " << numeric.checked
-                << (numeric.wrong ? " - " + numeric.message() : std::string()) << "\n";
-    if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
-    if (!f.flight_record.empty() && executed) std::cout << "  flight record written to " << f.flight_record << "\n";
-    std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s) << (verified ? "\n" : ")\n");
-  }
+  const bool verified = v.symbolic.ok() && v.numeric.wrong == 0;
+  const ReportContext context{*scenario, s, *machine, mode, predicted, *ops_shown};
+  if (f.json) print_json_report(f, context, v, verified);
+  else print_text_report(f, context, v, verified);
   return verified ? 0 : 1;
 }
 

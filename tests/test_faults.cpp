@@ -520,3 +520,68 @@ TEST_CASE("cli: faults, --timeout, --flight-record and analyze") {
   CHECK(none.out.find("error[analyze.io]") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("faults: one check of a fault against the schedule, whatever gave it, keeping its id and place") {
+  const Case c = quick_case("ring");
+  const auto steps = static_cast<std::int32_t>(c.schedule.steps.size());
+  REQUIRE(steps > 1);
+  // Every rank and step inside the schedule passes, from any source.
+  for (std::int32_t r = 0; r < c.schedule.ranks; ++r)
+    for (std::int32_t k = 0; k < steps; ++k) CHECK(check_fault(c.schedule, {r, k, Fault::Kind::hang, 0}).ok());
+  struct Bad {
+    Fault fault;
+    std::string what;
+  };
+  const std::vector<Bad> bad = {{{c.schedule.ranks, 0, Fault::Kind::crash, 0}, "names rank " + std::to_string(c.schedule.ranks)},
+                                {{-1, 0, Fault::Kind::crash, 0}, "names rank -1"},
+                                {{0, steps, Fault::Kind::delay, 5}, "names step " + std::to_string(steps)},
+                                {{0, -1, Fault::Kind::hang, 0}, "names step -1"}};
+  for (const auto& b : bad) {
+    CAPTURE(b.what);
+    const Status plain = check_fault(c.schedule, b.fault);
+    REQUIRE_FALSE(plain.ok());
+    CHECK(plain.error().id == "run.bad_fault");
+    CHECK(plain.error().exit == ExitCode::bad_input);
+    CHECK(plain.error().message.rfind("fault " + fault_text(b.fault) + " " + b.what, 0) == 0);
+    const Location where{"f.json", 7, 5, "/faults/0"};
+    const Status from_file = check_fault(c.schedule, b.fault, {"scenario.out_of_range", "", where});
+    REQUIRE_FALSE(from_file.ok());
+    CHECK(from_file.error().id == "scenario.out_of_range");
+    CHECK(from_file.error().where.file == "f.json");
+    CHECK(from_file.error().where.line == 7);
+    CHECK(from_file.error().where.pointer == "/faults/0");
+    CHECK(from_file.error().message == plain.error().message);
+    const Status flag = check_fault(c.schedule, b.fault, {"cli.bad_fault", "--fault " + fault_text(b.fault), {}});
+    REQUIRE_FALSE(flag.ok());
+    CHECK(flag.error().id == "cli.bad_fault");
+    CHECK(flag.error().message.rfind("--fault " + fault_text(b.fault) + " " + b.what, 0) == 0);
+    // execute() runs the same check.
+    RunOptions o;
+    o.faults = {b.fault};
+    auto out = execute(c.schedule, init_of(c.scenario), o);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.error().message == plain.error().message);
+  }
+}
+
+TEST_CASE("faults: collscope run names a scenario's fault beyond the schedule at its place in the file") {
+  const std::string file = tmp_path("late-fault.json");
+  std::ofstream(file) << R"({"version": 1, "ranks": 4, "buffers": {"x": {"count": 8}},
+  "program": [{"op": "allreduce", "buffer": "x", "algorithm": "ring"}],
+  "faults": [{"rank": 1, "step": 0, "kind": "delay", "ms": 1},
+             {"rank": 2, "step": 999, "kind": "hang"}]})";
+  auto o = run_cli("run " + file);
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[scenario.out_of_range] " + file + ":4:14 /faults/1: fault 2:999:hang names step 999") !=
+        std::string::npos);
+  auto j = run_cli("run " + file + " --json");
+  CHECK(j.code == 2);
+  CHECK(j.out.find("\"pointer\": \"/faults/1\"") != std::string::npos);
+  // The same fault as a flag: the flag's id, no place.
+  auto flag = run_cli("run --coll allreduce --algo ring --ranks 4 --count 8 --fault 2:999:hang");
+  CHECK(flag.code == 2);
+  CHECK(flag.out.find("error[cli.bad_fault] --fault 2:999:hang names step 999, but the schedule has") != std::string::npos);
+  auto rank = run_cli("run --coll allreduce --algo ring --ranks 4 --count 8 --fault 9:0:crash");
+  CHECK(rank.code == 2);
+  CHECK(rank.out.find("error[cli.bad_fault] --fault 9:0:crash names rank 9, but the world has 4 ranks") != std::string::npos);
+}

@@ -61,6 +61,18 @@ std::optional<Fault::Kind> parse_fault_kind(std::string_view name);
 // "1:2:delay:50", the command line's spelling.
 std::string fault_text(const Fault& f);
 
+// Where a fault was given, so that the error of one the schedule cannot fire keeps the
+// id and the place of what gave it.
+struct FaultSource {
+  std::string id = "run.bad_fault";  // cli.bad_fault (a flag), scenario.out_of_range (a file), ...
+  std::string name;                  // how the message names it; "" = "fault RANK:STEP:KIND"
+  Location where;                    // its place in a file, empty for a flag
+};
+// The one check of a fault against a schedule (the command line, scenario files and
+// execute() all use it): it must name a rank of the world and a step of the schedule,
+// since one that never fires would make a lesson silently pass. Exit 2.
+Status check_fault(const Schedule& s, const Fault& f, const FaultSource& from = {});
+
 struct SessionOptions {
   std::vector<Fault> faults;
   bool record_events = true;  // time every transfer (off for benchmarks)

@@ -29,26 +29,6 @@ Status read_all(const Schedule& s, Session& session, HostMemory& mem, bool with_
   return ok_status();
 }
 
-// A fault must name a rank and a step of this schedule: one that never fires would
-// make a lesson silently pass.
-Status check_faults(const Schedule& s, const std::vector<Fault>& faults) {
-  const auto steps = static_cast<std::int32_t>(s.steps.size());
-  for (const Fault& f : faults) {
-    if (f.rank < 0 || f.rank >= s.ranks)
-      return make_error("run.bad_fault",
-                        "fault " + fault_text(f) + " names rank " + std::to_string(f.rank) + ", but the world has " +
-                            std::to_string(s.ranks) + " ranks",
-                        "use a rank in 0.." + std::to_string(s.ranks - 1));
-    if (f.step < 0 || f.step >= steps)
-      return make_error("run.bad_fault",
-                        "fault " + fault_text(f) + " names step " + std::to_string(f.step) + ", but the schedule has " +
-                            std::to_string(steps) + " steps",
-                        steps ? "use a step in 0.." + std::to_string(steps - 1) + " (`collscope run --explain` lists them)"
-                              : "this schedule has no step to inject a fault into");
-  }
-  return ok_status();
-}
-
 std::string default_dump_path() {
   const char* dir = std::getenv("TMPDIR");
   std::string d = dir && *dir ? dir : "/tmp";
@@ -181,7 +161,8 @@ Result<RunOutcome> execute(const Schedule& s, const InitFn& init, const RunOptio
                       (runners.empty() ? std::string() : "use --backend " + runners + ", or ") +
                           "another algorithm (see `collscope list`)");
   }
-  if (auto st = check_faults(s, o.faults); !st) return st.error();
+  for (const Fault& f : o.faults)
+    if (auto st = check_fault(s, f); !st) return st.error();
   auto backend = find_backend(o.backend);
   if (!backend) return backend.error();
   SessionOptions so;

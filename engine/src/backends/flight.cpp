@@ -1,6 +1,7 @@
 #include "backends/flight.h"
 
 #include <algorithm>
+#include <cstdio>
 
 
 namespace collscope::flight {
@@ -98,14 +99,15 @@ FlightOp describe(const Schedule& s, std::int32_t rank, const PlannedOp& p) {
   return f;
 }
 
-std::string ranks_text(const std::vector<std::int32_t>& ranks) {
-  if (ranks.empty()) return "no rank";
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i) out += i + 1 == ranks.size() ? " and " : ", ";
-    out += std::to_string(ranks[i]);
-  }
-  return out;
+std::string waiting_for_it(const std::vector<std::int32_t>& ranks) {
+  if (ranks.empty()) return "";
+  return "; " + ranks_text(ranks) + (ranks.size() == 1 ? " is" : " are") + " waiting for it";
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
 }
 
 std::string position_text(const Schedule& s, const std::vector<std::vector<PlannedOp>>& ops, std::int32_t rank,

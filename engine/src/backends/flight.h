@@ -14,6 +14,7 @@
 
 #include "collscope/flight_record.h"
 #include "collscope/schedule.h"
+#include "trace/ranks_text.h"
 
 namespace collscope::flight {
 
@@ -37,8 +38,10 @@ FlightOp describe(const Schedule& s, std::int32_t rank, const PlannedOp& p);
 std::string position_text(const Schedule& s, const std::vector<std::vector<PlannedOp>>& ops, std::int32_t rank,
                           std::int32_t step);
 
-// "rank 2", "ranks 0, 1 and 3".
-std::string ranks_text(const std::vector<std::int32_t>& ranks);
+// The words of a backend's failure message (cpu, cuda and mpi say it alike):
+// "; ranks 0 and 1 are waiting for it" ("" for none), and "1 s", "0.05 s".
+std::string waiting_for_it(const std::vector<std::int32_t>& ranks);
+std::string seconds_text(double s);
 
 class Recorder {
  public:

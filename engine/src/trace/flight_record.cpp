@@ -13,6 +13,7 @@
 
 #include "scenario/json.h"
 #include "trace/atomic_file.h"
+#include "trace/ranks_text.h"
 
 namespace collscope {
 
@@ -281,9 +282,8 @@ Result<FlightRecord> load_flight_record(const std::string& path) {
 
 // --- analysis ---------------------------------------------------------------------------
 
-namespace {
-
-std::string ranks_list(const std::vector<std::int32_t>& ranks) {
+std::string ranks_text(const std::vector<std::int32_t>& ranks) {
+  if (ranks.empty()) return "no rank";
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (i) out += i + 1 == ranks.size() ? " and " : ", ";
@@ -291,6 +291,8 @@ std::string ranks_list(const std::vector<std::int32_t>& ranks) {
   }
   return out;
 }
+
+namespace {
 
 // What every member of a collective must agree on (NCCL's desync check compares these).
 std::string signature(const FlightOp& op) {
@@ -306,52 +308,82 @@ std::string op_name(const FlightOp& op) {
 
 }  // namespace
 
-std::vector<FlightFinding> analyze_flight_record(const FlightRecord& r) {
-  std::vector<FlightFinding> out;
-  std::map<std::int32_t, const FlightRank*> rank_of;
-  for (const auto& fr : r.ranks) rank_of[fr.rank] = &fr;
-  std::vector<std::int32_t> mentioned;
-  auto mention = [&](std::int32_t rank) {
-    if (std::find(mentioned.begin(), mentioned.end(), rank) == mentioned.end()) mentioned.push_back(rank);
-  };
-  auto state_note = [&](std::int32_t rank) -> std::string {
-    auto it = rank_of.find(rank);
-    if (it == rank_of.end()) return "";
+namespace {
+
+// One call's ops as every rank that recorded it has them.
+using CallEntries = std::vector<std::pair<std::int32_t, const FlightOp*>>;
+
+// The checks of analyze_flight_record, in the order their findings come. It remembers
+// which failed ranks a finding already named, so that the last check names only the others.
+class Analysis {
+ public:
+  explicit Analysis(const FlightRecord& r) : r_(r) {
+    for (const auto& fr : r.ranks) rank_of_[fr.rank] = &fr;
+  }
+
+  std::vector<FlightFinding> run() {
+    // Collectives, grouped by their call (the same on every rank).
+    std::map<std::int32_t, CallEntries> by_call;
+    for (const auto& fr : r_.ranks)
+      for (const auto& op : fr.ops)
+        if (op.collective && op.call >= 0) by_call[op.call].emplace_back(fr.rank, &op);
+    // Per call, the first problem only: a desync, else missing members, else incomplete.
+    for (const auto& [call, entries] : by_call)
+      if (!desync(entries) && !missing(call, entries)) incomplete(entries);
+    unfinished_ops();
+    failed_ranks();
+    if (!r_.reason.empty() && out_.empty()) out_.push_back({"analyze.aborted", "the run was aborted: " + r_.reason});
+    return std::move(out_);
+  }
+
+ private:
+  const FlightRecord& r_;
+  std::map<std::int32_t, const FlightRank*> rank_of_;
+  std::vector<std::int32_t> mentioned_;  // failed ranks a finding has named
+  std::vector<FlightFinding> out_;
+
+  void mention(std::int32_t rank) {
+    if (std::find(mentioned_.begin(), mentioned_.end(), rank) == mentioned_.end()) mentioned_.push_back(rank);
+  }
+  // "rank 2 crashed at step 3" for a rank whose state says it failed, else "".
+  std::string state_note(std::int32_t rank) {
+    auto it = rank_of_.find(rank);
+    if (it == rank_of_.end()) return "";
     const FlightRank& fr = *it->second;
     if (fr.state == "hung" || fr.state == "crashed") {
       mention(rank);
       return "rank " + std::to_string(rank) + " " + fr.state + " at step " + std::to_string(fr.step);
     }
     return "";
-  };
+  }
+  void add_notes(std::string& msg, const std::vector<std::int32_t>& ranks) {
+    for (const std::int32_t m : ranks)
+      if (auto note = state_note(m); !note.empty()) msg += "; " + note;
+  }
 
-  // Collectives, grouped by their call (the same on every rank).
-  std::map<std::int32_t, std::vector<std::pair<std::int32_t, const FlightOp*>>> by_call;
-  for (const auto& fr : r.ranks)
-    for (const auto& op : fr.ops)
-      if (op.collective && op.call >= 0) by_call[op.call].emplace_back(fr.rank, &op);
-
-  for (const auto& [call, entries] : by_call) {
-    const FlightOp& first = *entries.front().second;
-    // 1. Ranks that called different collectives as the same op.
+  // 1. Ranks that called different collectives as the same op.
+  bool desync(const CallEntries& entries) {
     std::map<std::string, std::vector<std::int32_t>> sigs;
     for (const auto& [rank, op] : entries) sigs[signature(*op)].push_back(rank);
-    if (sigs.size() > 1) {
-      std::string msg = "ranks disagree on " + op_name(first) + ":";
-      bool first_sig = true;
-      for (auto& [sig, ranks] : sigs) {
-        std::sort(ranks.begin(), ranks.end());
-        msg += std::string(first_sig ? " " : "; ") + ranks_list(ranks) + ": " + sig;
-        first_sig = false;
-      }
-      out.push_back({"analyze.desync", msg});
-      continue;
+    if (sigs.size() <= 1) return false;
+    std::string msg = "ranks disagree on " + op_name(*entries.front().second) + ":";
+    bool first_sig = true;
+    for (auto& [sig, ranks] : sigs) {
+      std::sort(ranks.begin(), ranks.end());
+      msg += std::string(first_sig ? " " : "; ") + ranks_text(ranks) + ": " + sig;
+      first_sig = false;
     }
-    // 2. Members that never joined it.
+    out_.push_back({"analyze.desync", msg});
+    return true;
+  }
+
+  // 2. Members that never joined it.
+  bool missing(std::int32_t call, const CallEntries& entries) {
+    const FlightOp& first = *entries.front().second;
     std::vector<std::int32_t> members = first.members;
     if (members.empty())
-      for (std::int32_t q = 0; q < r.world; ++q) members.push_back(q);
-    std::vector<std::int32_t> missing;
+      for (std::int32_t q = 0; q < r_.world; ++q) members.push_back(q);
+    std::vector<std::int32_t> absent;
     std::string why;
     bool anyone_in = false;
     for (const auto& [rank, op] : entries) anyone_in = anyone_in || op->state != FlightState::scheduled;
@@ -361,63 +393,69 @@ std::vector<FlightFinding> analyze_flight_record(const FlightRecord& r) {
         if (rank == m) mine = op;
       if (mine) {
         if (mine->state == FlightState::scheduled && anyone_in) {
-          missing.push_back(m);
+          absent.push_back(m);
           why = "it reached the op but never started it";
         }
         continue;
       }
-      auto it = rank_of.find(m);
-      if (it == rank_of.end()) continue;  // no record of that rank at all
-      bool passed = false;                // a later call: this one left its ring
+      auto it = rank_of_.find(m);
+      if (it == rank_of_.end()) continue;  // no record of that rank at all
+      bool passed = false;                 // a later call: this one left its ring
       const FlightOp* last = nullptr;
       for (const auto& op : it->second->ops) {
         if (op.call > call) passed = true;
         if (op.call < call) last = &op;
       }
       if (passed) continue;
-      missing.push_back(m);
+      absent.push_back(m);
       why = last ? "its last op is " + op_name(*last) + ", " + name_of(last->state) : "it recorded no op";
     }
-    if (!missing.empty()) {
-      std::string msg = "not all ranks joined " + op_name(first) + ": missing " + ranks_list(missing);
-      if (missing.size() == 1) msg += " (" + why + ")";
-      for (const std::int32_t m : missing)
-        if (auto note = state_note(m); !note.empty()) msg += "; " + note;
-      for (auto m : missing) mention(m);
-      out.push_back({"analyze.missing_rank", msg});
-      continue;
-    }
-    // 3. Joined by every member but not completed.
+    if (absent.empty()) return false;
+    std::string msg = "not all ranks joined " + op_name(first) + ": missing " + ranks_text(absent);
+    if (absent.size() == 1) msg += " (" + why + ")";
+    add_notes(msg, absent);
+    for (auto m : absent) mention(m);
+    out_.push_back({"analyze.missing_rank", msg});
+    return true;
+  }
+
+  // 3. Joined by every member but not completed.
+  void incomplete(const CallEntries& entries) {
     std::vector<std::int32_t> open;
     for (const auto& [rank, op] : entries)
       if (op->state != FlightState::completed) open.push_back(rank);
-    if (!open.empty()) {
-      std::sort(open.begin(), open.end());
-      std::string msg = op_name(first) + " started on every member but did not complete on " + ranks_list(open);
-      for (const std::int32_t m : open)
-        if (auto note = state_note(m); !note.empty()) msg += "; " + note;
-      out.push_back({"analyze.incomplete", msg});
-    }
+    if (open.empty()) return;
+    std::sort(open.begin(), open.end());
+    std::string msg = op_name(*entries.front().second) + " started on every member but did not complete on " + ranks_text(open);
+    add_notes(msg, open);
+    out_.push_back({"analyze.incomplete", msg});
   }
 
   // Point-to-point, local and compute ops that did not complete.
-  for (const auto& fr : r.ranks)
-    for (const auto& op : fr.ops) {
-      if (op.collective || op.state == FlightState::completed) continue;
-      std::string msg = "rank " + std::to_string(fr.rank) + " did not complete op " + std::to_string(op.seq) + " (" +
-                        (op.text.empty() ? op.op : op.text) + ")" + (op.state == FlightState::scheduled ? ": it never started" : "");
-      if (auto note = state_note(fr.rank); !note.empty()) msg += "; " + note;
-      out.push_back({"analyze.incomplete", msg});
-    }
+  void unfinished_ops() {
+    for (const auto& fr : r_.ranks)
+      for (const auto& op : fr.ops) {
+        if (op.collective || op.state == FlightState::completed) continue;
+        std::string msg = "rank " + std::to_string(fr.rank) + " did not complete op " + std::to_string(op.seq) + " (" +
+                          (op.text.empty() ? op.op : op.text) + ")" +
+                          (op.state == FlightState::scheduled ? ": it never started" : "");
+        if (auto note = state_note(fr.rank); !note.empty()) msg += "; " + note;
+        out_.push_back({"analyze.incomplete", msg});
+      }
+  }
 
-  // Ranks whose state says they failed, when no op above named them.
-  for (const auto& fr : r.ranks)
-    if ((fr.state == "hung" || fr.state == "crashed") &&
-        std::find(mentioned.begin(), mentioned.end(), fr.rank) == mentioned.end())
-      out.push_back({"analyze.rank_failed", "rank " + std::to_string(fr.rank) + " " + fr.state + " at step " + std::to_string(fr.step)});
+  // Ranks whose state says they failed, when no finding above named them.
+  void failed_ranks() {
+    for (const auto& fr : r_.ranks)
+      if ((fr.state == "hung" || fr.state == "crashed") &&
+          std::find(mentioned_.begin(), mentioned_.end(), fr.rank) == mentioned_.end())
+        out_.push_back({"analyze.rank_failed",
+                        "rank " + std::to_string(fr.rank) + " " + fr.state + " at step " + std::to_string(fr.step)});
+  }
+};
 
-  if (!r.reason.empty() && out.empty()) out.push_back({"analyze.aborted", "the run was aborted: " + r.reason});
-  return out;
-}
+}  // namespace
+
+std::vector<FlightFinding> analyze_flight_record(const FlightRecord& r) { return Analysis(r).run(); }
 
 }  // namespace collscope

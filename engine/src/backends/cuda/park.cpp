@@ -24,13 +24,11 @@ Error park_error(const Schedule& s, const Parked& p, std::vector<std::int32_t> w
   std::sort(waiting.begin(), waiting.end());
   waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
   const std::string where = flight::position_text(s, flight::planned_ops(s), p.rank, p.step);
-  const std::string tail =
-      waiting.empty() ? "" : "; " + flight::ranks_text(waiting) + (waiting.size() == 1 ? " is" : " are") + " waiting for it";
+  const std::string tail = flight::waiting_for_it(waiting);
   if (p.kind == Fault::Kind::crash)
     return make_error("backend.rank_failed", "rank " + std::to_string(p.rank) + " crashed at " + where + tail,
                       "the run was aborted; the other ranks were released", {}, ExitCode::backend_failure);
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%g s", park_patience_s(p, o));
+  const std::string secs = flight::seconds_text(park_patience_s(p, o));
   return make_error("backend.timeout", "rank " + std::to_string(p.rank) + " did not arrive at " + where + " within " + secs + tail,
                     "the run was aborted; a rank that is only slow needs a longer --timeout", {},
                     ExitCode::backend_failure);

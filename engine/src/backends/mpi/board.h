@@ -20,24 +20,14 @@
 #include <cstdint>
 #include <ctime>
 
+#include "backends/lane_state.h"
+
 namespace collscope::mpi {
+
+using collscope::LaneState;  // backends/lane_state.h, shared with the cpu backend
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free,
               "shared progress counters need lock-free atomics");
-
-enum class LaneState : std::uint32_t { idle, running, waiting, hung, crashed, finished };
-
-inline const char* name_of(LaneState s) {
-  switch (s) {
-    case LaneState::idle: return "idle";
-    case LaneState::running: return "running";
-    case LaneState::waiting: return "waiting";
-    case LaneState::hung: return "hung";
-    case LaneState::crashed: return "crashed";
-    case LaneState::finished: return "finished";
-  }
-  return "idle";
-}
 
 // One lane (a rank's communication thread, or its compute thread). `done` counts the
 // steps it has completed since the session opened (fast mode; it never goes back, so

@@ -39,12 +39,6 @@ namespace {
 // process said nothing.
 constexpr std::int32_t kSilent = 100;
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
-
 bool pid_gone(int pid) { return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH; }
 
 void sleep_us(std::int64_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
@@ -126,7 +120,7 @@ std::string MpiSession::failure_text(bool timed_out, const std::vector<std::arra
   }
   for (std::int32_t l = 0; l < L && culprit < 0; ++l)
     if (is(l, LaneState::running) || state(l) == kSilent) culprit = l;
-  const std::string secs = seconds_text(opts_.timeout_s);
+  const std::string secs = flight::seconds_text(opts_.timeout_s);
   if (culprit < 0) return "no rank finished a step within " + secs;
 
   const std::int32_t rank = culprit % R_;
@@ -144,8 +138,7 @@ std::string MpiSession::failure_text(bool timed_out, const std::vector<std::arra
   }
   std::sort(waiting.begin(), waiting.end());
   const std::string where = step >= 0 ? flight::position_text(s_, recorder_.ops(), rank, step) : "an unknown step";
-  const std::string tail =
-      waiting.empty() ? "" : "; " + flight::ranks_text(waiting) + (waiting.size() == 1 ? " is" : " are") + " waiting for it";
+  const std::string tail = flight::waiting_for_it(waiting);
   const std::string host = job_.node_names[static_cast<std::size_t>(job_.node_of[static_cast<std::size_t>(rank)])];
   const std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(job_.pid_of[static_cast<std::size_t>(rank)]) +
                           " on " + host + ")";
@@ -400,7 +393,7 @@ Error MpiSession::coordinate() {
   std::string text = failure_text(timed_out, lanes, dead);
   if (f.kind == "mpi" && !f.text.empty()) text += " (" + f.text + ")";
   if (!without.empty())
-    text += " (" + flight::ranks_text(without) + (without.size() == 1 ? " left" : " left") + " no flight record)";
+    text += " (" + ranks_text(without) + (without.size() == 1 ? " left" : " left") + " no flight record)";
   merged_.reason = text;
   error_ = timed_out ? make_error("backend.timeout", text,
                                   "the run was aborted; a rank that is only slow needs a longer --timeout", {},

@@ -319,7 +319,7 @@ Status agree(std::uint64_t digest, const std::string& description) {
       what += hex;
     }
     seen.push_back(what);
-    msg += (msg.empty() ? "" : "; ") + flight::ranks_text(ranks) + (ranks.size() == 1 ? " has " : " have ") + what;
+    msg += (msg.empty() ? "" : "; ") + ranks_text(ranks) + (ranks.size() == 1 ? " has " : " have ") + what;
   }
   return make_error("processes.mismatch", "the processes of the job would not run the same thing: " + msg,
                     "start every process with the same collscope, the same file and the same flags");

@@ -37,6 +37,7 @@
 #include "../cuda/check.h"
 #include "../cuda/kernels.h"
 #include "nccl_processes.h"
+#include "nccl_types.h"
 
 namespace collscope::gpu {
 
@@ -49,31 +50,6 @@ namespace {
       return make_error("backend.nccl", std::string(#call) + " failed: " + ncclGetErrorString(collscope_nccl_r), \
                         "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure); \
   } while (0)
-
-ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::int8: return ncclInt8;
-    case DType::uint8: return ncclUint8;
-    case DType::int32: return ncclInt32;
-    case DType::int64: return ncclInt64;
-    case DType::float16: return ncclFloat16;
-    case DType::bfloat16: return ncclBfloat16;
-    case DType::float32: return ncclFloat32;
-    case DType::float64: return ncclFloat64;
-  }
-  return ncclUint8;
-}
-
-ncclRedOp_t nccl_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::prod: return ncclProd;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::avg: return ncclAvg;
-  }
-  return ncclSum;
-}
 
 class NcclRankSession final : public Session {
  public:
