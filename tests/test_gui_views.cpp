@@ -686,3 +686,92 @@ TEST_CASE("gui views: a split group's call names its part, and its captions spea
   CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos, c.caption);
   CHECK(c.verdict.find("postcondition of allreduce (call 0, 2 parts)") != std::string::npos);
 }
+
+namespace {
+
+std::shared_ptr<LessonRun> program_run(const std::string& json) {
+  auto sc = parse_scenario(json, "program.json");
+  REQUIRE_MESSAGE(sc.ok(), (sc.ok() ? "" : sc.error().format()));
+  auto run = run_lesson(*sc, "cpu");
+  REQUIRE_MESSAGE(run.ok(), (run.ok() ? "" : run.error().format()));
+  return *run;
+}
+
+std::shared_ptr<LessonRun> lesson_run(const std::string& name) {
+  auto sc = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name);
+  REQUIRE_MESSAGE(sc.ok(), (sc.ok() ? "" : sc.error().format()));
+  auto run = run_lesson(*sc, "cpu");
+  REQUIRE_MESSAGE(run.ok(), (run.ok() ? "" : run.error().format()));
+  return *run;
+}
+
+// Cells of buffer `buf` on every rank after `applied` steps, coloured in `scope`.
+std::vector<std::vector<Cell>> cells_of(const std::shared_ptr<LessonRun>& run, std::int32_t buf, std::int32_t applied,
+                                        ColourScope scope) {
+  MemoryTimeline mem(run);
+  ContributionCursor cur(run->schedule, scope);
+  cur.seek(applied);
+  auto m = mem.at(applied);
+  REQUIRE(m.ok());
+  auto v = build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, applied);
+  std::vector<std::vector<Cell>> out;
+  for (const auto& rc : v.ranks)
+    for (const auto& row : rc.rows)
+      if (row.buf == buf) out.push_back(row.cells);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gui views: colours count the program's inputs across calls; per call they start over") {
+  // A hierarchical all-reduce written as three calls: inside each node of 4, across the
+  // nodes, inside each node again. Every cell ends with the sum of all 8 ranks.
+  const std::string hier = R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 8, "init": "rank_index"}},
+    "groups": {"node": {"split": "rank / 4"}, "across": {"split": "rank % 4"}},
+    "program": [
+      {"op": "reduce_scatter", "buffer": "x", "group": "node"},
+      {"op": "allreduce", "buffer": "x", "group": "across"},
+      {"op": "allgather", "buffer": "x", "group": "node"}]})";
+  for (const std::string& which : {std::string("hierarchical"), std::string("two halves")}) {
+    CAPTURE(which);
+    auto run = which == "hierarchical" ? program_run(hier) : lesson_run("11-allreduce-in-two-halves.json");
+    const Schedule& s = run->schedule;
+    REQUIRE(s.calls.size() >= 2);
+    const auto n = static_cast<std::int32_t>(s.steps.size());
+    const std::int32_t x = s.find_buffer("x");
+    REQUIRE(x >= 0);
+    // Across the program: every cell of every rank holds every rank's input at the end.
+    const auto whole = cells_of(run, x, n, ColourScope::program);
+    REQUIRE(whole.size() == static_cast<std::size_t>(s.ranks));
+    for (std::size_t r = 0; r < whole.size(); ++r)
+      for (const auto& c : whole[r]) {
+        CHECK(c.colour.coverage == Coverage::complete);
+        CHECK(static_cast<std::int32_t>(c.ranks.size()) == s.ranks);
+      }
+    // Per call: the last call (an all-gather) only moves finished blocks, so each cell
+    // holds the one rank it came from in that call; none is gold.
+    const auto per_call = cells_of(run, x, n, ColourScope::call);
+    for (const auto& row : per_call)
+      for (const auto& c : row) {
+        CHECK(c.colour.coverage != Coverage::complete);
+        CHECK(c.ranks.size() == 1);
+      }
+    // At the start of the last call the program view still remembers what the earlier
+    // calls gathered (finished blocks are gold); per call every cell starts as one rank's.
+    const std::int32_t last = s.calls.back().first_step;
+    std::size_t gold = 0;
+    for (const auto& row : cells_of(run, x, last, ColourScope::program))
+      for (const auto& c : row) gold += c.colour.coverage == Coverage::complete;
+    CHECK(gold >= static_cast<std::size_t>(s.ranks));
+    for (const auto& row : cells_of(run, x, last, ColourScope::call))
+      for (const auto& c : row) CHECK(c.ranks.size() == 1);
+    // Stepping back and forth gives the same sets as going straight there.
+    ContributionCursor cur(s, ColourScope::program);
+    ContributionCursor fresh(s, ColourScope::program);
+    cur.seek(n);
+    cur.seek(1);
+    fresh.seek(1);
+    for (std::int32_t r = 0; r < s.ranks; ++r)
+      for (std::uint64_t i = 0; i < 8; ++i) CHECK(cur.ranks_of(r, x, i) == fresh.ranks_of(r, x, i));
+  }
+}
