@@ -85,7 +85,7 @@ bool Screen::poll() {
   work_.error.clear();
   last_error_.reset();
   std::shared_ptr<const view::LessonRun> run = *r->run;
-  if (adopt_params_) params_.adopt(run->schedule, params_.backend());
+  if (adopt_params_) params_.adopt(run->scenario, run->schedule, params_.backend());
   lesson_.set_run(run);
   const std::int32_t keep = pb_.applied;
   pb_.steps = lesson_.steps();
@@ -120,7 +120,7 @@ void Screen::left_panel(float w, float h) {
   if (ImGui::CollapsingHeader("Lessons", ImGuiTreeNodeFlags_DefaultOpen))
     if (auto pick = browser_.draw(file_)) (void)open_file(*pick);
   if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (!file_.empty()) ImGui::TextDisabled("changing one turns the first call into its own lesson");
+    if (!file_.empty()) ImGui::TextDisabled("changing one makes that collective a lesson of its own");
     if (auto sc = params_.draw()) open_scenario(std::move(*sc));
     settings_.backend = params_.backend();
   }
