@@ -222,7 +222,7 @@ TEST_CASE("gui window: presenter mode renders larger text than the normal mode")
   CHECK(black(b) > black(a));
 }
 
-TEST_CASE("gui window: --step says the window's step; two calls end gold, colours counted across calls") {
+TEST_CASE("gui window: --step says the window's step, and two calls end gold with colours counted across calls") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");
     return;
