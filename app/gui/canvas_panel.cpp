@@ -102,40 +102,36 @@ void CanvasPanel::draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32
   dl->AddImage(sprites_.id(), a, {a.x + size, a.y + size}, {u / W, 0}, {(u + size) / W, size / H}, colour);
 }
 
-void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
-  const view::LessonRun* run = lesson.run();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (!run || avail.x < 50 || avail.y < 50) return;
-  const view::CellsView* cv = lesson.cells(pb.shown());
-  if (!cv) {
-    ImGui::TextWrapped("%s", lesson.error().c_str());
-    return;
-  }
-  const Schedule& s = run->schedule;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const std::int32_t step = std::min(pb.applied, lesson.steps() - 1);
-  const std::int32_t call = step >= 0 ? s.steps[static_cast<std::size_t>(step)].call : 0;
+namespace {
 
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing();
-  const float font = ImGui::GetFontSize();
-  const view::MeasureText measure = [](float size, const std::string& text) {
-    return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
+// The legend: what a colour means, and the compute badge.
+void draw_legend(ImDrawList* dl, ImVec2 lp, float font) {
+  const float sq = font * 0.8f;
+  float x = lp.x;
+  auto chip = [&](view::Rgba c, const char* text) {
+    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
+    x += sq + 4;
+    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
+    x += ImGui::CalcTextSize(text).x + font;
   };
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  const view::CanvasGeometry g =
-      view::canvas_geometry(s, *cv, call, {o.x, o.y}, {avail.x, avail.y}, legend_h, font, scale, measure);
+  chip(view::rank_colour(0), "one rank's data");
+  chip(view::mix_colour({0, 1}), "partial result (mix)");
+  chip(view::kCompleteCell, "all ranks (complete)");
+  chip(kCopyColour, "copy");
+  chip(kReduceColour, "reduce (+)");
+  chip(kComputeColour, "compute span (no data moves)");
+}
+
+}  // namespace
+
+// Every rank's box, its title, row names and cells (one image per rank when dense);
+// returns the rank under the pointer (-1: none).
+std::int32_t CanvasPanel::draw_boxes(ImDrawList* dl, const LessonState& lesson, const view::LessonRun& run,
+                                     const view::CellsView& cv, const view::CanvasGeometry& g, const Highlight& hl,
+                                     bool presenter, float scale) {
+  const float font = g.font;
   const bool small = g.small;
   const float label_size = g.label_size;
-
-  // Tree edges first, underneath everything.
-  if (g.layout.kind == view::LayoutKind::tree)
-    for (const auto& b : g.layout.boxes)
-      if (b.parent >= 0)
-        dl->AddLine({g.area.min.x + b.centre.x, g.area.min.y + b.centre.y},
-                    {g.area.min.x + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.x,
-                     g.area.min.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
-                    IM_COL32(110, 110, 120, 160), 2 * scale);
-
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool hovered_window = ImGui::IsWindowHovered();
   std::int32_t hover_rank = -1;
@@ -145,7 +141,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   // the boxes are outlines. A software renderer spends its time filling pixels and
   // setting up triangles; this keeps 64 ranks x 64 cells within a frame.
   std::size_t max_cells = 1, image_rows = 0;
-  for (const auto& rc : cv->ranks) {
+  for (const auto& rc : cv.ranks) {
     image_rows += rc.rows.size();
     for (const auto& row : rc.rows) max_cells = std::max(max_cells, row.cells.size());
   }
@@ -155,7 +151,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
     const std::size_t W = max_cells;
     cells_pixels_.assign(W * image_rows, 0);
     std::size_t y = 0;
-    for (const auto& rc : cv->ranks)
+    for (const auto& rc : cv.ranks)
       for (const auto& row : rc.rows) {
         for (std::size_t c = 0; c < row.cells.size(); ++c) cells_pixels_[y * W + c] = to_u32(row.cells[c].colour.fill);
         ++y;
@@ -169,7 +165,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   // each draw call).
   dl->ChannelsSplit(2);
   dl->ChannelsSetCurrent(1);
-  for (const auto& rc : cv->ranks) {
+  for (const auto& rc : cv.ranks) {
     const ImVec2 m = iv(g.box_min(rc.rank));
     const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
     const bool lit = hl.rank == rc.rank;
@@ -180,8 +176,8 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
                 dense ? 0.0f : 5 * scale, 0, std::max(1.0f, std::round((lit ? 3.0f : 1.5f) * scale)));
     if (g.title_h >= font * 0.9f) {
       std::string title = "rank " + std::to_string(rc.rank);
-      if (!small && !dense && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
-        title += " \xC2\xB7 " + run->outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
+      if (!small && !dense && static_cast<std::size_t>(rc.rank) < run.outcome.record.device_labels.size())
+        title += " \xC2\xB7 " + run.outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
       dl->AddText({m.x + g.pad, m.y + 2 * scale}, to_u32(view::rank_colour(rc.rank)), title.c_str());
     }
     for (std::size_t ri = 0; ri < rc.rows.size(); ++ri, ++image_row) {
@@ -211,82 +207,107 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
         const ImVec2 a = iv(cr.min), b = iv(cr.max);
         if (!dense) draw_cell(dl, row.cells[c], a, b, scale);
         if (inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
-          cell_tooltip(*run, rc.rank, row, row.cells[c]);
+          cell_tooltip(run, rc.rank, row, row.cells[c]);
       }
     }
     if (inside) hover_rank = rc.rank;
   }
   dl->ChannelsMerge();
+  return hover_rank;
+}
 
-  // The step's transfers: arrows from the source cell to the destination cell.
-  if (pb.applied < lesson.steps()) {
-    const auto& arrows = lesson.arrows(pb.applied);
-    const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
-    // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
-    // apart at that size, and a third of the vertices. 0 lets ImGui choose.
-    const int segments = arrows.size() > 16 ? 10 : 0;
-    const float r = 11 * scale;  // a token big enough to follow from the back of a room
-    make_sprites(r, scale);
-    // Curves and arrowheads, then every token image, then the reduce tokens' "+" on top:
-    // three channels, so the texture switches twice a frame, not at every token.
-    dl->ChannelsSplit(3);
-    for (const auto& a : arrows) {
-      if (a.action == Action::compute) continue;  // a badge, below: it moves no data
-      dl->ChannelsSetCurrent(0);
-      const bool lit = hl.step == pb.applied &&
-                       std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
-      const view::ArrowPath path = view::arrow_path(g, *cv, a, lit);
-      const ImVec2 p0 = iv(path.p0), p1 = iv(path.p1), c = iv(path.c);
-      const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
-      // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
-      const float thick = path.thick;
-      if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
-      dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
-      dl->AddTriangleFilled(iv(path.head[0]), iv(path.head[1]), iv(path.head[2]), to_u32(col, fade));
-      const auto tok = view::token_on(path, pb.t);
-      dl->ChannelsSetCurrent(1);
-      if (!tok.landed) {
-        draw_sprite(dl, kDisc, iv(tok.at), to_u32(a.token));
-        draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
-        if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
-          dl->ChannelsSetCurrent(2);
-          dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
-          dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
-        }
-      } else {
-        draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash
+// The step's transfers: arrows from the source cell to the destination cell, tokens
+// on them, and compute spans as badges.
+void CanvasPanel::draw_arrows(ImDrawList* dl, LessonState& lesson, const view::CellsView& cv,
+                              const view::CanvasGeometry& g, const view::Playback& pb, const Highlight& hl, float scale,
+                              const view::MeasureText& measure) {
+  const float font = g.font;
+  if (pb.applied >= lesson.steps()) return;
+  const auto& arrows = lesson.arrows(pb.applied);
+  const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
+  // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
+  // apart at that size, and a third of the vertices. 0 lets ImGui choose.
+  const int segments = arrows.size() > 16 ? 10 : 0;
+  const float r = 11 * scale;  // a token big enough to follow from the back of a room
+  make_sprites(r, scale);
+  // Curves and arrowheads, then every token image, then the reduce tokens' "+" on top:
+  // three channels, so the texture switches twice a frame, not at every token.
+  dl->ChannelsSplit(3);
+  for (const auto& a : arrows) {
+    if (a.action == Action::compute) continue;  // a badge, below: it moves no data
+    dl->ChannelsSetCurrent(0);
+    const bool lit = hl.step == pb.applied &&
+                     std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
+    const view::ArrowPath path = view::arrow_path(g, cv, a, lit);
+    const ImVec2 p0 = iv(path.p0), p1 = iv(path.p1), c = iv(path.c);
+    const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
+    // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
+    const float thick = path.thick;
+    if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
+    dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
+    dl->AddTriangleFilled(iv(path.head[0]), iv(path.head[1]), iv(path.head[2]), to_u32(col, fade));
+    const auto tok = view::token_on(path, pb.t);
+    dl->ChannelsSetCurrent(1);
+    if (!tok.landed) {
+      draw_sprite(dl, kDisc, iv(tok.at), to_u32(a.token));
+      draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
+      if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
+        dl->ChannelsSetCurrent(2);
+        dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
+        dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
       }
+    } else {
+      draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash
     }
-    // Compute spans: a labelled badge on the rank's box (what it computes, how long).
-    dl->ChannelsSetCurrent(2);
-    const float badge_font = std::min(font, std::max(1.0f, g.title_h));
-    for (const auto& b : view::compute_badges(g, arrows, measure)) {
-      dl->AddRectFilled(iv(b.rect.min), iv(b.rect.max), to_u32(kComputeColour, fade), 3 * scale);
-      const ImVec4 clip{b.rect.min.x, b.rect.min.y, b.rect.max.x, b.rect.max.y};
-      dl->AddText(ImGui::GetFont(), badge_font, {b.rect.min.x + g.pad, b.rect.min.y + g.pad / 2},
-                  IM_COL32(20, 20, 20, 255), b.text.c_str(), nullptr, 0, &clip);
-    }
-    dl->ChannelsMerge();
   }
+  // Compute spans: a labelled badge on the rank's box (what it computes, how long).
+  dl->ChannelsSetCurrent(2);
+  const float badge_font = std::min(font, std::max(1.0f, g.title_h));
+  for (const auto& b : view::compute_badges(g, arrows, measure)) {
+    dl->AddRectFilled(iv(b.rect.min), iv(b.rect.max), to_u32(kComputeColour, fade), 3 * scale);
+    const ImVec4 clip{b.rect.min.x, b.rect.min.y, b.rect.max.x, b.rect.max.y};
+    dl->AddText(ImGui::GetFont(), badge_font, {b.rect.min.x + g.pad, b.rect.min.y + g.pad / 2},
+                IM_COL32(20, 20, 20, 255), b.text.c_str(), nullptr, 0, &clip);
+  }
+  dl->ChannelsMerge();
+}
 
-  // The legend: the three things a colour can mean.
-  const ImVec2 lp{o.x, o.y + avail.y - legend_h};
-  const float sq = font * 0.8f;
-  float x = lp.x;
-  auto chip = [&](view::Rgba c, const char* text) {
-    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
-    x += sq + 4;
-    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
-    x += ImGui::CalcTextSize(text).x + font;
+void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
+  const view::LessonRun* run = lesson.run();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!run || avail.x < 50 || avail.y < 50) return;
+  const view::CellsView* cv = lesson.cells(pb.shown());
+  if (!cv) {
+    ImGui::TextWrapped("%s", lesson.error().c_str());
+    return;
+  }
+  const Schedule& s = run->schedule;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::int32_t step = std::min(pb.applied, lesson.steps() - 1);
+  const std::int32_t call = step >= 0 ? s.steps[static_cast<std::size_t>(step)].call : 0;
+
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing();
+  const float font = ImGui::GetFontSize();
+  const view::MeasureText measure = [](float size, const std::string& text) {
+    return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
   };
-  chip(view::rank_colour(0), "one rank's data");
-  chip(view::mix_colour({0, 1}), "partial result (mix)");
-  chip(view::kCompleteCell, "all ranks (complete)");
-  chip(kCopyColour, "copy");
-  chip(kReduceColour, "reduce (+)");
-  chip(kComputeColour, "compute span (no data moves)");
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const view::CanvasGeometry g =
+      view::canvas_geometry(s, *cv, call, {o.x, o.y}, {avail.x, avail.y}, legend_h, font, scale, measure);
 
-  if (hovered_window) hl.rank = hover_rank;
+  // Tree edges first, underneath everything.
+  if (g.layout.kind == view::LayoutKind::tree)
+    for (const auto& b : g.layout.boxes)
+      if (b.parent >= 0)
+        dl->AddLine({g.area.min.x + b.centre.x, g.area.min.y + b.centre.y},
+                    {g.area.min.x + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.x,
+                     g.area.min.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
+                    IM_COL32(110, 110, 120, 160), 2 * scale);
+
+  const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale);
+  draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
+  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font);
+  if (ImGui::IsWindowHovered()) hl.rank = hover_rank;
   ImGui::Dummy(avail);
 }
 
