@@ -105,7 +105,7 @@ void CanvasPanel::draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32
 namespace {
 
 // The legend: what a colour means, and the compute badge.
-void draw_legend(ImDrawList* dl, ImVec2 lp, float font) {
+void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope) {
   const float sq = font * 0.8f;
   float x = lp.x;
   auto chip = [&](view::Rgba c, const char* text) {
@@ -120,6 +120,9 @@ void draw_legend(ImDrawList* dl, ImVec2 lp, float font) {
   chip(kCopyColour, "copy");
   chip(kReduceColour, "reduce (+)");
   chip(kComputeColour, "compute span (no data moves)");
+  // What the colours count (C switches): said, since the two differ after the first call.
+  dl->AddText({x, lp.y}, IM_COL32(160, 160, 170, 255),
+              scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)");
 }
 
 }  // namespace
@@ -306,7 +309,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
 
   const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale);
   draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
-  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font);
+  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font, lesson.colour_scope());
   if (ImGui::IsWindowHovered()) hl.rank = hover_rank;
   ImGui::Dummy(avail);
 }
