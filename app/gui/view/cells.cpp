@@ -88,12 +88,24 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
   v.max_cells = max_cells;
   const auto shown = buffers_shown(s, applied);
   {
+    // The most scratch rows any position shows: the scratch buffers each step touches
+    // (one pass over the transfers), then those of each pair of neighbouring steps.
     std::size_t user = 0, scratch = 0;
     for (const auto& b : s.buffers) user += !b.scratch;
-    for (std::int32_t k = 0; k <= static_cast<std::int32_t>(s.steps.size()); ++k) {
+    const std::size_t nb = s.buffers.size();
+    std::vector<char> used(s.steps.size() * nb, 0);
+    for (std::size_t k = 0; k < s.steps.size(); ++k)
+      for (const Transfer& t : s.steps[k].transfers) {
+        if (t.count == 0) continue;
+        for (const Loc* l : {&t.src, &t.dst, &t.aux}) {
+          if (l == &t.aux && t.action != Action::reduce_copy) continue;
+          if (l->buf >= 0 && static_cast<std::size_t>(l->buf) < nb && s.buffers[static_cast<std::size_t>(l->buf)].scratch)
+            used[k * nb + static_cast<std::size_t>(l->buf)] = 1;
+        }
+      }
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
       std::size_t now = 0;
-      const auto sh = buffers_shown(s, k);
-      for (std::size_t b = 0; b < s.buffers.size(); ++b) now += s.buffers[b].scratch && sh[b];
+      for (std::size_t b = 0; b < nb; ++b) now += used[k * nb + b] || (k > 0 && used[(k - 1) * nb + b]);
       scratch = std::max(scratch, now);
     }
     v.rows_per_box = std::max<std::size_t>(1, user + scratch);
