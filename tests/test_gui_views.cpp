@@ -686,3 +686,329 @@ TEST_CASE("gui views: a split group's call names its part, and its captions spea
   CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos, c.caption);
   CHECK(c.verdict.find("postcondition of allreduce (call 0, 2 parts)") != std::string::npos);
 }
+
+namespace {
+
+std::shared_ptr<LessonRun> program_run(const std::string& json) {
+  auto sc = parse_scenario(json, "program.json");
+  REQUIRE_MESSAGE(sc.ok(), (sc.ok() ? "" : sc.error().format()));
+  auto run = run_lesson(*sc, "cpu");
+  REQUIRE_MESSAGE(run.ok(), (run.ok() ? "" : run.error().format()));
+  return *run;
+}
+
+std::shared_ptr<LessonRun> lesson_run(const std::string& name) {
+  auto sc = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name);
+  REQUIRE_MESSAGE(sc.ok(), (sc.ok() ? "" : sc.error().format()));
+  auto run = run_lesson(*sc, "cpu");
+  REQUIRE_MESSAGE(run.ok(), (run.ok() ? "" : run.error().format()));
+  return *run;
+}
+
+// Cells of buffer `buf` on every rank after `applied` steps, coloured in `scope`.
+std::vector<std::vector<Cell>> cells_of(const std::shared_ptr<LessonRun>& run, std::int32_t buf, std::int32_t applied,
+                                        ColourScope scope) {
+  MemoryTimeline mem(run);
+  ContributionCursor cur(run->schedule, scope);
+  cur.seek(applied);
+  auto m = mem.at(applied);
+  REQUIRE(m.ok());
+  auto v = build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, applied);
+  std::vector<std::vector<Cell>> out;
+  for (const auto& rc : v.ranks)
+    for (const auto& row : rc.rows)
+      if (row.buf == buf) out.push_back(row.cells);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gui views: colours count the program's inputs across calls; per call they start over") {
+  // A hierarchical all-reduce written as three calls: inside each node of 4, across the
+  // nodes, inside each node again. Every cell ends with the sum of all 8 ranks.
+  const std::string hier = R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 8, "init": "rank_index"}},
+    "groups": {"node": {"split": "rank / 4"}, "across": {"split": "rank % 4"}},
+    "program": [
+      {"op": "reduce_scatter", "buffer": "x", "group": "node"},
+      {"op": "allreduce", "buffer": "x", "group": "across"},
+      {"op": "allgather", "buffer": "x", "group": "node"}]})";
+  for (const std::string& which : {std::string("hierarchical"), std::string("two halves")}) {
+    CAPTURE(which);
+    auto run = which == "hierarchical" ? program_run(hier) : lesson_run("11-allreduce-in-two-halves.json");
+    const Schedule& s = run->schedule;
+    REQUIRE(s.calls.size() >= 2);
+    const auto n = static_cast<std::int32_t>(s.steps.size());
+    const std::int32_t x = s.find_buffer("x");
+    REQUIRE(x >= 0);
+    // Across the program: every cell of every rank holds every rank's input at the end.
+    const auto whole = cells_of(run, x, n, ColourScope::program);
+    REQUIRE(whole.size() == static_cast<std::size_t>(s.ranks));
+    for (std::size_t r = 0; r < whole.size(); ++r)
+      for (const auto& c : whole[r]) {
+        CHECK(c.colour.coverage == Coverage::complete);
+        CHECK(static_cast<std::int32_t>(c.ranks.size()) == s.ranks);
+      }
+    // Per call: the last call (an all-gather) only moves finished blocks, so each cell
+    // holds the one rank it came from in that call; none is gold.
+    const auto per_call = cells_of(run, x, n, ColourScope::call);
+    for (const auto& row : per_call)
+      for (const auto& c : row) {
+        CHECK(c.colour.coverage != Coverage::complete);
+        CHECK(c.ranks.size() == 1);
+      }
+    // At the start of the last call the program view still remembers what the earlier
+    // calls gathered (finished blocks are gold); per call every cell starts as one rank's.
+    const std::int32_t last = s.calls.back().first_step;
+    std::size_t gold = 0;
+    for (const auto& row : cells_of(run, x, last, ColourScope::program))
+      for (const auto& c : row) gold += c.colour.coverage == Coverage::complete;
+    CHECK(gold >= static_cast<std::size_t>(s.ranks));
+    for (const auto& row : cells_of(run, x, last, ColourScope::call))
+      for (const auto& c : row) CHECK(c.ranks.size() == 1);
+    // Stepping back and forth gives the same sets as going straight there.
+    ContributionCursor cur(s, ColourScope::program);
+    ContributionCursor fresh(s, ColourScope::program);
+    cur.seek(n);
+    cur.seek(1);
+    fresh.seek(1);
+    for (std::int32_t r = 0; r < s.ranks; ++r)
+      for (std::uint64_t i = 0; i < 8; ++i) CHECK(cur.ranks_of(r, x, i) == fresh.ranks_of(r, x, i));
+  }
+}
+
+#include "gui/view/canvas.h"
+
+namespace {
+
+// A font whose glyphs are all 0.55 of its size wide: close enough to DejaVu Sans.
+float measure_text(float size, const std::string& text) { return size * 0.55f * static_cast<float>(text.size()); }
+
+// Cells after `k` steps, coloured across the program.
+CellsView cells_after(const std::shared_ptr<LessonRun>& run, MemoryTimeline& mem, ContributionCursor& cur, std::int32_t k) {
+  cur.seek(k);
+  auto m = mem.at(k);
+  REQUIRE(m.ok());
+  return build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
+}
+
+}  // namespace
+
+TEST_CASE("gui views: every box, cell, arrow and token stays on the canvas, for lessons and window sizes") {
+  std::vector<std::pair<std::string, std::shared_ptr<LessonRun>>> runs;
+  for (const char* name : {"00-allreduce-ring.json", "09-broadcast-algorithms.json", "13-send-recv.json",
+                           "19-pipeline-parallel.json", "21-hybrid-parallel.json", "26-fsdp-prefetch.json"})
+    runs.emplace_back(name, lesson_run(name));
+  runs.emplace_back("allreduce tree 8", quick_run(Collective::allreduce, "tree", 8, 16));
+  runs.emplace_back("alltoall 16", quick_run(Collective::alltoall, "auto", 16, 32));
+  runs.emplace_back("allreduce ring 64", quick_run(Collective::allreduce, "ring", 64, 64));
+  struct Size { float w, h, font, scale; };
+  const Size sizes[] = {{1200, 560, 16, 1}, {640, 360, 13, 1}, {300, 200, 13, 1}, {2400, 1300, 32, 2}, {900, 120, 13, 1}};
+  std::size_t badges = 0;
+  for (const auto& [name, run] : runs) {
+    CAPTURE(name);
+    const Schedule& s = run->schedule;
+    MemoryTimeline mem(run);
+    ContributionCursor cur(s);
+    const auto n = static_cast<std::int32_t>(s.steps.size());
+    for (std::int32_t k = 0; k <= n; k += std::max(1, n / 12)) {
+      CAPTURE(k);
+      const auto cv = cells_after(run, mem, cur, k);
+      ContributionCursor before(s);
+      before.seek(k);
+      const auto arrows = build_arrows(s, k, [&](auto r, auto b, auto i) { return before.ranks_of(r, b, i); });
+      const std::int32_t call = k < n ? s.steps[static_cast<std::size_t>(k)].call : 0;
+      for (const Size& z : sizes) {
+        CAPTURE(z.w);
+        CAPTURE(z.h);
+        const Vec2 origin{37, 21};
+        const float legend_h = z.font * 1.3f;
+        const auto g = canvas_geometry(s, cv, call, origin, {z.w, z.h}, legend_h, z.font, z.scale, measure_text);
+        const Rect canvas{origin, {origin.x + z.w, origin.y + z.h}};
+        // The area for boxes and arrows is the canvas above the legend.
+        CHECK(canvas.contains(g.area.min));
+        CHECK(canvas.contains(g.area.max));
+        CHECK(g.area.max.y <= origin.y + z.h - legend_h + 0.01f);
+        for (std::int32_t r = 0; r < s.ranks; ++r) {
+          const Rect b = g.box(r);
+          CHECK(g.area.contains(b.min));
+          CHECK(g.area.contains(b.max));
+        }
+        for (const auto& rc : cv.ranks)
+          for (std::size_t ri = 0; ri < rc.rows.size(); ++ri)
+            for (std::size_t c = 0; c < rc.rows[ri].cells.size(); ++c) {
+              const Rect cr = g.cell(rc.rank, ri, c, rc.rows[ri].cells.size());
+              const Rect b = g.box(rc.rank);
+              REQUIRE(b.contains(cr.min));
+              REQUIRE(b.contains(cr.max));
+            }
+        for (const auto& a : arrows) {
+          const auto p = arrow_path(g, cv, a, false);
+          CHECK(g.area.contains(p.p0));
+          CHECK(g.area.contains(p.c));
+          CHECK(g.area.contains(p.p1));
+          for (const Vec2& h : p.head) CHECK(g.area.contains(h));
+          for (float t = 0; t <= 1.0f; t += 0.05f) REQUIRE(g.area.contains(token_on(p, t).at));
+        }
+        for (const auto& b : compute_badges(g, arrows, measure_text)) {
+          CHECK(g.box(b.rank).contains(b.rect.min));
+          CHECK(g.box(b.rank).contains(b.rect.max));
+          CHECK(b.text.find("compute") == 0);
+          ++badges;
+        }
+      }
+    }
+  }
+  CHECK(badges > 0);  // the FSDP lesson's compute spans are named, not hollow circles
+}
+
+TEST_CASE("gui views: an arrow between boxes at the canvas edge is pulled in, its token on the drawn curve") {
+  auto run = quick_run(Collective::allreduce, "ring", 2, 4);
+  MemoryTimeline mem(run);
+  ContributionCursor cur(run->schedule);
+  const auto cv = cells_after(run, mem, cur, 0);
+  const auto arrows = build_arrows(run->schedule, 0, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); });
+  REQUIRE(arrows.size() == 2);
+  auto g = canvas_geometry(run->schedule, cv, 0, {10, 10}, {1400, 700}, 16, 13, 1, measure_text);
+  // Both boxes against the top edge, side by side: the arrow from right to left bends
+  // up, over the edge, unless it is kept in.
+  g.layout.boxes[0].centre = {g.layout.box.x / 2, g.layout.box.y / 2};
+  g.layout.boxes[1].centre = {1400 - g.layout.box.x / 2, g.layout.box.y / 2};
+  bool clipped = false;
+  for (const auto& a : arrows) {
+    const auto p = arrow_path(g, cv, a, false);
+    clipped |= p.clipped;
+    CHECK(g.area.contains(p.c));
+    for (const Vec2& h : p.head) CHECK(g.area.contains(h));
+    // The token follows the curve that is drawn (control point p.c), from p0 to p1.
+    const auto start = token_on(p, 0).at, end = token_on(p, 0.99f).at;
+    CHECK(std::hypot(start.x - p.p0.x, start.y - p.p0.y) < 0.01f);
+    CHECK(std::hypot(end.x - p.p1.x, end.y - p.p1.y) < 0.01f);
+    CHECK(token_on(p, 0.99f).landed);
+    for (float t = 0; t <= 1.0f; t += 0.05f) CHECK(g.area.contains(token_on(p, t).at));
+  }
+  CHECK(clipped);
+}
+
+TEST_CASE("gui views: scratch buffers have rows only while the step shown uses them, marked as scratch") {
+  // Find lessons whose algorithms make scratch space ("~sum#4", "~ring-partial#2").
+  std::size_t with_scratch = 0;
+  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter})
+    for (const auto& algo : algorithm_names(c)) {
+      auto run = quick_run(c, algo, 5, 10);
+      const Schedule& s = run->schedule;
+      bool any = false;
+      for (const auto& b : s.buffers) any |= b.scratch;
+      if (!any) continue;
+      ++with_scratch;
+      CAPTURE(algo);
+      MemoryTimeline mem(run);
+      ContributionCursor cur(s);
+      const auto n = static_cast<std::int32_t>(s.steps.size());
+      std::optional<CellsView> played;
+      for (std::int32_t k = 0; k <= n; ++k) {
+        const auto cv = cells_after(run, mem, cur, k);
+        const auto shown = buffers_shown(s, k);
+        for (const auto& rc : cv.ranks) {
+          CHECK(rc.rows.size() <= cv.rows_per_box);
+          for (const auto& row : rc.rows) {
+            CHECK(row.scratch == s.buffers[static_cast<std::size_t>(row.buf)].scratch);
+            if (!row.scratch) continue;
+            CHECK(shown[static_cast<std::size_t>(row.buf)]);
+            // The step that runs next, or the one that just ran, reads or writes it.
+            bool used = false;
+            for (std::int32_t st : {k - 1, k})
+              if (st >= 0 && st < n)
+                for (const auto& t : s.steps[static_cast<std::size_t>(st)].transfers)
+                  used |= t.count > 0 && (t.src.buf == row.buf || t.dst.buf == row.buf ||
+                                          (t.action == Action::reduce_copy && t.aux.buf == row.buf));
+            CHECK(used);
+          }
+        }
+        // Every user buffer always has its row.
+        for (const auto& rc : cv.ranks)
+          for (std::size_t b = 0; b < s.buffers.size(); ++b)
+            if (!s.buffers[b].scratch)
+              CHECK(std::any_of(rc.rows.begin(), rc.rows.end(), [&](const BufferRow& r) { return r.buf == static_cast<std::int32_t>(b); }));
+        // Playing forward gives the same rows as building afresh, as scratch rows come and go.
+        if (played) {
+          cur.seek(k);
+          auto m = mem.at(k);
+          REQUIRE(m.ok());
+          advance_cells(*played, s, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k - 1);
+        } else {
+          played = cv;
+        }
+        REQUIRE(played->ranks.size() == cv.ranks.size());
+        for (std::size_t r = 0; r < cv.ranks.size(); ++r) {
+          REQUIRE(played->ranks[r].rows.size() == cv.ranks[r].rows.size());
+          for (std::size_t i = 0; i < cv.ranks[r].rows.size(); ++i) {
+            CHECK(played->ranks[r].rows[i].buf == cv.ranks[r].rows[i].buf);
+            REQUIRE(played->ranks[r].rows[i].cells.size() == cv.ranks[r].rows[i].cells.size());
+            for (std::size_t c = 0; c < cv.ranks[r].rows[i].cells.size(); ++c)
+              CHECK(played->ranks[r].rows[i].cells[c].ranks == cv.ranks[r].rows[i].cells[c].ranks);
+          }
+        }
+      }
+      // At the end no step uses scratch space: only the user's buffers are left.
+      for (const auto& rc : cells_after(run, mem, cur, n).ranks)
+        for (const auto& row : rc.rows) CHECK_FALSE(row.scratch);
+    }
+  CHECK(with_scratch > 0);
+}
+
+TEST_CASE("gui views: the timeline names every rank up to 16 and beyond, labels never overlapping") {
+  for (std::int32_t ranks : {2, 4, 8, 12, 16, 24, 32, 64})
+    for (float height : {100.0f, 140.0f, 200.0f, 400.0f})
+      for (float font : {13.0f, 16.0f, 26.0f}) {
+        CAPTURE(ranks);
+        CAPTURE(height);
+        CAPTURE(font);
+        const float row_h = height / static_cast<float>(ranks);
+        const auto l = timeline_labels(ranks, row_h, font);
+        CHECK(l.size >= std::min(font, kMinTimelineLabelPx));
+        CHECK(l.size <= font);
+        // Up to 16 ranks on a timeline of 100 pixels or more, every rank has its label.
+        if (ranks <= 16) CHECK(l.labels.size() == static_cast<std::size_t>(ranks));
+        for (std::size_t i = 0; i < l.labels.size(); ++i) {
+          CHECK(l.labels[i].rank == static_cast<std::int32_t>(i) * l.every);
+          CHECK(l.labels[i].text.find(std::to_string(l.labels[i].rank)) != std::string::npos);
+          CHECK(l.labels[i].y >= 0);
+          CHECK(l.labels[i].y + l.size <= height + 0.01f);
+          if (i > 0) CHECK(l.labels[i].y >= l.labels[i - 1].y + l.size - 0.01f);
+        }
+        // Every `every`-th rank is named (the last group's label only where it fits).
+        CHECK(static_cast<std::int32_t>(l.labels.size()) >= ranks / l.every);
+      }
+}
+
+TEST_CASE("gui views: the Parameters panel names a lesson the parameters cannot describe") {
+  auto p2p = lesson_run("13-send-recv.json");
+  auto sum = summarise_lesson(p2p->scenario, p2p->schedule);
+  CHECK_FALSE(sum.single_collective);
+  CHECK(sum.title == p2p->scenario.title);
+  REQUIRE(sum.lines.size() >= 2);
+  CHECK(sum.lines[0] == std::to_string(p2p->schedule.ranks) + " ranks, " + std::string(name_of(p2p->schedule.dtype)));
+  bool ops = false;
+  for (const auto& l : sum.lines) ops |= l.find("point-to-point and local ops: ") == 0 && l.find("send") != std::string::npos;
+  CHECK(ops);
+  for (const auto& l : sum.lines) CHECK(l.find("count 0") == std::string::npos);
+  auto halves = lesson_run("11-allreduce-in-two-halves.json");
+  sum = summarise_lesson(halves->scenario, halves->schedule);
+  CHECK_FALSE(sum.single_collective);
+  bool both = false;
+  for (const auto& l : sum.lines)
+    both |= l.find("2 collectives: reduce_scatter (ring), allgather (ring)") != std::string::npos;
+  CHECK(both);
+  auto one = quick_run(Collective::broadcast, "auto", 4, 8);
+  CHECK(summarise_lesson(one->scenario, one->schedule).single_collective);
+}
+
+TEST_CASE("gui views: one numbering for steps: the caption's position is step_position") {
+  CHECK(step_position(0, 6) == "step 1 of 6");
+  CHECK(step_position(5, 6) == "step 6 of 6");
+  CHECK(step_position(6, 6) == "done: all 6 steps ran");
+  CHECK(step_position(0, 0) == "no steps");
+  auto run = quick_run(Collective::allreduce, "ring", 4, 8);
+  const auto n = static_cast<std::int32_t>(run->schedule.steps.size());
+  for (std::int32_t k = 0; k <= n; ++k) CHECK(build_caption(*run, k).position == step_position(k, n));
+}

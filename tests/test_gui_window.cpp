@@ -222,6 +222,33 @@ TEST_CASE("gui window: presenter mode renders larger text than the normal mode")
   CHECK(black(b) > black(a));
 }
 
+TEST_CASE("gui window: --step says the window's step, and two calls end gold with colours counted across calls") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("numbering");
+  const auto a = dir / "ring.png", b = dir / "halves.png";
+  auto o = gui(lesson("00-allreduce-ring.json") + " --step 2 --size 1024x640 --screenshot " + a.string(), dir);
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  // The caption of the window says "step 3 of 6" for two steps applied; so does the line.
+  CHECK_MESSAGE(o.out.find("2 steps applied: step 3 of 6)") != std::string::npos, o.out);
+  // A reduce-scatter then an all-gather (lesson 11): at the end every cell holds every
+  // rank's input, and the window shows them gold although the last call only copied.
+  auto e = gui(lesson("11-allreduce-in-two-halves.json") + " --step 6 --size 1024x640 --screenshot " + b.string(), dir);
+  REQUIRE_MESSAGE(e.code == 0, e.out);
+  CHECK_MESSAGE(e.out.find("6 steps applied: done: all 6 steps ran") != std::string::npos, e.out);
+  const Image img = load(b);
+  const collscope::view::Rgba gold = collscope::view::kCompleteCell;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
+    if (std::abs(img.px[i] - static_cast<int>(gold.r * 255 + 0.5f)) < 3 &&
+        std::abs(img.px[i + 1] - static_cast<int>(gold.g * 255 + 0.5f)) < 3 &&
+        std::abs(img.px[i + 2] - static_cast<int>(gold.b * 255 + 0.5f)) < 3)
+      ++n;
+  CHECK(n > 2000);  // 4 ranks x 8 gold cells
+}
+
 TEST_CASE("gui window: bad input exits 2 in the error style, no output file") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");

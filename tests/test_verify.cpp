@@ -34,6 +34,31 @@ TEST_CASE("verify: a race inside one step is caught and names both transfers") {
   CHECK(msg.find("rank 0 x[0]") != std::string::npos);
 }
 
+TEST_CASE("verify: a conflict between two ops' transfers points at one op and names the other") {
+  auto s = two_rank_allreduce(8);
+  add_step(s, {copy(0, 0, 0, 1, 1, 0, 4), copy(0, 0, 4, 1, 1, 3, 4)});  // writes [0,4) and [3,7)
+  OpRecord a, b;
+  a.op = b.op = "recv";
+  a.rank = b.rank = 1;
+  a.pointer = "/program/1";
+  a.transfers = {{0, 0}};
+  b.pointer = "/program/2";
+  b.transfers = {{0, 1}};
+  s.ops = {a, b};
+  auto st = check_conflicts(s);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().id == "verify.conflict");
+  CHECK(st.error().where.pointer == "/program/2");  // the transfer that runs into the other
+  CHECK(st.error().message.find("transfer 0 comes from /program/1") != std::string::npos);
+  // One op's own transfers: nothing more to name.
+  s.ops = {a};
+  s.ops[0].transfers = {{0, 0}, {0, 1}};
+  st = check_conflicts(s);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().where.pointer == "/program/1");
+  CHECK(st.error().message.find("comes from") == std::string::npos);
+}
+
 TEST_CASE("verify: a partial overlap is a conflict, disjoint slices are not") {
   auto s = two_rank_allreduce(8);
   add_step(s, {copy(0, 0, 0, 1, 1, 0, 4), copy(0, 0, 4, 1, 1, 3, 4)});  // writes [0,4) and [3,7)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gui/style.h"
+#include "gui/view/canvas.h"
 #include "gui/view/layout.h"
 
 namespace collscope::app {
@@ -15,48 +16,6 @@ namespace collscope::app {
 namespace {
 
 ImVec2 iv(view::Vec2 v) { return {v.x, v.y}; }
-
-// Pixel geometry of the boxes of one frame: where a (rank, buffer, cell) is drawn.
-struct Geometry {
-  ImVec2 origin;
-  view::Layout layout;
-  float title_h = 0, label_w = 0, row_h = 0, pad = 0;
-
-  ImVec2 box_min(std::int32_t r) const {
-    const auto& b = layout.boxes[static_cast<std::size_t>(r)];
-    return {origin.x + b.centre.x - layout.box.x / 2, origin.y + b.centre.y - layout.box.y / 2};
-  }
-  // Cell `c` of the row at `row_index` of rank `r`, which has `cells` cells.
-  void cell_rect(std::int32_t r, std::size_t row_index, std::size_t c, std::size_t cells, ImVec2& a, ImVec2& b) const {
-    const ImVec2 m = box_min(r);
-    const float x0 = m.x + pad + label_w, x1 = m.x + layout.box.x - pad;
-    const float w = (x1 - x0) / static_cast<float>(std::max<std::size_t>(1, cells));
-    const float y = m.y + title_h + row_h * static_cast<float>(row_index);
-    a = {x0 + w * static_cast<float>(c), y + row_h * 0.1f};
-    b = {x0 + w * static_cast<float>(c + 1) - std::min(2.0f, w * 0.15f), y + row_h * 0.9f};
-  }
-};
-
-std::size_t row_index_of(const view::RankCells& rc, std::int32_t buf) {
-  for (std::size_t i = 0; i < rc.rows.size(); ++i)
-    if (rc.rows[i].buf == buf) return i;
-  return 0;
-}
-
-// Centre of the cell holding element `index` of `buf` on rank `r`.
-ImVec2 element_centre(const Geometry& g, const view::CellsView& cv, std::int32_t r, std::int32_t buf, std::uint64_t index) {
-  const auto& rc = cv.ranks[static_cast<std::size_t>(r)];
-  const std::size_t ri = row_index_of(rc, buf);
-  if (rc.rows.empty()) {
-    const ImVec2 m = g.box_min(r);
-    return {m.x + g.layout.box.x / 2, m.y + g.layout.box.y / 2};
-  }
-  const auto& row = rc.rows[ri];
-  const std::int32_t c = std::max(0, view::cell_of(row, index));
-  ImVec2 a, b;
-  g.cell_rect(r, ri, static_cast<std::size_t>(c), row.cells.size(), a, b);
-  return {(a.x + b.x) / 2, (a.y + b.y) / 2};
-}
 
 void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float scale) {
   const float w = b.x - a.x, h = b.y - a.y;
@@ -86,6 +45,7 @@ void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float
 void cell_tooltip(const view::LessonRun& run, std::int32_t rank, const view::BufferRow& row, const view::Cell& cell) {
   ImGui::BeginTooltip();
   ImGui::Text("rank %d, buffer \"%s\"", rank, row.name.c_str());
+  if (row.scratch) ImGui::TextUnformatted("scratch space of the algorithm, shown while a step uses it");
   if (cell.count == 1) ImGui::Text("element %llu", static_cast<unsigned long long>(cell.first));
   else ImGui::Text("elements %llu..%llu (%llu per cell)", static_cast<unsigned long long>(cell.first),
                    static_cast<unsigned long long>(cell.first + cell.count - 1), static_cast<unsigned long long>(row.per_cell));
@@ -142,6 +102,179 @@ void CanvasPanel::draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32
   dl->AddImage(sprites_.id(), a, {a.x + size, a.y + size}, {u / W, 0}, {(u + size) / W, size / H}, colour);
 }
 
+namespace {
+
+// The legend: what a colour means, and the compute badge.
+void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope) {
+  const float sq = font * 0.8f;
+  float x = lp.x;
+  auto chip = [&](view::Rgba c, const char* text) {
+    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
+    x += sq + 4;
+    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
+    x += ImGui::CalcTextSize(text).x + font;
+  };
+  chip(view::rank_colour(0), "one rank's data");
+  chip(view::mix_colour({0, 1}), "partial result (mix)");
+  chip(view::kCompleteCell, "all ranks (complete)");
+  chip(kCopyColour, "copy");
+  chip(kReduceColour, "reduce (+)");
+  chip(kComputeColour, "compute span (no data moves)");
+  // What the colours count (C switches): said, since the two differ after the first call.
+  dl->AddText({x, lp.y}, IM_COL32(160, 160, 170, 255),
+              scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)");
+}
+
+}  // namespace
+
+// Every rank's box, its title, row names and cells (one image per rank when dense);
+// returns the rank under the pointer (-1: none).
+std::int32_t CanvasPanel::draw_boxes(ImDrawList* dl, const LessonState& lesson, const view::LessonRun& run,
+                                     const view::CellsView& cv, const view::CanvasGeometry& g, const Highlight& hl,
+                                     bool presenter, float scale) {
+  const float font = g.font;
+  const bool small = g.small;
+  const float label_size = g.label_size;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool hovered_window = ImGui::IsWindowHovered();
+  std::int32_t hover_rank = -1;
+  const ImU32 box_bg = presenter ? IM_COL32(18, 18, 22, 255) : IM_COL32(34, 36, 42, 255);
+  // Dense pictures (many ranks, many cells): cells a few pixels wide show their colour and
+  // nothing else, so each rank's rows are one image instead of hundreds of rectangles, and
+  // the boxes are outlines. A software renderer spends its time filling pixels and
+  // setting up triangles; this keeps 64 ranks x 64 cells within a frame.
+  std::size_t max_cells = 1, image_rows = 0;
+  for (const auto& rc : cv.ranks) {
+    image_rows += rc.rows.size();
+    for (const auto& row : rc.rows) max_cells = std::max(max_cells, row.cells.size());
+  }
+  const float cell_w = (g.layout.box.x - 2 * g.pad - g.label_w) / static_cast<float>(max_cells);
+  const bool dense = cell_w < 6 * scale && image_rows > 0;
+  if (dense && cells_version_ != lesson.cells_version()) {
+    const std::size_t W = max_cells;
+    cells_pixels_.assign(W * image_rows, 0);
+    std::size_t y = 0;
+    for (const auto& rc : cv.ranks)
+      for (const auto& row : rc.rows) {
+        for (std::size_t c = 0; c < row.cells.size(); ++c) cells_pixels_[y * W + c] = to_u32(row.cells[c].colour.fill);
+        ++y;
+      }
+    cells_image_.upload(static_cast<int>(W), static_cast<int>(image_rows), cells_pixels_);
+    cells_version_ = lesson.cells_version();
+  }
+  std::size_t image_row = 0;
+  // Every cell image in one draw call: the images go to a channel underneath the outlines
+  // and text, so the texture does not switch at every row (a software renderer pays for
+  // each draw call).
+  dl->ChannelsSplit(2);
+  dl->ChannelsSetCurrent(1);
+  for (const auto& rc : cv.ranks) {
+    const ImVec2 m = iv(g.box_min(rc.rank));
+    const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
+    const bool lit = hl.rank == rc.rank;
+    const bool inside = hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y;
+    if (!dense) dl->AddRectFilled(m, mx, box_bg, 5 * scale);
+    // Whole-pixel widths: ImGui draws those from its texture, with a third of the triangles.
+    dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f),
+                dense ? 0.0f : 5 * scale, 0, std::max(1.0f, std::round((lit ? 3.0f : 1.5f) * scale)));
+    if (g.title_h >= font * 0.9f) {
+      std::string title = "rank " + std::to_string(rc.rank);
+      if (!small && !dense && static_cast<std::size_t>(rc.rank) < run.outcome.record.device_labels.size())
+        title += " \xC2\xB7 " + run.outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
+      dl->AddText({m.x + g.pad, m.y + 2 * scale}, to_u32(view::rank_colour(rc.rank)), title.c_str());
+    }
+    for (std::size_t ri = 0; ri < rc.rows.size(); ++ri, ++image_row) {
+      const auto& row = rc.rows[ri];
+      if (g.label_w > 0) {
+        const ImVec4 clip{m.x, m.y, m.x + g.label_w, mx.y};
+        // A scratch row (an algorithm's workspace, shown while a step uses it) in amber.
+        dl->AddText(ImGui::GetFont(), label_size,
+                    {m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - label_size / 2},
+                    row.scratch ? IM_COL32(230, 180, 90, 255) : IM_COL32(200, 200, 205, 255), row.name.c_str(), nullptr,
+                    0, &clip);
+      }
+      if (row.cells.empty()) continue;
+      if (dense) {
+        const view::Rect first = g.cell(rc.rank, ri, 0, row.cells.size());
+        const view::Rect last = g.cell(rc.rank, ri, row.cells.size() - 1, row.cells.size());
+        const ImVec2 a = iv(first.min), b = iv(first.max), b_last = iv(last.max);
+        const float H = static_cast<float>(image_rows), W = static_cast<float>(max_cells);
+        dl->ChannelsSetCurrent(0);
+        dl->AddImage(cells_image_.id(), a, {b_last.x, b.y}, {0, static_cast<float>(image_row) / H},
+                     {static_cast<float>(row.cells.size()) / W, static_cast<float>(image_row + 1) / H});
+        dl->ChannelsSetCurrent(1);
+      }
+      for (std::size_t c = 0; c < row.cells.size(); ++c) {
+        if (dense && !inside) break;  // only the hover test needs the cells one by one
+        const view::Rect cr = g.cell(rc.rank, ri, c, row.cells.size());
+        const ImVec2 a = iv(cr.min), b = iv(cr.max);
+        if (!dense) draw_cell(dl, row.cells[c], a, b, scale);
+        if (inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+          cell_tooltip(run, rc.rank, row, row.cells[c]);
+      }
+    }
+    if (inside) hover_rank = rc.rank;
+  }
+  dl->ChannelsMerge();
+  return hover_rank;
+}
+
+// The step's transfers: arrows from the source cell to the destination cell, tokens
+// on them, and compute spans as badges.
+void CanvasPanel::draw_arrows(ImDrawList* dl, LessonState& lesson, const view::CellsView& cv,
+                              const view::CanvasGeometry& g, const view::Playback& pb, const Highlight& hl, float scale,
+                              const view::MeasureText& measure) {
+  const float font = g.font;
+  if (pb.applied >= lesson.steps()) return;
+  const auto& arrows = lesson.arrows(pb.applied);
+  const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
+  // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
+  // apart at that size, and a third of the vertices. 0 lets ImGui choose.
+  const int segments = arrows.size() > 16 ? 10 : 0;
+  const float r = 11 * scale;  // a token big enough to follow from the back of a room
+  make_sprites(r, scale);
+  // Curves and arrowheads, then every token image, then the reduce tokens' "+" on top:
+  // three channels, so the texture switches twice a frame, not at every token.
+  dl->ChannelsSplit(3);
+  for (const auto& a : arrows) {
+    if (a.action == Action::compute) continue;  // a badge, below: it moves no data
+    dl->ChannelsSetCurrent(0);
+    const bool lit = hl.step == pb.applied &&
+                     std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
+    const view::ArrowPath path = view::arrow_path(g, cv, a, lit);
+    const ImVec2 p0 = iv(path.p0), p1 = iv(path.p1), c = iv(path.c);
+    const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
+    // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
+    const float thick = path.thick;
+    if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
+    dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
+    dl->AddTriangleFilled(iv(path.head[0]), iv(path.head[1]), iv(path.head[2]), to_u32(col, fade));
+    const auto tok = view::token_on(path, pb.t);
+    dl->ChannelsSetCurrent(1);
+    if (!tok.landed) {
+      draw_sprite(dl, kDisc, iv(tok.at), to_u32(a.token));
+      draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
+      if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
+        dl->ChannelsSetCurrent(2);
+        dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
+        dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
+      }
+    } else {
+      draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash
+    }
+  }
+  // Compute spans: a labelled badge on the rank's box (what it computes, how long).
+  dl->ChannelsSetCurrent(2);
+  const float badge_font = std::min(font, std::max(1.0f, g.title_h));
+  for (const auto& b : view::compute_badges(g, arrows, measure)) {
+    dl->AddRectFilled(iv(b.rect.min), iv(b.rect.max), to_u32(kComputeColour, fade), 3 * scale);
+    const ImVec4 clip{b.rect.min.x, b.rect.min.y, b.rect.max.x, b.rect.max.y};
+    dl->AddText(ImGui::GetFont(), badge_font, {b.rect.min.x + g.pad, b.rect.min.y + g.pad / 2},
+                IM_COL32(20, 20, 20, 255), b.text.c_str(), nullptr, 0, &clip);
+  }
+  dl->ChannelsMerge();
+}
+
 void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
   const view::LessonRun* run = lesson.run();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -156,182 +289,28 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   const std::int32_t step = std::min(pb.applied, lesson.steps() - 1);
   const std::int32_t call = step >= 0 ? s.steps[static_cast<std::size_t>(step)].call : 0;
 
-  std::size_t rows = 1;
-  for (const auto& rc : cv->ranks) rows = std::max(rows, rc.rows.size());
-  Geometry g;
-  g.origin = ImGui::GetCursorScreenPos();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing();
   const float font = ImGui::GetFontSize();
-  g.layout = view::layout_ranks(s, call, {avail.x, avail.y - legend_h}, static_cast<std::int32_t>(rows), font * 1.6f,
-                                font + 14 * scale);
-  const bool small = g.layout.box.y < font * 2.2f || g.layout.box.x < font * 5;
-  g.title_h = small ? std::min(g.layout.box.y * 0.3f, font) : font + 6 * scale;
-  g.pad = std::max(1.0f, 4 * scale * (small ? 0.3f : 1.0f));
-  g.row_h = (g.layout.box.y - g.title_h - g.pad) / static_cast<float>(rows);
-  // Buffer names in a column of their own, as wide as the longest (at most 30% of the
-  // box), in a smaller font when the rows are lower than the text.
-  const float label_size = std::min(font, g.row_h * 0.95f);
-  if (g.layout.box.x > font * 9 && !small && label_size >= font * 0.55f && !cv->ranks.empty()) {
-    float widest = 0;
-    for (const auto& row : cv->ranks.front().rows)
-      widest = std::max(widest, ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, row.name.c_str()).x);
-    g.label_w = std::min(widest + 2 * g.pad, g.layout.box.x * 0.3f);
-  }
+  const view::MeasureText measure = [](float size, const std::string& text) {
+    return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
+  };
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const view::CanvasGeometry g =
+      view::canvas_geometry(s, *cv, call, {o.x, o.y}, {avail.x, avail.y}, legend_h, font, scale, measure);
 
   // Tree edges first, underneath everything.
   if (g.layout.kind == view::LayoutKind::tree)
     for (const auto& b : g.layout.boxes)
       if (b.parent >= 0)
-        dl->AddLine({g.origin.x + b.centre.x, g.origin.y + b.centre.y},
-                    {g.origin.x + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.x,
-                     g.origin.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
+        dl->AddLine({g.area.min.x + b.centre.x, g.area.min.y + b.centre.y},
+                    {g.area.min.x + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.x,
+                     g.area.min.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
                     IM_COL32(110, 110, 120, 160), 2 * scale);
 
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const bool hovered_window = ImGui::IsWindowHovered();
-  std::int32_t hover_rank = -1;
-  const ImU32 box_bg = presenter ? IM_COL32(18, 18, 22, 255) : IM_COL32(34, 36, 42, 255);
-  // Dense pictures (many ranks, many cells): cells a few pixels wide show their colour and
-  // nothing else, so each rank's rows are one image instead of hundreds of rectangles, and
-  // the boxes are outlines. A software renderer spends its time filling pixels and
-  // setting up triangles; this keeps 64 ranks x 64 cells within a frame.
-  std::size_t max_cells = 1, image_rows = 0;
-  for (const auto& rc : cv->ranks) {
-    image_rows += rc.rows.size();
-    for (const auto& row : rc.rows) max_cells = std::max(max_cells, row.cells.size());
-  }
-  const float cell_w = (g.layout.box.x - 2 * g.pad - g.label_w) / static_cast<float>(max_cells);
-  const bool dense = cell_w < 6 * scale && image_rows > 0;
-  if (dense && cells_version_ != lesson.cells_version()) {
-    const std::size_t W = max_cells;
-    cells_pixels_.assign(W * image_rows, 0);
-    std::size_t y = 0;
-    for (const auto& rc : cv->ranks)
-      for (const auto& row : rc.rows) {
-        for (std::size_t c = 0; c < row.cells.size(); ++c) cells_pixels_[y * W + c] = to_u32(row.cells[c].colour.fill);
-        ++y;
-      }
-    cells_image_.upload(static_cast<int>(W), static_cast<int>(image_rows), cells_pixels_);
-    cells_version_ = lesson.cells_version();
-  }
-  std::size_t image_row = 0;
-  // Every cell image in one draw call: the images go to a channel underneath the outlines
-  // and text, so the texture does not switch at every row (a software renderer pays for
-  // each draw call).
-  dl->ChannelsSplit(2);
-  dl->ChannelsSetCurrent(1);
-  for (const auto& rc : cv->ranks) {
-    const ImVec2 m = g.box_min(rc.rank);
-    const ImVec2 mx{m.x + g.layout.box.x, m.y + g.layout.box.y};
-    const bool lit = hl.rank == rc.rank;
-    const bool inside = hovered_window && mouse.x >= m.x && mouse.x < mx.x && mouse.y >= m.y && mouse.y < mx.y;
-    if (!dense) dl->AddRectFilled(m, mx, box_bg, 5 * scale);
-    // Whole-pixel widths: ImGui draws those from its texture, with a third of the triangles.
-    dl->AddRect(m, mx, lit ? IM_COL32(255, 255, 255, 255) : to_u32(view::rank_colour(rc.rank), 0.9f),
-                dense ? 0.0f : 5 * scale, 0, std::max(1.0f, std::round((lit ? 3.0f : 1.5f) * scale)));
-    if (g.title_h >= font * 0.9f) {
-      std::string title = "rank " + std::to_string(rc.rank);
-      if (!small && !dense && static_cast<std::size_t>(rc.rank) < run->outcome.record.device_labels.size())
-        title += " \xC2\xB7 " + run->outcome.record.device_labels[static_cast<std::size_t>(rc.rank)];
-      dl->AddText({m.x + g.pad, m.y + 2 * scale}, to_u32(view::rank_colour(rc.rank)), title.c_str());
-    }
-    for (std::size_t ri = 0; ri < rc.rows.size(); ++ri, ++image_row) {
-      const auto& row = rc.rows[ri];
-      if (g.label_w > 0) {
-        const ImVec4 clip{m.x, m.y, m.x + g.label_w, mx.y};
-        dl->AddText(ImGui::GetFont(), label_size,
-                    {m.x + g.pad, m.y + g.title_h + g.row_h * (static_cast<float>(ri) + 0.5f) - label_size / 2},
-                    IM_COL32(200, 200, 205, 255), row.name.c_str(), nullptr, 0, &clip);
-      }
-      if (row.cells.empty()) continue;
-      if (dense) {
-        ImVec2 a, b, a_last, b_last;
-        g.cell_rect(rc.rank, ri, 0, row.cells.size(), a, b);
-        g.cell_rect(rc.rank, ri, row.cells.size() - 1, row.cells.size(), a_last, b_last);
-        const float H = static_cast<float>(image_rows), W = static_cast<float>(max_cells);
-        dl->ChannelsSetCurrent(0);
-        dl->AddImage(cells_image_.id(), a, {b_last.x, b.y}, {0, static_cast<float>(image_row) / H},
-                     {static_cast<float>(row.cells.size()) / W, static_cast<float>(image_row + 1) / H});
-        dl->ChannelsSetCurrent(1);
-      }
-      for (std::size_t c = 0; c < row.cells.size(); ++c) {
-        if (dense && !inside) break;  // only the hover test needs the cells one by one
-        ImVec2 a, b;
-        g.cell_rect(rc.rank, ri, c, row.cells.size(), a, b);
-        if (!dense) draw_cell(dl, row.cells[c], a, b, scale);
-        if (inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
-          cell_tooltip(*run, rc.rank, row, row.cells[c]);
-      }
-    }
-    if (inside) hover_rank = rc.rank;
-  }
-  dl->ChannelsMerge();
-
-  // The step's transfers: arrows from the source cell to the destination cell.
-  if (pb.applied < lesson.steps()) {
-    const auto& arrows = lesson.arrows(pb.applied);
-    const float fade = pb.t >= view::kTravelFraction ? 0.45f : 1.0f;
-    // Many arrows at once (a ring of 64): coarser curves and tokens, which nobody can tell
-    // apart at that size, and a third of the vertices. 0 lets ImGui choose.
-    const int segments = arrows.size() > 16 ? 10 : 0;
-    const float r = 11 * scale;  // a token big enough to follow from the back of a room
-    make_sprites(r, scale);
-    // Curves and arrowheads, then every token image, then the reduce tokens' "+" on top:
-    // three channels, so the texture switches twice a frame, not at every token.
-    dl->ChannelsSplit(3);
-    for (const auto& a : arrows) {
-      dl->ChannelsSetCurrent(0);
-      const ImVec2 p0 = element_centre(g, *cv, a.src, a.src_buf, a.src_offset);
-      const ImVec2 p1 = element_centre(g, *cv, a.dst, a.dst_buf, a.dst_offset);
-      const float dist = std::hypot(p1.x - p0.x, p1.y - p0.y);
-      const float bend = a.src == a.dst ? 25 * scale : dist * 0.18f;
-      const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
-      const bool lit = hl.step == pb.applied &&
-                       std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
-      // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
-      const float thick = std::round((is_reduction(a.action) ? 4.0f : 2.5f) * scale * (lit ? 1.8f : 1.0f));
-      const ImVec2 c = iv(view::bend_point({p0.x, p0.y}, {p1.x, p1.y}, bend));
-      if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
-      dl->AddBezierQuadratic(p0, c, p1, to_u32(col, 0.85f * fade), thick, segments);
-      // Arrowhead along the last part of the curve.
-      const float dx = p1.x - c.x, dy = p1.y - c.y, len = std::max(1e-3f, std::hypot(dx, dy));
-      const float ux = dx / len, uy = dy / len, hs = 9 * scale;
-      dl->AddTriangleFilled(p1, {p1.x - ux * hs * 1.6f - uy * hs, p1.y - uy * hs * 1.6f + ux * hs},
-                            {p1.x - ux * hs * 1.6f + uy * hs, p1.y - uy * hs * 1.6f - ux * hs}, to_u32(col, fade));
-      const auto tok = view::token_at({p0.x, p0.y}, {p1.x, p1.y}, bend, pb.t);
-      dl->ChannelsSetCurrent(1);
-      if (!tok.landed) {
-        draw_sprite(dl, kDisc, iv(tok.at), to_u32(a.token));
-        draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
-        if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
-          dl->ChannelsSetCurrent(2);
-          dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
-          dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
-        }
-      } else {
-        draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash
-      }
-    }
-    dl->ChannelsMerge();
-  }
-
-  // The legend: the three things a colour can mean.
-  const ImVec2 lp{g.origin.x, g.origin.y + avail.y - legend_h};
-  const float sq = font * 0.8f;
-  float x = lp.x;
-  auto chip = [&](view::Rgba c, const char* text) {
-    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
-    x += sq + 4;
-    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
-    x += ImGui::CalcTextSize(text).x + font;
-  };
-  chip(view::rank_colour(0), "one rank's data");
-  chip(view::mix_colour({0, 1}), "partial result (mix)");
-  chip(view::kCompleteCell, "all ranks (complete)");
-  chip(kCopyColour, "copy");
-  chip(kReduceColour, "reduce (+)");
-
-  if (hovered_window) hl.rank = hover_rank;
+  const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale);
+  draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
+  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font, lesson.colour_scope());
+  if (ImGui::IsWindowHovered()) hl.rank = hover_rank;
   ImGui::Dummy(avail);
 }
 

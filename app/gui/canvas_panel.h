@@ -6,6 +6,7 @@
 
 #include "gui/image_texture.h"
 #include "gui/lesson_state.h"
+#include "gui/view/canvas.h"
 #include "gui/view/playback.h"
 
 namespace collscope::app {
@@ -16,6 +17,12 @@ class CanvasPanel {
   void draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale);
 
  private:
+  std::int32_t draw_boxes(ImDrawList* dl, const LessonState& lesson, const view::LessonRun& run,
+                          const view::CellsView& cv, const view::CanvasGeometry& g, const Highlight& hl, bool presenter,
+                          float scale);
+  void draw_arrows(ImDrawList* dl, LessonState& lesson, const view::CellsView& cv, const view::CanvasGeometry& g,
+                   const view::Playback& pb, const Highlight& hl, float scale, const view::MeasureText& measure);
+
   // Cells too narrow for text or marks are drawn as one image per rank: one texel per
   // cell, one texture row per buffer row, rebuilt when the cells change.
   std::uint64_t cells_version_ = 0;  // of the cells in the image (0: none yet)

@@ -16,6 +16,7 @@
 #include "collscope/files.h"
 #include "gui/png.h"
 #include "gui/screen.h"
+#include "gui/view/caption.h"
 #include "gui/view/settings.h"
 #include "gui/window.h"
 
@@ -171,7 +172,10 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
   int w = 0, h = 0;
   auto px = (*win)->capture(w, h);
   if (auto st = write_png(f.screenshot, w, h, px); !st) return report_error(st.error());
-  std::cout << "wrote " << f.screenshot << " (" << w << "x" << h << ", step " << f.step << " of " << pb.steps << ")\n";
+  // The window's words for where it is: --step K is K steps applied, so the frame shows
+  // step K + 1 running ("--step 2" draws "step 3 of 6"), as the caption says.
+  std::cout << "wrote " << f.screenshot << " (" << w << "x" << h << ", " << f.step << " steps applied: "
+            << view::step_position(f.step, pb.steps) << ")\n";
   return 0;
 }
 

@@ -11,8 +11,19 @@ void LessonState::set_run(std::shared_ptr<const view::LessonRun> run) {
   arrows_.clear();
   error_.clear();
   memory_ = std::make_unique<view::MemoryTimeline>(run_);
-  cursor_ = std::make_unique<view::ContributionCursor>(run_->schedule);
+  cursor_ = std::make_unique<view::ContributionCursor>(run_->schedule, scope_);
   timeline_ = view::build_timeline(run_->schedule, run_->outcome.record);
+}
+
+void LessonState::set_colour_scope(view::ColourScope scope) {
+  if (scope == scope_) return;
+  scope_ = scope;
+  if (!run_) return;
+  cursor_ = std::make_unique<view::ContributionCursor>(run_->schedule, scope_);
+  cells_.reset();
+  ++cells_version_;
+  arrows_step_ = -1;
+  arrows_.clear();
 }
 
 const view::CellsView* LessonState::cells(std::int32_t applied) {

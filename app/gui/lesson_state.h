@@ -39,8 +39,12 @@ class LessonState {
   std::uint64_t cells_version() const { return cells_version_; }
   std::uint64_t run_version() const { return run_version_; }
   const std::string& error() const { return error_; }
+  // What the colours count: the program's inputs across calls (default) or each call's own.
+  void set_colour_scope(view::ColourScope scope);
+  view::ColourScope colour_scope() const { return scope_; }
 
  private:
+  view::ColourScope scope_ = view::ColourScope::program;
   std::shared_ptr<const view::LessonRun> run_;
   std::unique_ptr<view::MemoryTimeline> memory_;
   std::unique_ptr<view::ContributionCursor> cursor_;

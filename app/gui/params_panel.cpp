@@ -17,9 +17,12 @@ ParamsPanel::ParamsPanel() {
     }
 }
 
-void ParamsPanel::adopt(const Schedule& s, const std::string& backend) {
+void ParamsPanel::adopt(const Scenario& sc, const Schedule& s, const std::string& backend) {
   backend_ = backend;
-  if (s.calls.empty()) return;
+  summary_ = view::summarise_lesson(sc, s);
+  // Only a lesson of one collective is what the parameters describe; for any other the
+  // panel names the lesson and keeps the parameters of the last collective.
+  if (!summary_.single_collective) return;
   const auto& a = s.calls.front().args;
   q_.coll = a.coll;
   q_.algorithm = s.calls.front().auto_picked ? "auto" : s.calls.front().algorithm;
@@ -49,6 +52,11 @@ bool enum_combo(const char* label, T& value, const T (&all)[N]) {
 
 std::optional<Scenario> ParamsPanel::draw() {
   bool changed = false;
+  if (!summary_.title.empty() && !summary_.single_collective) {
+    ImGui::TextWrapped("This lesson: %s", summary_.title.c_str());
+    for (const auto& l : summary_.lines) ImGui::BulletText("%s", l.c_str());
+    ImGui::TextDisabled("a single collective of your own:");
+  }
   ImGui::PushItemWidth(ImGui::GetFontSize() * 9);
   if (enum_combo("collective", q_.coll, kAllCollectives)) {
     changed = true;
@@ -110,6 +118,7 @@ std::optional<Scenario> ParamsPanel::draw() {
     return std::nullopt;
   }
   error_.clear();
+  summary_ = {};
   sc->title = std::string(name_of(q_.coll)) + " (" + q_.algorithm + "), " + std::to_string(q_.ranks) + " ranks";
   return std::move(*sc);
 }

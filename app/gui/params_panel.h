@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "collscope/scenario.h"
+#include "gui/view/caption.h"
 
 namespace collscope::app {
 
 class ParamsPanel {
  public:
   ParamsPanel();
-  // Starts from the first call of a loaded lesson, so that editing continues from it.
-  void adopt(const Schedule& s, const std::string& backend);
+  // Starts from a loaded lesson of one collective, so that editing continues from it;
+  // any other lesson is named (title, calls and ops, ranks) above the parameters.
+  void adopt(const Scenario& sc, const Schedule& s, const std::string& backend);
   // Returns a scenario to run when a parameter changed (and is valid); errors are
   // shown in the panel.
   std::optional<Scenario> draw();
@@ -28,6 +30,7 @@ class ParamsPanel {
   std::vector<std::string> backends_;  // available ones
   std::vector<std::string> processes_;  // of those, the ones that run a process per rank
   std::string error_;
+  view::LessonSummary summary_;  // of the loaded lesson
 };
 
 }  // namespace collscope::app

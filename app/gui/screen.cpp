@@ -85,7 +85,7 @@ bool Screen::poll() {
   work_.error.clear();
   last_error_.reset();
   std::shared_ptr<const view::LessonRun> run = *r->run;
-  if (adopt_params_) params_.adopt(run->schedule, params_.backend());
+  if (adopt_params_) params_.adopt(run->scenario, run->schedule, params_.backend());
   lesson_.set_run(run);
   const std::int32_t keep = pb_.applied;
   pb_.steps = lesson_.steps();
@@ -110,6 +110,7 @@ void Screen::handle_keys() {
     settings_.zoom = std::max(0.5f, settings_.zoom / 1.1f);
   if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) settings_.show_timeline = !settings_.show_timeline;
   if (ImGui::IsKeyPressed(GLFW_KEY_W, false)) show_what_if_ = !show_what_if_;
+  if (ImGui::IsKeyPressed(GLFW_KEY_C, false)) per_call_colours_ = !per_call_colours_;
 }
 
 void Screen::left_panel(float w, float h) {
@@ -119,7 +120,7 @@ void Screen::left_panel(float w, float h) {
   if (ImGui::CollapsingHeader("Lessons", ImGuiTreeNodeFlags_DefaultOpen))
     if (auto pick = browser_.draw(file_)) (void)open_file(*pick);
   if (ImGui::CollapsingHeader("Parameters", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (!file_.empty()) ImGui::TextDisabled("changing one turns the first call into its own lesson");
+    if (!file_.empty()) ImGui::TextDisabled("changing one makes that collective a lesson of its own");
     if (auto sc = params_.draw()) open_scenario(std::move(*sc));
     settings_.backend = params_.backend();
   }
@@ -128,6 +129,7 @@ void Screen::left_panel(float w, float h) {
     ImGui::Checkbox("presenter mode (F11)", &settings_.presenter);
     ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
     ImGui::Checkbox("what if: every algorithm on a topology (W)", &show_what_if_);
+    ImGui::Checkbox("colours per call: each call's own inputs (C)", &per_call_colours_);
     ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
     ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart, ? every key");
     if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
@@ -206,6 +208,7 @@ void Screen::frame(float dt) {
   } else {
     pb_.tick(dt);
   }
+  lesson_.set_colour_scope(per_call_colours_ ? view::ColourScope::call : view::ColourScope::program);
   const ImVec2 size = ImGui::GetIO().DisplaySize;
   const float s = window_.ui_scale();
   const bool presenter = settings_.presenter;

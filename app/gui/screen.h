@@ -79,6 +79,7 @@ class Screen {
   TimelinePanel timeline_;
   WhatIfPanel what_if_;
   bool show_what_if_ = false;
+  bool per_call_colours_ = false;  // C: colours count each call's own inputs
   bool blank_ = false;      // B or .: a black screen, as a slide remote's blank key asks
   bool show_keys_ = false;  // ? or F1: the list of keys
 

@@ -27,5 +27,6 @@ inline ImU32 to_u32(view::Rgba c, float alpha = 1.0f) {
 inline constexpr view::Rgba kCopyColour{0.45f, 0.75f, 1.0f, 1.0f};
 inline constexpr view::Rgba kReduceColour{1.0f, 0.45f, 0.25f, 1.0f};
 inline constexpr view::Rgba kScaleColour{0.75f, 0.75f, 0.75f, 1.0f};
+inline constexpr view::Rgba kComputeColour{0.62f, 0.86f, 0.55f, 1.0f};  // a compute span's badge
 
 }  // namespace collscope::app

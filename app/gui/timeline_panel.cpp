@@ -33,11 +33,10 @@ void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highligh
     }
   for (const auto& m : tl.marks) dl->AddLine({xpix(m.x), o.y}, {xpix(m.x), o.y + h}, IM_COL32(120, 120, 130, 140), 1);
   const float font = ImGui::GetFontSize();
-  for (std::int32_t r = 0; r < tl.ranks; ++r) {
-    if (row_h >= font * 0.8f || r % std::max(1, static_cast<int>(font / std::max(1.0f, row_h))) == 0)
-      dl->AddText({o.x, o.y + row_h * static_cast<float>(r)}, to_u32(view::rank_colour(r)),
-                  ("rank " + std::to_string(r)).c_str());
-  }
+  // Every rank named (view/timeline.h): labels as tall as their rows, down to a floor.
+  const auto labels = view::timeline_labels(tl.ranks, row_h, font);
+  for (const auto& l : labels.labels)
+    dl->AddText(ImGui::GetFont(), labels.size, {o.x, o.y + l.y}, to_u32(view::rank_colour(l.rank)), l.text.c_str());
   // Thousands of transfers on a few hundred pixels: painted into one image, drawn as one
   // quad, so the software renderers of classroom laptops keep up.
   const auto width = static_cast<std::int32_t>(w);

@@ -26,6 +26,11 @@ std::vector<Arrow> build_arrows(const Schedule& s, std::int32_t step, const Cont
       a.dst_buf = t.dst.buf;
       a.src_offset = t.src.offset;
       a.dst_offset = t.dst.offset;
+      if (t.action == Action::compute) {
+        if (t.label >= 0 && static_cast<std::size_t>(t.label) < s.labels.size())
+          a.label = s.labels[static_cast<std::size_t>(t.label)];
+        a.duration_us = t.duration_us;
+      }
       if (t.count > 0) a.token_ranks = before(t.src.rank, t.src.buf, t.src.offset);
       a.token = colour_of(a.token_ranks, s.ranks).fill;
       it = index.emplace(key, out.size()).first;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collscope/schedule.h"
@@ -24,6 +25,8 @@ struct Arrow {
   std::vector<std::int32_t> transfers;           // indices inside the step
   std::vector<std::int32_t> token_ranks;         // what the token carries (contributors)
   Rgba token;                                    // coloured like that data
+  std::string label;                             // a compute span: its label ("forward")
+  std::uint32_t duration_us = 0;                 // a compute span: how long it works
 };
 
 // `before` gives the contributors as they are when the step begins.

@@ -18,7 +18,7 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   else c.verdict = "verified: " + verdict_scope(s) + " (" + std::to_string(run.outcome.numeric.checked) +
                    " elements checked)";
   if (n == 0) {
-    c.position = "no steps";
+    c.position = step_position(0, 0);
     return c;
   }
   const std::int32_t k = std::clamp(applied, 0, n - 1);
@@ -41,14 +41,14 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   }
   if (!call.caption.empty()) c.call += " - " + call.caption;
   if (applied >= n) {
-    c.position = "done: all " + std::to_string(n) + " steps ran";
+    c.position = step_position(applied, n);
     c.phase = "result";
     c.caption = "every rank holds its result; gold cells hold a contribution from every rank";
     c.measured_us = run.outcome.record.time_us;
     c.predicted_us = run.predicted_us;
     return c;
   }
-  c.position = "step " + std::to_string(k + 1) + " of " + std::to_string(n);
+  c.position = step_position(k, n);
   c.phase = st.phase;
   c.caption = st.caption;
   c.bytes = step_bytes(s, st);
@@ -56,6 +56,48 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   for (const auto& t : run.outcome.record.steps)
     if (t.step == k) c.measured_us = t.t1_us - t.t0_us;
   return c;
+}
+
+std::string step_position(std::int32_t applied, std::int32_t steps) {
+  if (steps <= 0) return "no steps";
+  if (applied >= steps) return "done: all " + std::to_string(steps) + " steps ran";
+  return "step " + std::to_string(std::max(0, applied) + 1) + " of " + std::to_string(steps);
+}
+
+LessonSummary summarise_lesson(const Scenario& sc, const Schedule& s) {
+  LessonSummary out;
+  out.title = sc.title.empty() ? sc.file : sc.title;
+  out.single_collective = s.calls.size() == 1 && s.calls.front().kind == CallKind::collective &&
+                          s.calls.front().group.empty() && !s.calls.front().custom;
+  out.lines.push_back(std::to_string(s.ranks) + " ranks, " + std::string(name_of(s.dtype)));
+  std::vector<std::string> calls;
+  std::vector<std::string> p2p;
+  for (const Call& c : s.calls) {
+    if (c.kind == CallKind::program) continue;
+    std::string t = std::string(name_of(c.args.coll)) + " (" + c.algorithm;
+    if (!c.group.empty()) t += ", " + group_text(c);
+    calls.push_back(t + ")");
+  }
+  // Point-to-point, local and compute ops by name, in program order, once each.
+  for (const auto& op : s.ops) {
+    bool collective = op.call >= 0 && static_cast<std::size_t>(op.call) < s.calls.size() &&
+                      s.calls[static_cast<std::size_t>(op.call)].kind == CallKind::collective;
+    if (collective) continue;
+    if (std::find(p2p.begin(), p2p.end(), op.op) == p2p.end()) p2p.push_back(op.op);
+  }
+  if (!calls.empty()) {
+    std::string line = calls.size() == 1 ? "1 collective: " : std::to_string(calls.size()) + " collectives: ";
+    for (std::size_t i = 0; i < calls.size(); ++i) line += (i ? ", " : "") + calls[i];
+    out.lines.push_back(line);
+  }
+  if (!p2p.empty()) {
+    std::string line = "point-to-point and local ops: ";
+    for (std::size_t i = 0; i < p2p.size(); ++i) line += (i ? ", " : "") + p2p[i];
+    out.lines.push_back(line);
+  }
+  std::size_t steps = s.steps.size();
+  out.lines.push_back(std::to_string(steps) + (steps == 1 ? " step" : " steps"));
+  return out;
 }
 
 }  // namespace collscope::view

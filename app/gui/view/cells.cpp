@@ -55,12 +55,61 @@ Cell make_cell(const Schedule& s, const HostMemory& memory, const ContributorsFn
   return c;
 }
 
+bool touches(const Step& st, std::int32_t buf) {
+  for (const Transfer& t : st.transfers)
+    if (t.count > 0 && (t.src.buf == buf || t.dst.buf == buf || (t.action == Action::reduce_copy && t.aux.buf == buf)))
+      return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<bool> buffers_shown(const Schedule& s, std::int32_t applied) {
+  std::vector<bool> out(s.buffers.size(), true);
+  const auto n = static_cast<std::int32_t>(s.steps.size());
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (!s.buffers[b].scratch) continue;
+    bool used = false;
+    if (applied >= n) {  // the end: only the results are left to see
+      out[b] = false;
+      continue;
+    }
+    for (std::int32_t k : {applied - 1, applied})
+      if (k >= 0 && k < n) used = used || touches(s.steps[static_cast<std::size_t>(k)], static_cast<std::int32_t>(b));
+    out[b] = used;
+  }
+  return out;
+}
 
 CellsView build_cells(const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
                       std::int32_t applied, std::uint32_t max_cells) {
   CellsView v;
   v.applied = applied;
+  v.max_cells = max_cells;
+  const auto shown = buffers_shown(s, applied);
+  {
+    // The most scratch rows any position shows: the scratch buffers each step touches
+    // (one pass over the transfers), then those of each pair of neighbouring steps.
+    std::size_t user = 0, scratch = 0;
+    for (const auto& b : s.buffers) user += !b.scratch;
+    const std::size_t nb = s.buffers.size();
+    std::vector<char> used(s.steps.size() * nb, 0);
+    for (std::size_t k = 0; k < s.steps.size(); ++k)
+      for (const Transfer& t : s.steps[k].transfers) {
+        if (t.count == 0) continue;
+        for (const Loc* l : {&t.src, &t.dst, &t.aux}) {
+          if (l == &t.aux && t.action != Action::reduce_copy) continue;
+          if (l->buf >= 0 && static_cast<std::size_t>(l->buf) < nb && s.buffers[static_cast<std::size_t>(l->buf)].scratch)
+            used[k * nb + static_cast<std::size_t>(l->buf)] = 1;
+        }
+      }
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+      std::size_t now = 0;
+      for (std::size_t b = 0; b < nb; ++b) now += used[k * nb + b] || (k > 0 && used[(k - 1) * nb + b]);
+      scratch = std::max(scratch, now);
+    }
+    v.rows_per_box = std::max<std::size_t>(1, user + scratch);
+  }
   for (std::int32_t r = 0; r < s.ranks; ++r) {
     RankCells rc;
     rc.rank = r;
@@ -68,8 +117,9 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
       BufferRow row;
       row.buf = static_cast<std::int32_t>(b);
       row.name = s.buffers[b].name;
+      row.scratch = s.buffers[b].scratch;
       row.elements = s.buffers[b].count[static_cast<std::size_t>(r)];
-      if (s.buffers[b].scratch && row.elements == 0) continue;
+      if (row.scratch && (row.elements == 0 || !shown[b])) continue;
       row.per_cell = elements_per_cell(row.elements, max_cells);
       for (std::uint64_t first = 0; first < row.elements; first += row.per_cell)
         row.cells.push_back(make_cell(s, memory, contributors, r, row.buf, first,
@@ -83,8 +133,15 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
 
 void advance_cells(CellsView& v, const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
                    std::int32_t step) {
+  if (step < 0 || static_cast<std::size_t>(step) >= s.steps.size()) {
+    v.applied = step + 1;
+    return;
+  }
+  if (buffers_shown(s, step) != buffers_shown(s, step + 1)) {  // scratch rows come or go
+    v = build_cells(s, memory, contributors, step + 1, v.max_cells);
+    return;
+  }
   v.applied = step + 1;
-  if (step < 0 || static_cast<std::size_t>(step) >= s.steps.size()) return;
   for (const Transfer& t : s.steps[static_cast<std::size_t>(step)].transfers) {
     if (t.count == 0 || t.action == Action::compute) continue;  // signals and spans change no data
     if (t.dst.rank < 0 || static_cast<std::size_t>(t.dst.rank) >= v.ranks.size()) continue;

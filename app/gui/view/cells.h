@@ -26,6 +26,7 @@ struct Cell {
 struct BufferRow {
   std::int32_t buf = 0;
   std::string name;
+  bool scratch = false;          // an algorithm's own workspace (BufferDecl::scratch)
   std::uint64_t elements = 0;    // of this buffer on this rank
   std::uint64_t per_cell = 1;    // elements per cell
   std::vector<Cell> cells;       // at most max_cells
@@ -39,7 +40,18 @@ struct RankCells {
 struct CellsView {
   std::int32_t applied = 0;  // steps applied
   std::vector<RankCells> ranks;
+  // Rows a box makes room for at every position of the lesson (the user's buffers and
+  // the most scratch rows ever shown at once), so boxes keep their size while scratch
+  // rows come and go.
+  std::size_t rows_per_box = 1;
+  std::uint32_t max_cells = 64;  // cells per row at most (build_cells' argument)
 };
+
+// Which buffers have rows after `applied` steps: every user buffer, and a scratch
+// buffer (an algorithm's own workspace: "~sum#4", "~ring-partial#2") only while the
+// step that runs next or the one that just ran reads or writes it (never at the end,
+// which shows the results); indexed by buffer.
+std::vector<bool> buffers_shown(const Schedule& s, std::int32_t applied);
 
 // Source ranks of element `index` of `buf` on `rank`, sorted and unique.
 using ContributorsFn = std::function<std::vector<std::int32_t>(std::int32_t rank, std::int32_t buf, std::uint64_t index)>;
@@ -53,7 +65,7 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
                       std::int32_t applied, std::uint32_t max_cells = kMaxCellsPerRow);
 
 // Moves `v` from `step` steps applied to `step + 1`: rebuilds only the cells that the
-// transfers of step `step` write (memory and contributors already show the step done).
+// transfers of step `step` write (everything when the scratch rows shown change) (memory and contributors already show the step done).
 // Playing forward this touches a handful of cells instead of every one; the result is
 // the same as build_cells(..., step + 1).
 void advance_cells(CellsView& v, const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,

@@ -14,6 +14,7 @@ const std::vector<KeyHelp>& key_help() {
       {"+ / -", "zoom"},
       {"T", "show or hide the timeline"},
       {"W", "the \"what if\" window: every algorithm's predicted time against message size"},
+      {"C", "colours per call (each call's own inputs) or across the program (its original inputs, the default)"},
       {"? / F1", "this list of keys"},
       {"Escape", "close the list of keys, or end the blank screen"},
   };

@@ -108,13 +108,27 @@ struct ContributionCursor::Impl {
   std::unique_ptr<SymbolicState> state;
 };
 
-ContributionCursor::ContributionCursor(const Schedule& s) : s_(s), impl_(std::make_unique<Impl>()) {}
+ContributionCursor::ContributionCursor(const Schedule& s, ColourScope scope)
+    : s_(s), scope_(scope), impl_(std::make_unique<Impl>()) {}
 ContributionCursor::~ContributionCursor() = default;
 
 void ContributionCursor::seek(std::int32_t applied) {
   const auto n = static_cast<std::int32_t>(s_.steps.size());
   applied = std::clamp<std::int32_t>(applied, 0, n);
   if (s_.calls.empty()) {
+    applied_ = applied;
+    return;
+  }
+  if (scope_ == ColourScope::program) {
+    // One state from the program's inputs: forward is incremental, backward starts over.
+    if (!impl_->state || impl_->state->next_step() > applied) {
+      impl_->state = std::make_unique<SymbolicState>(s_, SymbolicState::WholeProgram{});
+      impl_->call = -1;
+    }
+    // An input counted twice marks the element inexact instead of failing; an error
+    // here is a step the sets cannot follow: show what we have (the run reports it).
+    while (!impl_->state->done() && impl_->state->next_step() < applied)
+      if (!impl_->state->advance()) break;
     applied_ = applied;
     return;
   }

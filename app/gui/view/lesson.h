@@ -50,11 +50,19 @@ class MemoryTimeline {
   mutable std::int32_t last_replayed_ = 0;
 };
 
+// What the colours of the canvas count: the program's original inputs, carried across
+// calls (a call that starts from another call's output inherits its sets, so after a
+// hierarchical all-reduce in three calls every cell is complete), or each call's own
+// inputs as they were when the call began (the colours start over at every call).
+enum class ColourScope : std::uint8_t { program, call };
+
 // Which ranks' inputs one element holds after `applied` steps, from the symbolic
-// checker's contribution sets (relative to the start of the call that step belongs to).
+// checker's contribution sets: of the whole program from its inputs (ColourScope::program,
+// the engine's whole-program state), or relative to the start of the call that step
+// belongs to (ColourScope::call).
 class ContributionCursor {
  public:
-  explicit ContributionCursor(const Schedule& s);
+  explicit ContributionCursor(const Schedule& s, ColourScope scope = ColourScope::program);
   ~ContributionCursor();
   ContributionCursor(const ContributionCursor&) = delete;
   ContributionCursor& operator=(const ContributionCursor&) = delete;
@@ -63,10 +71,12 @@ class ContributionCursor {
   // Sorted, unique source ranks of element `index` of `buf` on `rank`.
   std::vector<std::int32_t> ranks_of(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
   std::int32_t applied() const { return applied_; }
+  ColourScope scope() const { return scope_; }
 
  private:
   struct Impl;
   const Schedule& s_;
+  ColourScope scope_;
   std::unique_ptr<Impl> impl_;
   std::int32_t applied_ = -1;
 };

@@ -91,4 +91,26 @@ std::int32_t step_at(const TimelineView& v, float x) {
   return step;
 }
 
+RankLabels timeline_labels(std::int32_t ranks, float row_h, float font) {
+  RankLabels out;
+  if (ranks <= 0 || row_h <= 0) return out;
+  out.size = std::min(font, row_h);
+  if (out.size < kMinTimelineLabelPx) {
+    out.size = std::min(font, kMinTimelineLabelPx);
+    out.every = static_cast<std::int32_t>(std::ceil(out.size / row_h));
+  }
+  const bool full = out.size >= font * 0.8f;
+  const float height = row_h * static_cast<float>(ranks);
+  float free = 0;  // where the previous label ends
+  for (std::int32_t r = 0; r < ranks; r += out.every) {
+    // Centred on its group of `every` rows; the last one kept inside, or left out.
+    float y = row_h * static_cast<float>(r) + (row_h * static_cast<float>(out.every) - out.size) / 2;
+    y = std::min(std::max(y, free), height - out.size);
+    if (y < free - 0.01f || y < 0) break;
+    out.labels.push_back({r, y, full ? "rank " + std::to_string(r) : std::to_string(r)});
+    free = y + out.size;
+  }
+  return out;
+}
+
 }  // namespace collscope::view

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collscope/run.h"
@@ -50,6 +51,24 @@ struct TimelinePixels {
 };
 TimelinePixels rasterise_timeline(const TimelineView& v, std::int32_t width, std::int32_t rows_per_rank = 8,
                                   std::int32_t min_width = 1);
+
+// The rank labels left of the timeline's rows of `row_h` pixels, with the window's font
+// of `font` pixels: every rank, each label as tall as its row (down to
+// kMinTimelineLabelPx, and "3" instead of "rank 3" when it is smaller than the font),
+// so 16 ranks are all named on an ordinary timeline; only rows lower than that label
+// every k-th rank, with no two labels overlapping.
+inline constexpr float kMinTimelineLabelPx = 6;
+struct RankLabel {
+  std::int32_t rank = 0;
+  float y = 0;  // top of the label, from the top of the rows
+  std::string text;
+};
+struct RankLabels {
+  float size = 0;  // font size of every label
+  std::int32_t every = 1;
+  std::vector<RankLabel> labels;
+};
+RankLabels timeline_labels(std::int32_t ranks, float row_h, float font);
 
 // The slice under (rank row, x), with `slop` of tolerance in x; -1 when none.
 std::int32_t slice_at(const TimelineView& v, std::int32_t rank, float x, float slop = 0.003f);

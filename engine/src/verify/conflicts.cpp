@@ -136,9 +136,15 @@ Status check_step(const Schedule& s, std::size_t k, std::vector<Interval>& iv) {
                  std::to_string(other_t) + " (" + describe_transfer(s, a) + ") " + (other_write ? "writes" : "reads") +
                  " in the same step";
         }
+        // The error sits at the op of the later transfer (lower_scenario adds its
+        // file:line:col); when the other transfer comes from another op, name that too.
+        const std::string here = pointer_of(s, k, x.transfer);
+        if (other_t != x.transfer)
+          if (const std::string there = pointer_of(s, k, other_t); !there.empty() && there != here)
+            msg += "; transfer " + std::to_string(other_t) + " comes from " + there;
         return make_error("verify.conflict", msg,
                           "transfers of one step run at the same time: move one of them to another step",
-                          Location{"", 0, 0, pointer_of(s, k, x.transfer)});
+                          Location{"", 0, 0, here});
       }
       if (x.write) {
         if (x.end > write_end) write_end = x.end, write_t = x.transfer;
