@@ -229,7 +229,7 @@ void print_calls(const Schedule& s) {
       continue;
     }
     std::cout << "  call " << c.program_index << (c.group.empty() ? "" : " (" + group_text(c) + ")") << ": "
-              << name_of(c.args.coll) << " count " << c.args.count;
+              << name_of(c.args.coll) << (c.args.peers ? " counts per peer, largest block " : " count ") << c.args.count;
     if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
     if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
     std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm

@@ -46,7 +46,7 @@ int run(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "lower, verify, execute and check a scenario file or one collective");
   run->add_option("scenario", rf.file, "scenario JSON file (or describe one collective with the flags below)");
   run->add_option("--coll", rf.coll, "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
-                                     "reduce_scatter, alltoall, barrier");
+                                     "reduce_scatter, alltoall, alltoallv, barrier");
   run->add_option("--algo", rf.algo, "algorithm (see `collscope list`), default auto");
   run->add_option("--ranks", rf.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
   run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)")->check(whole_number<std::int64_t>());

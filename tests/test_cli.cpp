@@ -185,7 +185,7 @@ TEST_CASE("cli: list --json shows every algorithm and the backends") {
   for (const auto& c : j["collectives"])
     for (const auto& a : c["algorithms"]) (a.value("native", false) ? native : algos) += 1;
   CHECK(algos == test_registry::algorithm_count());
-  CHECK(native == 17);  // NCCL's own for every collective but barrier, MPI's for every one
+  CHECK(native == 18);  // NCCL's own for every collective but barrier and alltoallv, MPI's for every one
   CHECK(j["backends"][0]["name"] == "cpu");
   CHECK(j["backends"][0]["available"] == true);
   CHECK(j["lessons"].size() >= 9);

@@ -117,7 +117,10 @@ TEST_CASE("collectives: every collective has a complete descriptor, found under 
     CHECK(has_arg(d.mpi, MpiArg::comm));
     CHECK(has_arg(d.mpi, MpiArg::op) == d.reducing);
     CHECK(has_arg(d.mpi, MpiArg::root) == d.rooted);
-    CHECK(has_arg(d.mpi, MpiArg::count) == d.moves_data);
+    // A per-peer collective passes its counts per peer instead of one count.
+    CHECK((has_arg(d.mpi, MpiArg::count) || has_arg(d.mpi, MpiArg::send_counts)) == d.moves_data);
+    CHECK(has_arg(d.mpi, MpiArg::send_counts) == d.per_peer);
+    CHECK(has_arg(d.mpi, MpiArg::recv_displs) == d.per_peer);
     CHECK(has_arg(d.mpi, MpiArg::datatype) == d.moves_data);
     CHECK((d.mpi.in_place == MpiInPlace::unsupported) == !d.in_place);
   }

@@ -460,7 +460,7 @@ TEST_CASE("scenario error: scenario.unknown_op") {
   CHECK(e.id == "scenario.unknown_op");
   CHECK(e.message == "unknown op \"allreduc\" (did you mean \"allreduce\"?)");
   CHECK(e.hint ==
-        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, barrier, send, "
+        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, alltoallv, barrier, send, "
         "recv, isend, irecv, wait, compute, copy, accumulate, repeat, step");
   check_where(e, 8, 16, "/program/0/op");
 

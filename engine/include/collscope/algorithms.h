@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,13 @@ class StepBuilder {
   // input / output (already shifted by the in-place offsets).
   Loc in(std::int32_t r, std::uint64_t elem = 0) const;
   Loc out(std::int32_t r, std::uint64_t elem = 0) const;
+
+  // Collectives with a count per pair of ranks (alltoallv): how many elements group
+  // rank s sends to d, where that block starts in s's input, and where it lands in d's
+  // output (CollArgs::peers, schedule.h).
+  std::uint64_t peer_count(std::int32_t s, std::int32_t d) const;
+  Loc send_block(std::int32_t s, std::int32_t d) const;
+  Loc recv_block(std::int32_t d, std::int32_t s) const;
 
   // Scratch space the algorithm needs (same size on every rank). Returns an id for scratch().
   std::int32_t add_scratch(const std::string& name, std::uint64_t count_per_rank);
@@ -73,6 +81,7 @@ class StepBuilder {
   std::int32_t first_step_;
   bool open_ = false;
   std::vector<std::int32_t> scratch_bufs_;
+  std::shared_ptr<const PeerCounts> peers_;  // per-peer collectives only
 };
 
 using AlgorithmFn = void (*)(StepBuilder&);

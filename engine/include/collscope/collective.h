@@ -11,6 +11,9 @@
 //   gather, allgather            : elements each rank sends
 //   scatter, reduce_scatter      : elements each rank receives
 //   alltoall                     : elements per peer block
+//   alltoallv                    : the largest per-peer block; the counts themselves
+//                                  are CollArgs::peers (without them: the default
+//                                  pattern of `count`, alltoallv_default_count)
 //   barrier                      : unused (0)
 //
 // Every function of a descriptor takes the whole call (CollArgs), not just its count,
@@ -19,14 +22,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "collscope/types.h"
 
 namespace collscope {
 
-struct CollArgs;  // schedule.h
+struct CollArgs;    // schedule.h
+struct PeerCounts;  // schedule.h
 
 struct CollectiveShape {
   // Elements the input / output buffer of `rank` must hold (0 = not used on that rank).
@@ -48,6 +54,9 @@ struct ExpectedElement {
   std::int32_t first = 0, last = 0;
   std::uint64_t index = 0;
   std::uint64_t run = 1;
+  // The element keeps what it held before the call (first and last are then unused):
+  // the gaps an alltoallv's explicit receive offsets leave between its blocks.
+  bool keeps = false;
 };
 
 // The vocabulary a collective's numeric definition is written in; the numeric
@@ -97,6 +106,11 @@ enum class MpiArg : std::uint8_t {
   op,        // the MPI_Op of the reduction (avg has none: MPI_SUM, then divide by the ranks)
   root,      // the root, as a rank of the communicator
   comm,      // a communicator of the call's ranks, in group-rank order
+  // Per-peer collectives (MPI_Alltoallv), from CollArgs::peers, as int arrays indexed by peer:
+  send_counts,   // elements this rank sends to each peer
+  send_displs,   // where in sendbuf each peer's block starts
+  recv_counts,   // elements this rank receives from each peer
+  recv_displs,   // where in recvbuf each peer's block lands
 };
 // How an in-place call (one buffer, NCCL's conventions, see CollArgs) is passed to MPI.
 enum class MpiInPlace : std::uint8_t {
@@ -124,6 +138,9 @@ struct CollectiveDescriptor {
   bool synchronizes;  // no rank may leave before every rank has arrived (barrier)
   bool in_place;      // may run in one buffer
   bool out_of_place;  // may run from a send into a separate receive buffer
+  // Counts differ per pair of ranks (alltoallv): a call gives them as "counts" (and
+  // optional offsets) instead of one "count", and they travel in CollArgs::peers.
+  bool per_peer;
   CountOf count_of;
 
   // Elements group rank g's input and output must hold.
@@ -158,5 +175,15 @@ std::uint64_t message_bytes(Collective c, std::int32_t ranks, std::uint64_t coun
 double bus_factor(Collective c, std::int32_t ranks);
 const NcclCall& nccl_call(Collective c);
 const MpiCall& mpi_call(Collective c);
+
+// alltoallv's default pattern, what `--coll alltoallv --count N` runs and what a call
+// without per-peer counts means: rank r sends N * ((r + peer + 1) mod 3) elements to
+// peer, packed. Skewed (0, N or 2N per peer) and with empty blocks from 2 ranks on.
+std::uint64_t alltoallv_default_count(std::uint64_t count, std::int32_t rank, std::int32_t peer);
+// The same pattern as a scenario's "counts" expression: "N * ((rank + peer + 1) % 3)".
+std::string alltoallv_default_counts_text(std::uint64_t count);
+// The call's per-peer layout: CollArgs::peers, or the default pattern of its count
+// (built once per thread and shape, packed); null for a collective that is not per peer.
+std::shared_ptr<const PeerCounts> peers_of(const CollArgs& a);
 
 }  // namespace collscope

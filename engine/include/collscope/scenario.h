@@ -26,6 +26,9 @@
 // "count": each rank's row gives its count. Keys a collective does not use ("root" on
 // allreduce, "reduce_op" on gather, "count" on barrier) are refused, not ignored.
 // A call names either "buffer" (in place) or both "send" and "recv"; barrier names none.
+// alltoallv has no "count" but "counts" (elements rank sends to peer: an expression in
+// rank, peer and size, or a table of one row per rank), and optional "send_offsets" and
+// "recv_offsets" in the same forms (default: packed in rank order).
 //
 // When a call has no "count", it is derived from the buffers with NCCL's meaning of
 // count (collective.h): the largest count for which the count-giving buffer fits on
@@ -141,6 +144,16 @@ inline bool is_nonblocking_message(ProgramOpKind k) { return k == ProgramOpKind:
 // Ops that every member of a communicator enters together: collectives and written steps.
 inline bool is_sync(ProgramOpKind k) { return k == ProgramOpKind::collective || k == ProgramOpKind::step; }
 
+// A number per (rank, peer) pair of a per-peer collective (alltoallv's "counts",
+// "send_offsets", "recv_offsets"): an expression in rank, peer, size and the loop
+// variables in scope, or a table with one row per rank and one column per peer. Ranks
+// and peers are ranks of the call's group. Empty: not given.
+struct PeerTable {
+  std::string expr;
+  std::vector<std::vector<std::uint64_t>> rows;
+  bool empty() const { return expr.empty() && rows.empty(); }
+};
+
 struct ProgramOp {
   using Kind = ProgramOpKind;
   Kind kind = Kind::collective;
@@ -149,6 +162,10 @@ struct ProgramOp {
   std::string buffer;                // in place: the one buffer
   std::string send, recv;            // out of place
   std::optional<std::uint64_t> count;  // NCCL's count; derived from the buffers when absent
+  // alltoallv: elements rank sends to peer; where its blocks start in the send and the
+  // receive buffer (empty: packed in rank order). Receive counts follow: rank r
+  // receives counts[p][r] from p.
+  PeerTable peer_counts, send_offsets, recv_offsets;
   std::string algorithm = "auto";
   ReduceOp reduce_op = ReduceOp::sum;
   std::int32_t root = 0;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,32 @@ struct BufferDecl {
   bool scratch = false;              // created by an algorithm, not by the user
 };
 
+// Who sends how much to whom, and where, for a collective whose counts differ per pair
+// of ranks (alltoallv, like MPI_Alltoallv's sendcounts/sdispls/recvcounts/rdispls).
+// Group ranks: s sends count(s, d) elements to d, read from element send_at(s, d) of
+// s's input and written to element recv_at(d, s) of d's output.
+struct PeerCounts {
+  std::int32_t ranks = 0;
+  std::vector<std::uint64_t> counts;        // [s * ranks + d]
+  std::vector<std::uint64_t> send_offsets;  // [s * ranks + d]
+  std::vector<std::uint64_t> recv_offsets;  // [d * ranks + s]
+  // Elements rank r's input and output must hold (the furthest block end); finish() sets them.
+  std::vector<std::uint64_t> in_need, out_need;
+
+  std::uint64_t count(std::int32_t s, std::int32_t d) const { return counts[at(s, d)]; }
+  std::uint64_t send_at(std::int32_t s, std::int32_t d) const { return send_offsets[at(s, d)]; }
+  std::uint64_t recv_at(std::int32_t d, std::int32_t s) const { return recv_offsets[at(d, s)]; }
+  std::size_t at(std::int32_t a, std::int32_t b) const {
+    return static_cast<std::size_t>(a) * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(b);
+  }
+  // With `counts` set: packs the blocks where an offset table is empty (exclusive prefix
+  // sums, rank order: MPI's and PyTorch's default), then computes in_need and out_need.
+  void finish();
+  bool operator==(const PeerCounts& o) const {
+    return ranks == o.ranks && counts == o.counts && send_offsets == o.send_offsets && recv_offsets == o.recv_offsets;
+  }
+};
+
 // Arguments of one collective call after validation, in the engine's terms.
 // Offsets follow NCCL's in-place conventions: for in-place allgather the input of
 // rank r is out + r*count; for in-place reduce_scatter the output of rank r is
@@ -94,6 +121,11 @@ struct CollArgs {
   // When the call runs on a group, world_rank[g] is the world rank of group rank g;
   // empty = the whole world in order. Algorithms work on group ranks; the builder maps.
   std::vector<std::int32_t> world_rank;
+  // alltoallv: the per-peer counts and offsets (then `count` is the largest block). Null
+  // for the other collectives, and for an alltoallv built from a count alone (the
+  // short forms of collective.h, tests), which means the default pattern of `count`
+  // (alltoallv_default_count). Shared: the table is n x n and calls are copied.
+  std::shared_ptr<const PeerCounts> peers;
 
   // Where rank r's input and output start (element offsets in in_buf / out_buf).
   std::uint64_t in_offset(std::int32_t r) const;

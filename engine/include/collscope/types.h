@@ -24,6 +24,7 @@ enum class Collective : std::uint8_t {
   allgather,
   reduce_scatter,
   alltoall,
+  alltoallv,
   barrier,
 };
 
@@ -33,7 +34,8 @@ inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, Redu
                                              ReduceOp::avg};
 inline constexpr Collective kAllCollectives[] = {
     Collective::broadcast, Collective::reduce,         Collective::allreduce, Collective::scatter, Collective::gather,
-    Collective::allgather, Collective::reduce_scatter, Collective::alltoall,  Collective::barrier};
+    Collective::allgather, Collective::reduce_scatter, Collective::alltoall,  Collective::alltoallv,
+    Collective::barrier};
 
 std::string_view name_of(DType t);
 std::string_view name_of(ReduceOp op);

@@ -47,6 +47,11 @@ void alltoall_pairwise(StepBuilder& b);
 void alltoall_bruck(StepBuilder& b);
 void alltoall_linear(StepBuilder& b);
 
+// alltoallv.cpp
+void alltoallv_pairwise(StepBuilder& b);
+void alltoallv_linear(StepBuilder& b);
+void alltoallv_scattered(StepBuilder& b);
+
 // barrier.cpp
 void barrier_dissemination(StepBuilder& b);
 void barrier_central(StepBuilder& b);

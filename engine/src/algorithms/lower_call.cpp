@@ -95,7 +95,8 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
       const CollArgs& p = it->args;
       if (it->auto_picked && it->kind == CallKind::collective && p.coll == args.coll && p.ranks == args.ranks &&
           p.count == args.count && p.root == args.root && p.op == args.op && p.dtype == args.dtype &&
-          p.in_place == args.in_place && p.world_rank == args.world_rank)
+          p.in_place == args.in_place && p.world_rank == args.world_rank &&
+          (p.peers == args.peers || (p.peers && args.peers && *p.peers == *args.peers)))
         name = it->algorithm;
     }
     if (name.empty()) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);

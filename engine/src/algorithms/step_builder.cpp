@@ -3,10 +3,16 @@
 // drops steps that end up empty.
 #include "collscope/algorithms.h"
 
+#include "collscope/collective.h"
+
 namespace collscope {
 
 StepBuilder::StepBuilder(Schedule& schedule, const CollArgs& args, std::int32_t call)
-    : s_(schedule), args_(args), call_(call), first_step_(static_cast<std::int32_t>(schedule.steps.size())) {}
+    : s_(schedule),
+      args_(args),
+      call_(call),
+      first_step_(static_cast<std::int32_t>(schedule.steps.size())),
+      peers_(peers_of(args)) {}
 
 static std::int32_t world_of(const CollArgs& a, std::int32_t r) {
   return a.world_rank.empty() ? r : a.world_rank[static_cast<std::size_t>(r)];
@@ -35,6 +41,10 @@ Loc StepBuilder::in(std::int32_t r, std::uint64_t elem) const {
 Loc StepBuilder::out(std::int32_t r, std::uint64_t elem) const {
   return Loc{world_of(args_, r), args_.out_buf, args_.out_offset(r) + elem};
 }
+
+std::uint64_t StepBuilder::peer_count(std::int32_t s, std::int32_t d) const { return peers_ ? peers_->count(s, d) : 0; }
+Loc StepBuilder::send_block(std::int32_t s, std::int32_t d) const { return in(s, peers_ ? peers_->send_at(s, d) : 0); }
+Loc StepBuilder::recv_block(std::int32_t d, std::int32_t s) const { return out(d, peers_ ? peers_->recv_at(d, s) : 0); }
 
 std::int32_t StepBuilder::add_scratch(const std::string& name, std::uint64_t count_per_rank) {
   BufferDecl d;

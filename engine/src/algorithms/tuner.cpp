@@ -29,7 +29,7 @@ Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args, std::uint
   local.world_rank.clear();
   BufferDecl in{"in", {}, false}, out{"out", {}, false};
   for (std::int32_t r = 0; r < args.ranks; ++r) {
-    auto sh = shape_of(args.coll, args.ranks, r, args.root, args.count);
+    auto sh = shape_of(args, r);
     in.count.push_back(std::max<std::uint64_t>(sh.in_count, sh.out_count));
     out.count.push_back(std::max<std::uint64_t>(sh.in_count, sh.out_count));
   }

@@ -68,6 +68,12 @@ std::uint64_t schedule_digest(const Schedule& s) {
     h.num(a.in_place);
     h.num(a.world_rank.size());
     for (auto w : a.world_rank) h.num(u(w));
+    h.num(a.peers != nullptr);
+    if (a.peers)
+      for (const auto* table : {&a.peers->counts, &a.peers->send_offsets, &a.peers->recv_offsets}) {
+        h.num(table->size());
+        for (auto v : *table) h.num(v);
+      }
   }
   h.num(s.steps.size());
   for (const auto& st : s.steps) {

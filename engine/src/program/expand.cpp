@@ -482,12 +482,19 @@ class Expander {
     const ProgramOp& op = *sy.op;
     if (!op.coll) return Signature{"step \"" + op.phase + "\" (" + program_op_label(sy.pointer) + ")", false};
     scenario::CallResolver resolver(s_);
-    auto a = resolver.resolve(op, program_index(sy.pointer), sy.members);
+    auto a = resolver.resolve(op, program_index(sy.pointer), sy.members, sy.env);
     if (!a) return a.error();
     std::string t = op.op;
     if (!op.buffer.empty()) t += " " + op.buffer;
     if (!op.send.empty()) t += " " + op.send + " -> " + op.recv;
     if (collective_descriptor(*op.coll).moves_data) t += " count " + std::to_string(a->count);
+    if (a->peers) {
+      // Members joined into one alltoallv must agree on every count and offset.
+      std::uint64_t h = 14695981039346656037ull;
+      for (const auto* table : {&a->peers->counts, &a->peers->send_offsets, &a->peers->recv_offsets})
+        for (std::uint64_t v : *table) h = (h ^ v) * 1099511628211ull;
+      t += " counts #" + std::to_string(h);
+    }
     t += " " + std::string(name_of(s_.dtype));
     if (has_root(*op.coll)) t += " root " + std::to_string(a->root);
     if (is_reducing(*op.coll)) t += " " + std::string(name_of(a->op));

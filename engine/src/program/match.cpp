@@ -520,7 +520,7 @@ class Matcher {
     } else {
       scenario::CallResolver resolver(t_.scenario);
       const auto index = program_index(sy.pointer);
-      auto args = resolver.resolve(op, index, sy.members);
+      auto args = resolver.resolve(op, index, sy.members, sy.env);
       if (!args) return args.error();
       if (t_.fixed_call >= 0) {
         // A collective inside a custom algorithm: part of the algorithm.

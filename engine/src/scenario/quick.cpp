@@ -58,11 +58,18 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   const std::uint64_t count = moves_data ? q.count : 0;
   std::vector<std::uint64_t> in_n, out_n;
   std::uint64_t total = 0;
+  // The call from a count alone (a per-peer collective: its default pattern, built once).
+  CollArgs call;
+  call.coll = q.coll;
+  call.ranks = q.ranks;
+  call.root = has_root(q.coll) ? q.root : 0;
+  call.count = count;
+  call.peers = peers_of(call);
+  const auto full_in = shape_of(call, call.root).in_count;
+  const auto full_out = shape_of(call, call.root).out_count;
   for (std::int32_t r = 0; r < q.ranks; ++r) {
-    const auto sh = shape_of(q.coll, q.ranks, r, q.root, count);
+    const auto sh = shape_of(call, r);
     // Every rank gets the same sizes, like a program written once for all ranks.
-    const auto full_in = shape_of(q.coll, q.ranks, q.root, q.root, count).in_count;
-    const auto full_out = shape_of(q.coll, q.ranks, q.root, q.root, count).out_count;
     in_n.push_back(q.in_place ? std::max(full_in, full_out) : std::max(sh.in_count, full_in));
     out_n.push_back(std::max(sh.out_count, full_out));
     if (count && (in_n.back() > kMaxBufferBytes / size_of(q.dtype) || out_n.back() > kMaxBufferBytes / size_of(q.dtype)))
@@ -84,7 +91,10 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   op.algorithm = q.algorithm;
   op.reduce_op = q.op;
   op.root = has_root(q.coll) ? q.root : 0;
-  op.count = count;
+  if (collective_descriptor(q.coll).per_peer)
+    op.peer_counts.expr = alltoallv_default_counts_text(count);  // --count N: the default pattern of N
+  else
+    op.count = count;
   const BufferInit init = default_init(q.dtype, q.op, q.ranks);
   if (moves_data) {
     if (q.in_place) {

@@ -20,7 +20,9 @@ namespace {
 
 const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send",    "recv",  "count", "algorithm",
                                             "reduce_op", "root",      "caption", "group", "body",  "ranks",
-                                            "request"};
+                                            "request",   "counts",    "send_offsets", "recv_offsets"};
+// The keys of a collective whose counts differ per pair of ranks (alltoallv), instead of "count".
+const std::vector<std::string> kPeerKeys = {"counts", "send_offsets", "recv_offsets"};
 const std::vector<std::string> kSendKeys = {"op", "ranks", "buffer", "offset", "count", "to", "dtype", "caption"};
 const std::vector<std::string> kRecvKeys = {"op", "ranks", "buffer", "offset", "count", "from", "dtype", "caption"};
 const std::vector<std::string> kWaitKeys = {"op", "ranks", "request", "requests", "caption"};
@@ -186,20 +188,27 @@ ProgramOp ProgramReader::read_op(const Value& v, Scope& scope, bool in_custom) c
 void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope, bool in_custom) const {
   const Collective c = *op.coll;
   const std::string cname(name_of(c));
+  const bool per_peer = collective_descriptor(c).per_peer;
   // Keys that exist for calls but not for this collective are refused too, so that
   // nothing the user wrote is silently ignored.
   std::vector<std::string> valid;
   for (const auto& k : kCallKeys) {
     if (k == "root" && !has_root(c)) continue;
     if (k == "reduce_op" && !is_reducing(c)) continue;
-    if (k == "count" && !collective_descriptor(c).moves_data) continue;
+    if (k == "count" && (!collective_descriptor(c).moves_data || per_peer)) continue;
+    const bool peer_key = std::find(kPeerKeys.begin(), kPeerKeys.end(), k) != kPeerKeys.end();
+    if (peer_key && !per_peer) continue;
     valid.push_back(k);
   }
   for (const auto& m : v.members) {
     if (std::find(valid.begin(), valid.end(), m.key) != valid.end()) continue;
     if (std::find(kCallKeys.begin(), kCallKeys.end(), m.key) != kCallKeys.end()) {
+      const bool peer_key = std::find(kPeerKeys.begin(), kPeerKeys.end(), m.key) != kPeerKeys.end();
       std::string why = m.key == "root"        ? "only broadcast, reduce, scatter and gather have a root"
                         : m.key == "reduce_op" ? "only reduce, allreduce and reduce_scatter combine values"
+                        : peer_key             ? "only alltoallv has counts per pair of ranks (use \"count\" here)"
+                        : per_peer             ? cname + " has a count per pair of ranks: give \"counts\", e.g. "
+                                                 "\"counts\": \"(rank + peer) % 3\" or a table with one row per rank"
                                                : "a barrier moves no data";
       fail("scenario.unknown_key", "key " + quote(m.key) + " does not apply to " + cname, "remove it: " + why,
            Location{file_, m.line, m.col, v.pointer});
@@ -217,6 +226,17 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
   op.send = text("send", "\"send\": \"x\"");
   op.recv = text("recv", "\"recv\": \"y\"");
   if (const Member* m = v.find("count")) op.count = count(m->value, at(*m), "count", "\"count\": 8");
+  if (per_peer) {
+    const Member* counts = v.find("counts");
+    if (!counts)
+      fail("scenario.missing_key", cname + " is missing \"counts\"",
+           "say how many elements each rank sends to each peer: an expression in rank and peer, e.g. \"counts\": "
+           "\"(rank + peer) % 3\", or a table with one row per rank, e.g. [[0, 2], [1, 3]]",
+           at(v));
+    op.peer_counts = peer_table(*counts, scope);
+    if (const Member* m = v.find("send_offsets")) op.send_offsets = peer_table(*m, scope);
+    if (const Member* m = v.find("recv_offsets")) op.recv_offsets = peer_table(*m, scope);
+  }
   if (v.find("algorithm")) op.algorithm = text("algorithm", "\"algorithm\": \"ring\"");
   if (const Member* m = v.find("reduce_op")) op.reduce_op = reduce_op(*m);
   if (const Member* m = v.find("root")) {
@@ -552,6 +572,27 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
 }
 
 // --- pieces ---------------------------------------------------------------------------
+
+PeerTable ProgramReader::peer_table(const Member& m, const Scope& scope) const {
+  PeerTable t;
+  const std::string example = "\"" + m.key + "\": \"(rank + peer) % 3\" or [[0, 2], [1, 3]] (row: rank, column: peer)";
+  if (m.value.is_array()) {
+    if (m.value.items.empty())
+      wrong_type(m.key, "an expression or a table with one row per rank", m.value, at(m), example);
+    for (const Value& row : m.value.items) {
+      if (!row.is_array())
+        wrong_type("a row of " + quote(m.key), "an array with one number per peer", row, at(row), example);
+      std::vector<std::uint64_t> numbers;
+      for (const Value& x : row.items) numbers.push_back(count(x, at(x), m.key + " entry", example));
+      t.rows.push_back(std::move(numbers));
+    }
+    return t;
+  }
+  Scope with_peer = scope;
+  with_peer.push_back("peer");
+  t.expr = expression(m, with_peer, example);
+  return t;
+}
 
 std::string ProgramReader::expression(const Member& m, const Scope& scope, const std::string& example) const {
   std::string text;

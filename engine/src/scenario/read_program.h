@@ -41,6 +41,8 @@ class ProgramReader : public ReaderBase {
   RankSelector rank_selector(const Member& m, const Scope& scope) const;
   SliceSpec slice(const Member& m, const Scope& scope, bool with_rank) const;
   ReduceOp reduce_op(const Member& m) const;
+  // alltoallv's "counts" and offsets: an expression in rank, peer and size, or a table.
+  PeerTable peer_table(const Member& m, const Scope& scope) const;
   std::string buffer_name(const Member& m) const;
   std::string request_name(const Value& v, const Location& where) const;
 };

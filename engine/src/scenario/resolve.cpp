@@ -241,7 +241,7 @@ struct Need {
 };
 
 Need need_of(const CollArgs& a, std::int32_t r) {
-  const auto sh = shape_of(a.coll, a.ranks, r, a.root, a.count);
+  const auto sh = shape_of(a, r);
   if (!a.in_place) return {sh.in_count, sh.out_count};
   const std::uint64_t in_end = sh.in_count ? a.in_offset(r) + sh.in_count : 0;
   const std::uint64_t out_end = sh.out_count ? a.out_offset(r) + sh.out_count : 0;
@@ -254,8 +254,111 @@ bool count_from_input(Collective c) { return collective_descriptor(c).count_of !
 
 }  // namespace
 
+Status CallResolver::resolve_peers(const ProgramOp& op, std::int32_t index, std::int32_t n, const Env& env,
+                                   CollArgs& a) const {
+  const std::string cname(name_of(a.coll));
+  const std::string on = op.group.empty() ? std::to_string(n) + " ranks"
+                                          : std::to_string(n) + " ranks of group " + quote(op.group);
+  if (op.peer_counts.empty())
+    return make_error("scenario.missing_key", cname + " has no \"counts\"",
+                      "say how many elements each rank sends to each peer, e.g. \"counts\": \"(rank + peer) % 3\"",
+                      where(op, index, ""));
+  auto p = std::make_shared<PeerCounts>();
+  p->ranks = n;
+  const auto cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  // One table: its n x n numbers, from the expression or the rows, each 0..kMaxCountElements.
+  auto fill = [&](const PeerTable& t, const char* key, std::vector<std::uint64_t>& out) -> Status {
+    const Location at = where(op, index, key);
+    out.assign(cells, 0);
+    if (!t.rows.empty()) {
+      const std::string hint = std::string("give one row per rank of the call (") + on + "), each with one number per peer";
+      if (t.rows.size() != static_cast<std::size_t>(n))
+        return make_error("scenario.out_of_range",
+                          std::string("\"") + key + "\" has " + std::to_string(t.rows.size()) + " rows, but " + cname +
+                              " runs on " + on,
+                          hint, at);
+      for (std::int32_t r = 0; r < n; ++r) {
+        const auto& row = t.rows[static_cast<std::size_t>(r)];
+        if (row.size() != static_cast<std::size_t>(n))
+          return make_error("scenario.out_of_range",
+                            std::string("row ") + std::to_string(r) + " of \"" + key + "\" has " +
+                                std::to_string(row.size()) + " numbers, but " + cname + " runs on " + on,
+                            hint, at);
+        for (std::int32_t q = 0; q < n; ++q) out[p->at(r, q)] = row[static_cast<std::size_t>(q)];
+      }
+      return ok_status();
+    }
+    auto e = Expression::parse(t.expr);
+    if (!e) {
+      Error err = e.error();
+      err.where = at;
+      return err;
+    }
+    Env vars = env;
+    vars.push_back({"size", n});
+    vars.push_back({"rank", 0});
+    vars.push_back({"peer", 0});
+    const std::size_t rank_at = vars.size() - 2, peer_at = vars.size() - 1;
+    for (std::int32_t r = 0; r < n; ++r)
+      for (std::int32_t q = 0; q < n; ++q) {
+        vars[rank_at].second = r;
+        vars[peer_at].second = q;
+        auto v = e->eval(vars);
+        if (!v) {
+          Error err = v.error();
+          err.message = std::string("\"") + key + "\" for rank " + std::to_string(r) + " and peer " + std::to_string(q) +
+                        ": " + err.message;
+          err.where = at;
+          return err;
+        }
+        if (*v < 0 || static_cast<std::uint64_t>(*v) > kMaxCountElements)
+          return make_error("scenario.out_of_range",
+                            std::string("\"") + key + "\" " + quote(t.expr) + " is " + std::to_string(*v) +
+                                " for rank " + std::to_string(r) + " and peer " + std::to_string(q),
+                            std::string(*v < 0 ? "counts and offsets are 0 or more" : "that is more than any buffer holds") +
+                                " (rank and peer are ranks of the call" + (op.group.empty() ? "" : ", in group " + quote(op.group)) +
+                                ")",
+                            at);
+        out[p->at(r, q)] = static_cast<std::uint64_t>(*v);
+      }
+    return ok_status();
+  };
+  if (auto st = fill(op.peer_counts, "counts", p->counts); !st) return st;
+  if (!op.send_offsets.empty())
+    if (auto st = fill(op.send_offsets, "send_offsets", p->send_offsets); !st) return st;
+  if (!op.recv_offsets.empty()) {
+    if (auto st = fill(op.recv_offsets, "recv_offsets", p->recv_offsets); !st) return st;
+    // Two blocks landing on the same element would make the result depend on their
+    // order (MPI calls it erroneous): receive blocks must not overlap.
+    for (std::int32_t d = 0; d < n; ++d) {
+      std::vector<std::pair<std::uint64_t, std::int32_t>> starts;
+      for (std::int32_t s = 0; s < n; ++s)
+        if (p->count(s, d)) starts.push_back({p->recv_at(d, s), s});
+      std::sort(starts.begin(), starts.end());
+      for (std::size_t k = 1; k < starts.size(); ++k) {
+        const auto [at0, s0] = starts[k - 1];
+        const auto [at1, s1] = starts[k];
+        if (at0 + p->count(s0, d) > at1)
+          return make_error("scenario.bad_call",
+                            "on rank " + std::to_string(d) + " the block from rank " + std::to_string(s0) +
+                                " (elements " + std::to_string(at0) + ".." + std::to_string(at0 + p->count(s0, d)) +
+                                ") overlaps the block from rank " + std::to_string(s1) + " (from element " +
+                                std::to_string(at1) + ")",
+                            "give every peer's block its own elements of the receive buffer (leave out "
+                            "\"recv_offsets\" to pack them in rank order)",
+                            where(op, index, "recv_offsets"));
+      }
+    }
+  }
+  p->finish();
+  a.count = 0;
+  for (std::uint64_t c : p->counts) a.count = std::max(a.count, c);
+  a.peers = std::move(p);
+  return ok_status();
+}
+
 Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
-                                       const std::vector<std::int32_t>& members) const {
+                                       const std::vector<std::int32_t>& members, const Env& env) const {
   std::optional<Collective> coll = op.coll;
   if (!coll) coll = parse_collective(op.op);
   if (!coll) return unknown_op_error(op.op, where(op, index, "op"));
@@ -372,7 +475,12 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
   auto role = [&](bool input) -> std::string { return in_place ? "buffer" : input ? "send buffer" : "recv buffer"; };
 
   // --- count ------------------------------------------------------------------
-  if (op.count) {
+  if (collective_descriptor(c).per_peer) {
+    if (op.count)
+      return make_error("scenario.bad_call", cname + " has a count per pair of ranks, not one \"count\"",
+                        "give \"counts\" instead", where(op, index, "count"));
+    if (auto st = resolve_peers(op, index, n, env, a); !st) return st.error();
+  } else if (op.count) {
     if (*op.count > kMaxCountElements)
       return count_too_large_error(std::to_string(*op.count), where(op, index, "count"));
     a.count = *op.count;
@@ -422,6 +530,7 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
       std::string hint = "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(want) +
                          " elements on rank " + std::to_string(world(r));
       if (op.count) hint += ", or lower \"count\"";
+      if (a.peers) hint += input ? ", or send less (\"counts\", \"send_offsets\")" : ", or receive less (\"counts\", \"recv_offsets\")";
       return make_error("scenario.buffer_too_small",
                         role(input) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
                             std::to_string(world(r)) + ": needs " + std::to_string(want) + " elements, has " +

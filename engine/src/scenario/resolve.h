@@ -12,6 +12,7 @@
 
 #include "collscope/result.h"
 #include "collscope/scenario.h"
+#include "scenario/expr.h"
 
 namespace collscope::scenario {
 
@@ -68,11 +69,15 @@ class CallResolver {
  public:
   explicit CallResolver(const Scenario& s);
   // Buffer ids in the result are positions in s.buffers. `members` (world ranks in
-  // group order) runs the call on a group; empty = every rank.
-  Result<CollArgs> resolve(const ProgramOp& op, std::int32_t index, const std::vector<std::int32_t>& members = {}) const;
+  // group order) runs the call on a group; empty = every rank. `env`: the values of the
+  // enclosing repeats' variables, for alltoallv's "counts" and offsets.
+  Result<CollArgs> resolve(const ProgramOp& op, std::int32_t index, const std::vector<std::int32_t>& members = {},
+                           const Env& env = {}) const;
 
  private:
   Location where(const ProgramOp& op, std::int32_t index, const std::string& key) const;
+  // alltoallv: the per-peer counts and offsets of a call on n ranks.
+  Status resolve_peers(const ProgramOp& op, std::int32_t index, std::int32_t n, const Env& env, CollArgs& a) const;
   // The JSON Pointer of a program entry that has none: "/program/<index>".
   const Scenario& s_;
   std::unordered_map<std::string, std::int32_t> by_name_;

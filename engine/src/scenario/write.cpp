@@ -151,6 +151,14 @@ ojson call_json(const ProgramOp& op) {
   if (!op.recv.empty()) j["recv"] = op.recv;
   const bool no_data = op.coll && !collective_descriptor(*op.coll).moves_data;  // a barrier has no count
   if (op.count && !no_data) j["count"] = *op.count;
+  // alltoallv's tables: an expression, or one row per rank.
+  auto table = [&](const char* key, const PeerTable& t) {
+    if (!t.rows.empty()) j[key] = t.rows;
+    else if (!t.expr.empty()) j[key] = expr_json(t.expr);
+  };
+  table("counts", op.peer_counts);
+  table("send_offsets", op.send_offsets);
+  table("recv_offsets", op.recv_offsets);
   if (!op.algorithm.empty() && op.algorithm != "auto") j["algorithm"] = op.algorithm;
   if (op.coll && is_reducing(*op.coll)) j["reduce_op"] = std::string(name_of(op.reduce_op));
   if (op.coll && has_root(*op.coll)) j["root"] = op.root;

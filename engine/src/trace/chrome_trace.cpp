@@ -537,7 +537,7 @@ class TraceBuilder {
       group_rank = it == a.world_rank.end() ? -1 : static_cast<std::int32_t>(it - a.world_rank.begin());
     }
     const CollectiveShape shape =
-        group_rank >= 0 ? shape_of(a.coll, a.ranks, group_rank, a.root, a.count) : CollectiveShape{};
+        group_rank >= 0 ? shape_of(a, group_rank) : CollectiveShape{};
     const std::string coll(name_of(a.coll));
     ObjectText ev =
         slice_event(sl, quoted(call.algorithm.empty() ? coll : coll + " (" + call.algorithm + ")"), "collective");

@@ -57,6 +57,11 @@ class ExpectedContents {
   std::vector<SymTerm> at(std::int32_t g, std::uint64_t i, std::uint64_t& run) const {
     const ExpectedElement e = d_.postcondition(a_, g, i);
     run = std::max<std::uint64_t>(1, e.run);
+    if (e.keeps) {  // the element holds what it held before the call: its own element
+      std::vector<std::uint64_t> own(words_, 0);
+      set(own, world(g));
+      return {SymTerm{a_.out_buf, a_.out_offset(g) + i, std::move(own)}};
+    }
     const std::int32_t first = std::max(0, e.first), last = std::min(a_.ranks, e.last);
     // One term per distinct input offset: in place, ranks may keep their input at
     // different places of the buffer (an all-gather's rank r at r*count).

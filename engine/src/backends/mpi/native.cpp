@@ -1,10 +1,12 @@
 #include "backends/mpi/native.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
 
 #include "backends/mpi/job.h"
+#include "collscope/collective.h"
 
 namespace collscope::mpi {
 
@@ -16,6 +18,7 @@ const char* native_call_name(Collective c) {
     case Collective::allgather: return "MPI_Allgather";
     case Collective::reduce_scatter: return "MPI_Reduce_scatter_block";
     case Collective::alltoall: return "MPI_Alltoall";
+    case Collective::alltoallv: return "MPI_Alltoallv";
     case Collective::gather: return "MPI_Gather";
     case Collective::scatter: return "MPI_Scatter";
     case Collective::barrier: return "MPI_Barrier";
@@ -62,6 +65,19 @@ Status check_native(const CollArgs& a, DType t) {
                       std::string(native_call_name(a.coll)) + " takes counts below 2^31 elements; this call has " +
                           std::to_string(a.count),
                       "use one of our algorithms for larger counts", {}, ExitCode::bad_input);
+  if (const auto p = peers_of(a)) {
+    // MPI_Alltoallv's counts and displacements are ints.
+    std::uint64_t most = 0;
+    for (const auto* table : {&p->counts, &p->send_offsets, &p->recv_offsets})
+      for (std::uint64_t v : *table) most = std::max(most, v);
+    for (std::uint64_t v : p->in_need) most = std::max(most, v);
+    for (std::uint64_t v : p->out_need) most = std::max(most, v);
+    if (most > static_cast<std::uint64_t>(INT_MAX))
+      return make_error("backend.native_unsupported",
+                        std::string(native_call_name(a.coll)) + " takes counts and offsets below 2^31 elements; this call "
+                        "reaches " + std::to_string(most),
+                        "use one of our algorithms for larger counts", {}, ExitCode::bad_input);
+  }
   return ok_status();
 }
 
@@ -103,6 +119,21 @@ Status run_native(const CollArgs& a, DType t, std::int32_t g, std::uint8_t* in_b
       }
       break;
     case Collective::alltoall: COLLSCOPE_MPI_CALL(MPI_Alltoall(in, n, type, out, n, type, comm)); break;
+    case Collective::alltoallv: {
+      // This rank's row of the table (what it sends) and column (what it receives).
+      const auto p = peers_of(a);
+      const auto ranks = static_cast<std::size_t>(p->ranks);
+      std::vector<int> sc(ranks), sd(ranks), rc(ranks), rd(ranks);
+      for (std::int32_t q = 0; q < p->ranks; ++q) {
+        const auto k = static_cast<std::size_t>(q);
+        sc[k] = static_cast<int>(p->count(g, q));
+        sd[k] = static_cast<int>(p->send_at(g, q));
+        rc[k] = static_cast<int>(p->count(q, g));
+        rd[k] = static_cast<int>(p->recv_at(g, q));
+      }
+      COLLSCOPE_MPI_CALL(MPI_Alltoallv(in, sc.data(), sd.data(), type, out, rc.data(), rd.data(), type, comm));
+      break;
+    }
     case Collective::gather:
       COLLSCOPE_MPI_CALL(MPI_Gather(root && in_place ? MPI_IN_PLACE : in, n, type, root ? out : nullptr, n, type, a.root, comm));
       break;

@@ -17,6 +17,7 @@ const CollectiveDescriptor& gather();
 const CollectiveDescriptor& allgather();
 const CollectiveDescriptor& reduce_scatter();
 const CollectiveDescriptor& alltoall();
+const CollectiveDescriptor& alltoallv();
 const CollectiveDescriptor& barrier();
 
 inline std::uint64_t ranks_of(const CollArgs& a) { return static_cast<std::uint64_t>(a.ranks); }
