@@ -49,6 +49,27 @@ struct Row {
   std::uint64_t transfers = 0;
 };
 
+// One row as one line of JSON; `bytes` 0: a scenario, no algbw or busbw.
+void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const char* method, const std::string& model,
+                    const std::string& mode) {
+  nlohmann::ordered_json j;
+  j["algorithm"] = r.algorithm;
+  j["predicted_us"] = r.p.us;
+  if (bytes > 0) {
+    j["algbw_gbps"] = r.algbw;
+    j["busbw_gbps"] = r.busbw;
+    j["bytes"] = bytes;
+  }
+  j["auto_pick"] = auto_pick;
+  j["method"] = method;
+  j["model"] = model;
+  j["mode"] = mode;
+  nlohmann::ordered_json lv = nlohmann::ordered_json::object();
+  for (const auto& l : r.p.levels) lv[l.level] = l.us;
+  j["levels"] = lv;
+  std::cout << j.dump() << "\n";
+}
+
 // The table of rows; row `marked` gets "<- auto".
 void print_rows(const std::vector<Row>& rows, std::size_t marked) {
   std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
@@ -137,20 +158,7 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   const std::uint64_t bytes = message_bytes(a.coll, a.ranks, a.count, a.dtype);
   if (rf.json) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      nlohmann::ordered_json j;
-      j["algorithm"] = rows[i].algorithm;
-      j["predicted_us"] = rows[i].p.us;
-      j["algbw_gbps"] = rows[i].algbw;
-      j["busbw_gbps"] = rows[i].busbw;
-      j["bytes"] = bytes;
-      j["auto_pick"] = pick_auto && i == pick;
-      j["model"] = label;
-      j["mode"] = rf.mode;
-      j["method"] = "shape";
-      nlohmann::ordered_json lv = nlohmann::ordered_json::object();
-      for (const auto& l : rows[i].p.levels) lv[l.level] = l.us;
-      j["levels"] = lv;
-      std::cout << j.dump() << "\n";
+      print_row_json(rows[i], bytes, pick_auto && i == pick, "shape", label, rf.mode);
     }
     return 0;
   }
@@ -252,22 +260,8 @@ int cmd_predict(const PredictFlags& f) {
   const std::string label = machine->label();
   if (rf.json) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      nlohmann::ordered_json j;
-      j["algorithm"] = rows[i].algorithm;
-      j["predicted_us"] = rows[i].p.us;
-      if (one_call) {
-        j["algbw_gbps"] = rows[i].algbw;
-        j["busbw_gbps"] = rows[i].busbw;
-        j["bytes"] = message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype);
-      }
-      j["auto_pick"] = one_call && i == pick;
-      j["method"] = "schedule";
-      j["model"] = label;
-      j["mode"] = rf.mode;
-      nlohmann::ordered_json lv = nlohmann::ordered_json::object();
-      for (const auto& l : rows[i].p.levels) lv[l.level] = l.us;
-      j["levels"] = lv;
-      std::cout << j.dump() << "\n";
+      print_row_json(rows[i], one_call ? message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype) : 0,
+                     one_call && i == pick, "schedule", label, rf.mode);
     }
     return 0;
   }

@@ -46,6 +46,8 @@ std::optional<Collective> parse_collective(std::string_view s);
 
 std::size_t size_of(DType t);
 bool is_floating(DType t);
+// Bits of precision: integers up to 2^p are exact in this type (63 for the integer types).
+int precision_bits(DType t);
 
 // From the collective's descriptor (collective.h): does it combine values with a
 // reduction operator? Does it have a root rank?

@@ -41,4 +41,14 @@ bool is_floating(DType t) {
   return t == DType::float16 || t == DType::bfloat16 || t == DType::float32 || t == DType::float64;
 }
 
+int precision_bits(DType t) {
+  switch (t) {
+    case DType::float16: return 11;
+    case DType::bfloat16: return 8;
+    case DType::float32: return 24;
+    case DType::float64: return 53;
+    default: return 63;
+  }
+}
+
 }  // namespace collscope

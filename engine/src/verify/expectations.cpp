@@ -69,17 +69,6 @@ Location where_of(const Schedule& s, const Expectation& x) {
   return Location{"", 0, 0, "/expect/" + std::to_string(x.spec)};
 }
 
-// Bits of precision: integers up to 2^p are exact in this floating type.
-int precision_bits(DType t) {
-  switch (t) {
-    case DType::float16: return 11;
-    case DType::bfloat16: return 8;
-    case DType::float32: return 24;
-    case DType::float64: return 53;
-    default: return 63;
-  }
-}
-
 template <class T>
 T load(const std::vector<std::uint8_t>& v, std::uint64_t i) {
   T x{};

@@ -19,17 +19,6 @@ namespace collscope {
 
 namespace {
 
-// Bits of precision: integers up to 2^p are exact in this floating type.
-int precision_bits(DType t) {
-  switch (t) {
-    case DType::float16: return 11;
-    case DType::bfloat16: return 8;
-    case DType::float32: return 24;
-    case DType::float64: return 53;
-    default: return 63;
-  }
-}
-
 double epsilon(DType t) { return std::ldexp(1.0, 1 - precision_bits(t)); }
 
 template <class T>
