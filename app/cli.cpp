@@ -88,6 +88,16 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   return q;
 }
 
+Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {
+  if (f.ranks_per_node == 0) return ok_status();
+  if (f.ranks_per_node < 0 || f.ranks_per_node > ranks)
+    return make_error("cli.usage",
+                      "--ranks-per-node " + std::to_string(f.ranks_per_node) + " is outside 1.." + std::to_string(ranks),
+                      "give how many ranks share a node, e.g. --ranks-per-node 8 (a divisor of the ranks, or the "
+                      "node-aware algorithms fall back to one ring)");
+  return ok_status();
+}
+
 InitFn scenario_init(const Scenario& s) {
   // Scratch buffers come after the user's buffers in the schedule and start as zeros.
   return [&s](std::int32_t buf, std::int32_t rank, std::uint64_t index) {

@@ -40,6 +40,7 @@ struct RunFlags {
   std::string flight_record;        // write the flight record here (always; and on failure)
   std::string topology;             // what the prediction is for (machine.h); "" = the backend's default
   std::int64_t nodes = 0;           // nodes of that topology (0 = its own count)
+  std::int32_t ranks_per_node = 0;  // --ranks-per-node: where node-aware algorithms split (0: the topology's)
   std::string hostfile;             // multi-process backends started by collscope: the launcher's --hostfile
   std::string run_record;           // (the window's child runs) write the whole outcome here
   std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // with run_record: bytes of snapshots kept
@@ -50,6 +51,8 @@ Result<Fault> parse_fault(const std::string& text);
 
 // Builds a QuickSpec from flags; unknown names are bad input with a list of valid ones.
 Result<QuickSpec> spec_from_flags(const RunFlags& f);
+// --ranks-per-node: 0 (from the topology) or 1..ranks; cli.usage otherwise.
+Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks);
 
 // Inputs of a scenario's buffers as an InitFn.
 InitFn scenario_init(const Scenario& s);

@@ -28,6 +28,8 @@ void add_predict_command(CLI::App& app, PredictFlags& f) {
   f.command->add_flag("--in-place", f.run.in_place, "in place");
   f.command->add_option("--topology", f.run.topology, "this-machine (default), a preset (see `collscope list`) or a file");
   f.command->add_option("--nodes", f.run.nodes, "nodes the ranks fill (default: the topology's)");
+  f.command->add_option("--ranks-per-node", f.run.ranks_per_node,
+                        "ranks per node for the node-aware algorithms (default: from the topology)");
   f.command->add_option("--backend", f.run.backend, "price for this backend (default cpu)");
   f.command->add_option("--mode", f.run.mode, "fast (default) or observable");
   f.command->add_flag("--json", f.run.json, "print one JSON object per row");
@@ -102,6 +104,7 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
                                    "give a root rank of the world"));
   auto machine = machine_for(rf.topology, rf.nodes, capabilities_of(rf.backend), q->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
+  if (auto st = check_ranks_per_node(rf, rf.ranks); !st) return report_error(st.error());
   if (machine->cpu)
     return report_error(make_error("cli.usage",
                                    "this machine's cpu model prices schedules of at most " + std::to_string(kMaxRanks) +
@@ -121,7 +124,7 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   std::vector<Row> rows;
   std::vector<std::string> unshaped;
   for (const auto& name : algos) {
-    auto p = predict_shape(a, name, *machine);
+    auto p = predict_shape(a, name, *machine, rf.ranks_per_node);
     if (!p) {
       unshaped.push_back(name);
       continue;
@@ -193,6 +196,7 @@ int cmd_predict(const PredictFlags& f) {
   if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all);
   auto scenario = load_scenario_or_spec(rf);
   if (!scenario) return report_error(scenario.error());
+  if (auto st = check_ranks_per_node(rf, scenario->ranks); !st) return report_error(st.error());
   const BackendCapabilities caps = capabilities_of(rf.backend);
   auto machine = machine_for(rf.topology, rf.nodes, caps, scenario->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
@@ -228,6 +232,7 @@ int cmd_predict(const PredictFlags& f) {
     if (!machine->cpu) lowering.cache_slices = false;
     LowerOptions options = lower_options_for(lowering);
     options.machine = &*machine;
+    options.ranks_per_node = rf.ranks_per_node;
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     Row r;
@@ -250,6 +255,7 @@ int cmd_predict(const PredictFlags& f) {
     if (!sc) return report_error(sc.error());
     LowerOptions options = lower_options_for(caps);
     options.machine = &*machine;
+    options.ranks_per_node = rf.ranks_per_node;
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     for (std::size_t i = 0; i < rows.size(); ++i)

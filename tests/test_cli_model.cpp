@@ -103,6 +103,30 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   CHECK(huge.code == 2);
 }
 
+TEST_CASE("cli run and predict: --ranks-per-node splits the node-aware algorithms without a topology") {
+  auto o = cs("run --coll allreduce --algo hierarchical --ranks 8 --ranks-per-node 4 --explain");
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("in each of 2 nodes of 4 ranks") != std::string::npos);
+  CHECK(o.out.find("all-reduce across nodes") != std::string::npos);
+  // Uneven nodes: one ring, and the caption says why.
+  auto uneven = cs("run --coll allreduce --algo hierarchical --ranks 6 --ranks-per-node 4 --explain");
+  REQUIRE(uneven.code == 0);
+  CHECK(uneven.out.find("uneven nodes: one ring") != std::string::npos);
+  for (const char* bad : {"-1", "9"}) {
+    auto e = cs(std::string("run --coll allreduce --ranks 8 --ranks-per-node ") + bad, true);
+    CHECK(e.code == 2);
+    CHECK(e.out.find("error[cli.usage] --ranks-per-node") != std::string::npos);
+  }
+  // predict: on 2 nodes of 8, splitting at 4 makes the hierarchical all-reduce a different one.
+  auto at8 = json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
+                           "--nodes 2 --json").out);
+  auto at4 = json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
+                           "--nodes 2 --ranks-per-node 4 --json").out);
+  REQUIRE(at8.size() == 1);
+  REQUIRE(at4.size() == 1);
+  CHECK(at8[0]["predicted_us"] != at4[0]["predicted_us"]);
+}
+
 TEST_CASE("cli predict: bad topologies and flags are usage errors") {
   auto o = cs("predict --coll allreduce --topology dgx-h10", true);
   CHECK(o.code == 2);

@@ -51,6 +51,8 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast);
 // lowered schedule (within the one element by which blocks can differ), without the
 // schedule; step_us stays empty. nullopt: the algorithm has no shape, or `m` is the cpu
 // model (which prices schedules only).
-std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m);
+// `ranks_per_node` > 0 overrides where node-aware algorithms split (LowerOptions::ranks_per_node).
+std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m,
+                                        std::int64_t ranks_per_node = 0);
 
 }  // namespace collscope

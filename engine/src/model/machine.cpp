@@ -65,10 +65,11 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast) {
   return p;
 }
 
-std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m) {
+std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m,
+                                        std::int64_t ranks_per_node) {
   if (m.cpu) return std::nullopt;
   const Placement p = m.placement(args.ranks);
-  auto shape = algorithm_shape(args, algorithm, p.nodes > 1 ? p.ranks_per_node : 0);
+  auto shape = algorithm_shape(args, algorithm, ranks_per_node > 0 ? ranks_per_node : p.nodes > 1 ? p.ranks_per_node : 0);
   if (!shape) return std::nullopt;
   TopologyPricer pricer(m.topology, p);
   Schedule s;  // the pricer reads the dtype only
