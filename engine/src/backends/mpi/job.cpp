@@ -306,7 +306,9 @@ Status agree(std::uint64_t digest, const std::string& description) {
   }
   std::string msg;
   std::vector<std::string> seen;
-  for (const auto& [d, ranks] : groups) {
+  for (const auto& group : groups) {
+    const auto d = group.first;  // (a lambda below needs it: structured bindings cannot be captured in C++17)
+    const auto& ranks = group.second;
     const auto first = static_cast<std::size_t>(ranks[0]);
     std::string what(text.data() + at[first], static_cast<std::size_t>(lens[first]));
     // Two versions that read the same in words differ somewhere deeper: their digests tell.
