@@ -65,11 +65,13 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
     return make_error("scenario.unknown_op", "unknown collective \"" + f.coll + "\" for --coll",
                       "valid collectives: " + joined(kAllCollectives));
   auto dt = parse_dtype(f.dtype);
-  if (!dt) return make_error("scenario.unknown_dtype", "unknown dtype \"" + f.dtype + "\" for --dtype",
-                             "valid dtypes: " + joined(kAllDTypes));
+  if (!dt)
+    return make_error("scenario.unknown_dtype", "unknown dtype \"" + f.dtype + "\" for --dtype",
+                      "valid dtypes: " + joined(kAllDTypes));
   auto op = parse_reduce_op(f.op);
-  if (!op) return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
-                             "valid ops: " + joined(kAllReduceOps));
+  if (!op)
+    return make_error("scenario.unknown_reduce_op", "unknown reduction \"" + f.op + "\" for --op",
+                      "valid ops: " + joined(kAllReduceOps));
   if (f.algo != "auto" && !find_algorithm(*coll, f.algo) && !has_native(f.algo, *coll))
     return make_error("scenario.unknown_algorithm",
                       "unknown algorithm \"" + f.algo + "\" for " + std::string(name_of(*coll)) + " (--algo)",
@@ -91,10 +93,10 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
 Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {
   if (f.ranks_per_node == 0) return ok_status();
   if (f.ranks_per_node < 0 || f.ranks_per_node > ranks)
-    return make_error("cli.usage",
-                      "--ranks-per-node " + std::to_string(f.ranks_per_node) + " is outside 1.." + std::to_string(ranks),
-                      "give how many ranks share a node, e.g. --ranks-per-node 8 (a divisor of the ranks, or the "
-                      "node-aware algorithms fall back to one ring)");
+    return make_error(
+        "cli.usage", "--ranks-per-node " + std::to_string(f.ranks_per_node) + " is outside 1.." + std::to_string(ranks),
+        "give how many ranks share a node, e.g. --ranks-per-node 8 (a divisor of the ranks, or the "
+        "node-aware algorithms fall back to one ring)");
   return ok_status();
 }
 

@@ -33,16 +33,16 @@ struct RunFlags {
   bool json = false;
   bool dry_run = false;
   bool explain = false;
-  std::string ops;                  // --ops all|N: a program's ops shown per rank ("" = 16, or all with --explain)
+  std::string ops;  // --ops all|N: a program's ops shown per rank ("" = 16, or all with --explain)
   std::string trace;
-  std::vector<std::string> faults;  // RANK:STEP:KIND[:MS]
+  std::vector<std::string> faults;            // RANK:STEP:KIND[:MS]
   double timeout_s = kDefaultTimeoutSeconds;  // abort a run in which no rank finishes a step for this long
-  std::string flight_record;        // write the flight record here (always; and on failure)
-  std::string topology;             // what the prediction is for (machine.h); "" = the backend's default
-  std::int64_t nodes = 0;           // nodes of that topology (0 = its own count)
-  std::int32_t ranks_per_node = 0;  // --ranks-per-node: where node-aware algorithms split (0: the topology's)
-  std::string hostfile;             // multi-process backends started by collscope: the launcher's --hostfile
-  std::string run_record;           // (the window's child runs) write the whole outcome here
+  std::string flight_record;                  // write the flight record here (always; and on failure)
+  std::string topology;                       // what the prediction is for (machine.h); "" = the backend's default
+  std::int64_t nodes = 0;                     // nodes of that topology (0 = its own count)
+  std::int32_t ranks_per_node = 0;            // --ranks-per-node: where node-aware algorithms split (0: the topology's)
+  std::string hostfile;                       // multi-process backends started by collscope: the launcher's --hostfile
+  std::string run_record;                     // (the window's child runs) write the whole outcome here
   std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // with run_record: bytes of snapshots kept
 };
 
@@ -80,15 +80,15 @@ int cmd_bench(const BenchFlags& f);
 
 // `collscope gui`: the window, or one frame rendered offscreen (--screenshot).
 struct GuiFlags {
-  std::string file;            // scenario; "" = the default lesson
-  std::int32_t step = 0;       // position shown by --screenshot (steps applied)
-  std::string screenshot;      // write one frame to this PNG and exit
+  std::string file;        // scenario; "" = the default lesson
+  std::int32_t step = 0;   // position shown by --screenshot (steps applied)
+  std::string screenshot;  // write one frame to this PNG and exit
   std::string size = "1600x900";
   bool presenter = false;
   std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
-  std::string slides;          // write one PNG per step into this folder (the Export panel's sequence) and exit
-  std::string export_trace;    // write the run's trace from the window (the Export panel's trace) and exit
-  bool what_if = false;        // with --screenshot: the "what if" window open
+  std::string slides;             // write one PNG per step into this folder (the Export panel's sequence) and exit
+  std::string export_trace;       // write the run's trace from the window (the Export panel's trace) and exit
+  bool what_if = false;           // with --screenshot: the "what if" window open
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

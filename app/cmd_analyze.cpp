@@ -39,7 +39,8 @@ int cmd_analyze(const std::vector<std::string>& files, bool json) {
     for (const auto& r : rec->ranks)
       if (r.state != "finished" && r.state != "idle")
         std::cout << "  rank " << r.rank << ": " << r.state << " at step " << r.step
-                  << (r.waiting_for >= 0 ? ", waiting for rank " + std::to_string(r.waiting_for) : std::string()) << "\n";
+                  << (r.waiting_for >= 0 ? ", waiting for rank " + std::to_string(r.waiting_for) : std::string())
+                  << "\n";
     if (findings.empty()) std::cout << "  no problem found: every recorded op completed on every rank\n";
     for (const auto& f : findings) std::cout << "  [" << f.id << "] " << f.message << "\n";
   }

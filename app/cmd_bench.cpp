@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "cli.h"
-#include "mpi_launch.h"
 #include "collscope/backend.h"
-#include "collscope/processes.h"
 #include "collscope/collective.h"
 #include "collscope/device_probe.h"
+#include "collscope/processes.h"
+#include "mpi_launch.h"
 
 namespace collscope::app {
 
@@ -50,8 +50,9 @@ Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
   // Checked before the conversion, which would wrap (or be undefined) above 2^64.
   const double bytes = v * mul;
   if (bytes > static_cast<double>(kMaxBenchBytes))
-    return make_error("cli.usage", std::string("size \"") + text + "\" for " + flag + " is too large",
-                      "the largest size is " + std::to_string(kMaxBenchBytes >> 30) + "G, the limit of all buffers together");
+    return make_error(
+        "cli.usage", std::string("size \"") + text + "\" for " + flag + " is too large",
+        "the largest size is " + std::to_string(kMaxBenchBytes >> 30) + "G, the limit of all buffers together");
   if (bytes != std::floor(bytes))
     return make_error("cli.usage", std::string("size \"") + text + "\" for " + flag + " is not a whole number of bytes",
                       "write a byte count such as 8, 64K, 32M or 1G");
@@ -77,14 +78,17 @@ Result<std::pair<double, double>> probe_memory(std::uint64_t bytes) {
       std::vector<std::thread> pool;
       try {
         for (int t = 0; t < threads; ++t)
-          pool.emplace_back([&, t] { std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n); });
+          pool.emplace_back([&, t] {
+            std::memcpy(dst[static_cast<std::size_t>(t)].get(), src[static_cast<std::size_t>(t)].get(), n);
+          });
       } catch (const std::system_error& e) {
         for (auto& th : pool) th.join();
-        return make_error("backend.out_of_resources",
-                          std::string("memory probe: cannot start thread ") + std::to_string(pool.size() + 1) + " of " +
-                              std::to_string(threads) + " (" + e.what() + ")",
-                          "the system limits threads (ulimit -u, a container's pids limit): raise the limit, or give --probe 0",
-                          {}, ExitCode::backend_failure);
+        return make_error(
+            "backend.out_of_resources",
+            std::string("memory probe: cannot start thread ") + std::to_string(pool.size() + 1) + " of " +
+                std::to_string(threads) + " (" + e.what() + ")",
+            "the system limits threads (ulimit -u, a container's pids limit): raise the limit, or give --probe 0", {},
+            ExitCode::backend_failure);
       }
       for (auto& th : pool) th.join();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -195,9 +199,11 @@ Result<std::pair<std::uint64_t, std::uint64_t>> sweep_range(const BenchFlags& f)
   if (f.iters < 1)
     return usage_error("-n " + std::to_string(f.iters) + " leaves no iteration to time",
                        "give -n 1 or more timed iterations (e.g. -n 20)");
-  if (f.warmup < 0) return usage_error("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
+  if (f.warmup < 0)
+    return usage_error("-w " + std::to_string(f.warmup) + " is negative", "give -w 0 or more warm-up iterations");
   if (f.check != 0 && f.check != 1)
-    return usage_error("-c " + std::to_string(f.check) + " is neither 0 nor 1", "give -c 1 to check results, -c 0 not to");
+    return usage_error("-c " + std::to_string(f.check) + " is neither 0 nor 1",
+                       "give -c 1 to check results, -c 0 not to");
   if (!std::isfinite(f.factor) || !(f.factor > 1.0)) {
     char text[64];
     std::snprintf(text, sizeof text, "%g", f.factor);
@@ -264,11 +270,12 @@ Status print_probes(const BenchFlags& f, unsigned cores) {
               << "\n";
   } else {
     const double mem = std::max(dev->memcpy_gbps, 1e-9);
-    std::printf("# device memory probe (GPU 0, %s, 256 MiB): cudaMemcpy D2D %.1f GB/s; our copy kernel %.1f GB/s "
-                "(%.0f%% of memcpy); our reduce kernel %.1f GB/s written, %.1f GB/s of traffic (%.0f%% of memcpy's)\n",
-                dev->device.c_str(), dev->memcpy_gbps, dev->copy_kernel_gbps, 100 * dev->copy_kernel_gbps / mem,
-                dev->reduce_kernel_gbps, dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic,
-                100 * dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic / (mem * DeviceBandwidth::kCopyTraffic));
+    std::printf(
+        "# device memory probe (GPU 0, %s, 256 MiB): cudaMemcpy D2D %.1f GB/s; our copy kernel %.1f GB/s "
+        "(%.0f%% of memcpy); our reduce kernel %.1f GB/s written, %.1f GB/s of traffic (%.0f%% of memcpy's)\n",
+        dev->device.c_str(), dev->memcpy_gbps, dev->copy_kernel_gbps, 100 * dev->copy_kernel_gbps / mem,
+        dev->reduce_kernel_gbps, dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic,
+        100 * dev->reduce_kernel_gbps * DeviceBandwidth::kReduceTraffic / (mem * DeviceBandwidth::kCopyTraffic));
   }
   return ok_status();
 }
@@ -292,13 +299,19 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
                const std::vector<Row>& rows) {
   const bool has_root = collscope::has_root(q0.coll);
   if (f.json) {
-    nlohmann::ordered_json j{{"size", bytes}, {"count", count}, {"type", name_of(q0.dtype)},
+    nlohmann::ordered_json j{{"size", bytes},
+                             {"count", count},
+                             {"type", name_of(q0.dtype)},
                              {"redop", is_reducing(q0.coll) ? std::string(name_of(q0.op)) : "none"},
-                             {"root", has_root ? q0.root : -1}, {"algorithm", rows[0].algorithm}};
+                             {"root", has_root ? q0.root : -1},
+                             {"algorithm", rows[0].algorithm}};
     const char* names[] = {"out_of_place", "in_place"};
     for (std::size_t k = 0; k < rows.size(); ++k)
-      j[names[k]] = {{"time_us", rows[k].time_us}, {"algbw", rows[k].algbw}, {"busbw", rows[k].busbw},
-                     {"wrong", rows[k].wrong}, {"algorithm", rows[k].algorithm}};
+      j[names[k]] = {{"time_us", rows[k].time_us},
+                     {"algbw", rows[k].algbw},
+                     {"busbw", rows[k].busbw},
+                     {"wrong", rows[k].wrong},
+                     {"algorithm", rows[k].algorithm}};
     std::cout << j.dump() << "\n";
     return;
   }

@@ -1,7 +1,6 @@
 // `collscope calibrate`: measure this machine for the cost model and keep the result
 // in the user's config folder, where every later prediction finds it.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <iostream>
 
@@ -19,8 +18,8 @@ void add_calibrate_command(CLI::App& app, CalibrateFlags& f) {
 
 int cmd_calibrate(const CalibrateFlags& f) {
   if (!(f.seconds >= 2 && f.seconds <= 60))
-    return report_error(make_error("cli.usage", "--seconds " + std::to_string(f.seconds) + " is out of range",
-                                   "give 2 to 60 seconds"));
+    return report_error(
+        make_error("cli.usage", "--seconds " + std::to_string(f.seconds) + " is out of range", "give 2 to 60 seconds"));
   const std::string path = f.output.empty() ? calibration_path(user_config_dir()) : f.output;
   if (path.empty())
     return report_error(make_error("calibration.io", "no config folder: neither $XDG_CONFIG_HOME nor $HOME is set",

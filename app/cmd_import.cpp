@@ -3,13 +3,12 @@
 // turned into a scenario that runs, verifies, predicts and opens like a lesson.
 #include "cmd_import.h"
 
-#include <CLI/CLI.hpp>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -26,22 +25,27 @@ namespace fs = std::filesystem;
 
 void add_import_commands(CLI::App& app, ImportFlags& f) {
   f.import_cmd = app.add_subcommand("import", "turn a PyTorch or NCCL job's traces, dumps or logs into a scenario");
-  f.import_cmd->add_option("files", f.files, "one file per rank, or their folder: profiler traces, Flight Recorder dumps, "
-                                             "NCCL logs, `collscope record` output")
+  f.import_cmd
+      ->add_option("files", f.files,
+                   "one file per rank, or their folder: profiler traces, Flight Recorder dumps, "
+                   "NCCL logs, `collscope record` output")
       ->required();
   f.import_cmd->add_option("-o,--output", f.output, "write the scenario here (default: print it)");
   f.import_cmd->add_flag("--json", f.json, "print a JSON summary (with the scenario when there is no -o)");
-  f.import_cmd->add_option("--scale-down", f.scale_down, "divide every element count by K so the replay fits this machine")
+  f.import_cmd
+      ->add_option("--scale-down", f.scale_down, "divide every element count by K so the replay fits this machine")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  f.import_cmd->add_option("--compute-digits", f.compute_digits,
-                           "significant digits of compute spans: 0 exact (default: exact, rounded to 2 for jobs of more "
-                           "than 20000 compute entries)")
+  f.import_cmd
+      ->add_option("--compute-digits", f.compute_digits,
+                   "significant digits of compute spans: 0 exact (default: exact, rounded to 2 for jobs of more "
+                   "than 20000 compute entries)")
       ->check(CLI::Range(0, 9));
   f.import_cmd->add_option("--sizes", f.sizes,
                            "a second source of the same program (Flight Recorder dumps or `collscope record` output) "
                            "for what the files lack: sizes, dtypes, peers, groups");
 
-  f.record_cmd = app.add_subcommand("record", "run a torch.distributed program and record its calls, one JSON per rank");
+  f.record_cmd =
+      app.add_subcommand("record", "run a torch.distributed program and record its calls, one JSON per rank");
   f.record_cmd->add_option("-o,--output", f.record_dir, "folder for the ranks' files (new or empty)")->required();
   f.record_cmd->add_option("command", f.command, "the program, after --: collscope record -o DIR -- python3 train.py")
       ->required();
@@ -126,8 +130,12 @@ int cmd_analyze_job(const std::vector<std::string>& files, bool json) {
     j["notes"] = job->notes;
     if (a.straggler) {
       const auto& s = *a.straggler;
-      j["straggler"] = {{"rank", s.rank},         {"last_at", s.last_at},           {"calls", s.calls},
-                        {"mean_wait_us", s.mean_wait_us}, {"max_wait_us", s.max_wait_us}, {"max_call", s.max_call},
+      j["straggler"] = {{"rank", s.rank},
+                        {"last_at", s.last_at},
+                        {"calls", s.calls},
+                        {"mean_wait_us", s.mean_wait_us},
+                        {"max_wait_us", s.max_wait_us},
+                        {"max_call", s.max_call},
                         {"reported", std::any_of(a.findings.begin(), a.findings.end(),
                                                  [](const JobFinding& x) { return x.id == "analyze.straggler"; })}};
     } else {
@@ -197,8 +205,9 @@ int cmd_record(const ImportFlags& f) {
   }
   const std::string hook = python_dir();
   if (hook.empty())
-    return report_error(make_error("record.hook", "the recorder's Python files (collscope_record.py, sitecustomize.py) "
-                                                  "were not found",
+    return report_error(make_error("record.hook",
+                                   "the recorder's Python files (collscope_record.py, sitecustomize.py) "
+                                   "were not found",
                                    "set COLLSCOPE_PYTHON to the python/ folder of collscope's sources"));
   const std::string dir = fs::absolute(f.record_dir).string();
   std::string pythonpath = hook;
@@ -209,13 +218,15 @@ int cmd_record(const ImportFlags& f) {
   argv.push_back(nullptr);
   int exec_pipe[2];
   if (::pipe(exec_pipe) != 0)
-    return report_error(make_error("record.exec", std::string("cannot start the command (") + std::strerror(errno) + ")",
-                                   "", where, ExitCode::backend_failure));
+    return report_error(make_error("record.exec",
+                                   std::string("cannot start the command (") + std::strerror(errno) + ")", "", where,
+                                   ExitCode::backend_failure));
   std::cout.flush();
   const pid_t child = ::fork();
   if (child < 0)
-    return report_error(make_error("record.exec", std::string("cannot start the command (") + std::strerror(errno) + ")",
-                                   "", where, ExitCode::backend_failure));
+    return report_error(make_error("record.exec",
+                                   std::string("cannot start the command (") + std::strerror(errno) + ")", "", where,
+                                   ExitCode::backend_failure));
   if (child == 0) {
     ::close(exec_pipe[0]);
     ::fcntl(exec_pipe[1], F_SETFD, FD_CLOEXEC);
@@ -231,7 +242,8 @@ int cmd_record(const ImportFlags& f) {
   const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
   ::close(exec_pipe[0]);
   g_child = child;
-  struct sigaction sa {}, old_int {}, old_term {};
+  struct sigaction sa {
+  }, old_int{}, old_term{};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
@@ -243,8 +255,7 @@ int cmd_record(const ImportFlags& f) {
   ::sigaction(SIGTERM, &old_term, nullptr);
   g_child = 0;
   if (exec_failed)
-    return report_error(make_error("record.exec",
-                                   "cannot run " + f.command[0] + " (" + std::strerror(exec_errno) + ")",
+    return report_error(make_error("record.exec", "cannot run " + f.command[0] + " (" + std::strerror(exec_errno) + ")",
                                    "check the command: collscope record -o DIR -- python3 train.py",
                                    Location{f.command[0], 0, 0, ""}));
 
@@ -253,9 +264,9 @@ int cmd_record(const ImportFlags& f) {
     if (entry.path().extension() == ".json") written.push_back(entry.path().filename().string());
   std::sort(written.begin(), written.end());
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                                      : WIFSIGNALED(status) ? std::string("was killed by signal ") + strsignal(WTERMSIG(status))
-                                                            : "ended";
+  std::string how = WIFEXITED(status)     ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                    : WIFSIGNALED(status) ? std::string("was killed by signal ") + strsignal(WTERMSIG(status))
+                                          : "ended";
   if (written.empty()) {
     return report_error(make_error(
         "record.nothing",
@@ -268,11 +279,12 @@ int cmd_record(const ImportFlags& f) {
   auto job = load_job({f.record_dir});
   if (job)
     for (const auto& r : job->ranks) calls += static_cast<std::int64_t>(r.calls.size());
-  std::cout << "collscope record: the command " << how << "; " << written.size() << " rank" << (written.size() == 1 ? "" : "s")
-            << (job ? ", " + std::to_string(calls) + " calls" : std::string()) << " recorded in " << f.record_dir << ": "
-            << join(written, " ") << "\n";
+  std::cout << "collscope record: the command " << how << "; " << written.size() << " rank"
+            << (written.size() == 1 ? "" : "s") << (job ? ", " + std::to_string(calls) + " calls" : std::string())
+            << " recorded in " << f.record_dir << ": " << join(written, " ") << "\n";
   if (!job) return report_error(job.error());
-  std::cout << "  next: collscope analyze " << f.record_dir << "    collscope import " << f.record_dir << " -o job.json\n";
+  std::cout << "  next: collscope analyze " << f.record_dir << "    collscope import " << f.record_dir
+            << " -o job.json\n";
   if (!ok) {
     std::cerr << "error[record.failed] " << f.command[0] << ": the command " << how
               << "\n  help: what it did until then is in the folder; `collscope analyze " << f.record_dir

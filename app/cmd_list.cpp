@@ -39,8 +39,9 @@ int cmd_list(bool json) {
   }
   // What predictions can be made for (--topology): this machine, then the presets.
   j["topologies"] = nlohmann::ordered_json::array();
-  j["topologies"].push_back({{"name", "this-machine"},
-                             {"title", "this machine's cpu model: " + cpu_model_for(DType::float32, user_config_dir()).origin}});
+  j["topologies"].push_back(
+      {{"name", "this-machine"},
+       {"title", "this machine's cpu model: " + cpu_model_for(DType::float32, user_config_dir()).origin}});
   for (const auto& name : topology_presets()) {
     auto t = load_topology(name);
     nlohmann::ordered_json e = {{"name", name}, {"title", t ? t->title : t.error().format()}};

@@ -1,7 +1,6 @@
 // `collscope predict`: what the cost model says a collective (or a scenario) takes on
 // this machine or on a topology, for one algorithm, auto's pick, or every algorithm.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -16,7 +15,8 @@
 namespace collscope::app {
 
 void add_predict_command(CLI::App& app, PredictFlags& f) {
-  f.command = app.add_subcommand("predict", "predicted time, algbw and busbw of a collective or scenario on a topology");
+  f.command =
+      app.add_subcommand("predict", "predicted time, algbw and busbw of a collective or scenario on a topology");
   f.command->add_option("scenario", f.run.file, "scenario JSON file (or describe one collective with the flags)");
   f.command->add_option("--coll", f.run.coll, "collective (default allreduce)");
   f.command->add_option("--algo", f.run.algo, "algorithm, auto (default) or all");
@@ -26,7 +26,8 @@ void add_predict_command(CLI::App& app, PredictFlags& f) {
   f.command->add_option("--op", f.run.op, "reduction (default sum)");
   f.command->add_option("--root", f.run.root, "root rank (default 0)");
   f.command->add_flag("--in-place", f.run.in_place, "in place");
-  f.command->add_option("--topology", f.run.topology, "this-machine (default), a preset (see `collscope list`) or a file");
+  f.command->add_option("--topology", f.run.topology,
+                        "this-machine (default), a preset (see `collscope list`) or a file");
   f.command->add_option("--nodes", f.run.nodes, "nodes the ranks fill (default: the topology's)");
   f.command->add_option("--ranks-per-node", f.run.ranks_per_node,
                         "ranks per node for the node-aware algorithms (default: from the topology)");
@@ -96,21 +97,22 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   auto q = spec_from_flags(rf);
   if (!q) return report_error(q.error());
   if (rf.ranks > kMaxShapeRanks)
-    return report_error(make_error("cli.usage", "--ranks " + std::to_string(rf.ranks) + " is beyond what predict prices",
+    return report_error(make_error("cli.usage",
+                                   "--ranks " + std::to_string(rf.ranks) + " is beyond what predict prices",
                                    "give at most " + std::to_string(kMaxShapeRanks) + " ranks"));
   if (has_root(q->coll) && (rf.root < 0 || rf.root >= rf.ranks))
-    return report_error(make_error("scenario.out_of_range", "--root " + std::to_string(rf.root) + " is outside 0.." +
-                                                                std::to_string(rf.ranks - 1),
-                                   "give a root rank of the world"));
+    return report_error(make_error(
+        "scenario.out_of_range", "--root " + std::to_string(rf.root) + " is outside 0.." + std::to_string(rf.ranks - 1),
+        "give a root rank of the world"));
   auto machine = machine_for(rf.topology, rf.nodes, capabilities_of(rf.backend), q->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
   if (auto st = check_ranks_per_node(rf, rf.ranks); !st) return report_error(st.error());
   if (machine->cpu)
-    return report_error(make_error("cli.usage",
-                                   "this machine's cpu model prices schedules of at most " + std::to_string(kMaxRanks) +
-                                       " ranks, not " + std::to_string(rf.ranks),
-                                   "pass a topology of nodes, e.g. --topology dgx-h100 --nodes " +
-                                       std::to_string((rf.ranks + 7) / 8)));
+    return report_error(
+        make_error("cli.usage",
+                   "this machine's cpu model prices schedules of at most " + std::to_string(kMaxRanks) +
+                       " ranks, not " + std::to_string(rf.ranks),
+                   "pass a topology of nodes, e.g. --topology dgx-h100 --nodes " + std::to_string((rf.ranks + 7) / 8)));
   CollArgs a;
   a.coll = q->coll;
   a.ranks = rf.ranks;
@@ -149,8 +151,9 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
             " can be priced at " + std::to_string(a.ranks) + " ranks: beyond " + std::to_string(kMaxRanks) +
             " ranks predict prices algorithms from their shapes, and " +
             (pick_auto ? std::string("none has one") : std::string("it has none")),
-        shaped.empty() ? "give at most " + std::to_string(kMaxRanks) + " ranks"
-                       : "algorithms with a shape: " + shaped + "; or give at most " + std::to_string(kMaxRanks) + " ranks"));
+        shaped.empty()
+            ? "give at most " + std::to_string(kMaxRanks) + " ranks"
+            : "algorithms with a shape: " + shaped + "; or give at most " + std::to_string(kMaxRanks) + " ranks"));
   }
   // auto at this scale: the fastest of the shaped algorithms (no run can be this large).
   std::size_t pick = 0;
@@ -166,17 +169,19 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
     return 0;
   }
   std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
-  std::printf("# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
-              "# schedule is built beyond %d ranks)\n",
-              std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
-              std::string(name_of(a.dtype)).c_str(), kMaxRanks);
+  std::printf(
+      "# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
+      "# schedule is built beyond %d ranks)\n",
+      std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
+      std::string(name_of(a.dtype)).c_str(), kMaxRanks);
   print_rows(rows, all ? pick : rows.size());
   if (!unshaped.empty()) {
     std::string names;
     for (const auto& n : unshaped) names += (names.empty() ? "" : ", ") + n;
     std::printf("# not priced at this scale (no shape): %s\n", names.c_str());
   }
-  if (!all && rf.algo == "auto") std::printf("auto picks %s (the fastest shaped algorithm)\n", rows[0].algorithm.c_str());
+  if (!all && rf.algo == "auto")
+    std::printf("auto picks %s (the fastest shaped algorithm)\n", rows[0].algorithm.c_str());
   return 0;
 }
 
@@ -191,7 +196,8 @@ int cmd_predict(const PredictFlags& f) {
   const bool all = rf.algo == "all";
   if (all) rf.algo = "auto";
   if (rf.mode != "fast" && rf.mode != "observable")
-    return report_error(make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
+    return report_error(
+        make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
   const bool fast = rf.mode == "fast";
   if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all);
   auto scenario = load_scenario_or_spec(rf);
@@ -212,8 +218,9 @@ int cmd_predict(const PredictFlags& f) {
     if (all || rf.algo == "auto") algos = algorithm_names(q->coll);
     else algos = {rf.algo};
   } else {
-    if (all) return report_error(make_error("cli.usage", "--algo all needs one collective described by flags",
-                                            "drop the scenario file, or --algo"));
+    if (all)
+      return report_error(make_error("cli.usage", "--algo all needs one collective described by flags",
+                                     "drop the scenario file, or --algo"));
     algos = {""};
   }
 

@@ -2,20 +2,20 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli.h"
+#include "collscope/flight_record.h"
+#include "collscope/machine.h"
+#include "collscope/model.h"
+#include "collscope/processes.h"
+#include "collscope/trace.h"
+#include "collscope/verify.h"
+#include "gui/view/run_file.h"
 #include "mpi_launch.h"
 #include "outputs.h"
 #include "program_report.h"
-#include "gui/view/run_file.h"
-#include "collscope/flight_record.h"
-#include "collscope/processes.h"
-#include "collscope/model.h"
-#include "collscope/trace.h"
-#include "collscope/machine.h"
-#include "collscope/verify.h"
 
 namespace collscope::app {
 
@@ -61,9 +61,8 @@ void print_explain(const Schedule& s) {
     const Call& c = s.calls[static_cast<std::size_t>(st.call)];
     if (static_cast<std::int32_t>(k) == c.first_step && !c.group.empty())
       std::cout << "  call " << c.program_index << ", " << group_text(c) << ":\n";
-    std::cout << "  step " << k << "  [" << st.phase << "]  " << st.caption << "  ("
-              << st.transfers.size() << " transfers, " << human_bytes(static_cast<double>(step_bytes(s, st)))
-              << ")\n";
+    std::cout << "  step " << k << "  [" << st.phase << "]  " << st.caption << "  (" << st.transfers.size()
+              << " transfers, " << human_bytes(static_cast<double>(step_bytes(s, st))) << ")\n";
   }
 }
 
@@ -78,15 +77,15 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
       continue;
     }
     nlohmann::ordered_json call = {{"collective", name_of(c.args.coll)},
-                   {"algorithm", c.algorithm},
-                   {"auto_picked", c.auto_picked},
-                   {"count", c.args.count},
-                   {"root", c.args.root},
-                   {"op", name_of(c.args.op)},
-                   {"in_place", c.args.in_place},
-                   {"first_step", c.first_step},
-                   {"steps", c.num_steps},
-                   {"caption", c.caption}};
+                                   {"algorithm", c.algorithm},
+                                   {"auto_picked", c.auto_picked},
+                                   {"count", c.args.count},
+                                   {"root", c.args.root},
+                                   {"op", name_of(c.args.op)},
+                                   {"in_place", c.args.in_place},
+                                   {"first_step", c.first_step},
+                                   {"steps", c.num_steps},
+                                   {"caption", c.caption}};
     if (!c.group.empty()) {
       call["group"] = c.group;
       if (c.part >= 0) call["part"] = c.part;
@@ -104,9 +103,14 @@ int run_error(const RunFlags& f, const Error& e, bool job = false) {
   if (f.json && (!job || processes::reporting())) {
     nlohmann::ordered_json j;
     j["verified"] = false;
-    j["error"] = {{"id", e.id},   {"message", e.message},    {"hint", e.hint},
-                  {"file", e.where.file}, {"line", e.where.line}, {"col", e.where.col},
-                  {"pointer", e.where.pointer}, {"exit", static_cast<int>(e.exit)}};
+    j["error"] = {{"id", e.id},
+                  {"message", e.message},
+                  {"hint", e.hint},
+                  {"file", e.where.file},
+                  {"line", e.where.line},
+                  {"col", e.where.col},
+                  {"pointer", e.where.pointer},
+                  {"exit", static_cast<int>(e.exit)}};
     std::cout << j.dump(2) << "\n";
   }
   return job ? input_error_in_job(e) : report_error(e);
@@ -229,7 +233,8 @@ void print_calls(const Schedule& s) {
       continue;
     }
     std::cout << "  call " << c.program_index << (c.group.empty() ? "" : " (" + group_text(c) + ")") << ": "
-              << name_of(c.args.coll) << (c.args.peers ? " counts per peer, largest block " : " count ") << c.args.count;
+              << name_of(c.args.coll) << (c.args.peers ? " counts per peer, largest block " : " count ")
+              << c.args.count;
     if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
     if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
     std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
@@ -243,7 +248,9 @@ void print_text_report(const RunFlags& f, const ReportContext& c, const Verdicts
   std::cout << "collscope run: " << (c.scenario.title.empty() ? f.file : c.scenario.title) << "\n";
   std::cout << "  " << s.ranks << " ranks, " << name_of(s.dtype) << ", backend " << f.backend
             << (record.backend_detail.empty() ? "" : " (" + record.backend_detail + ")")
-            << (f.dry_run ? " (dry run: nothing executed)" : c.mode == RunMode::fast ? " (fast mode)" : " (observable mode)")
+            << (f.dry_run                 ? " (dry run: nothing executed)"
+                : c.mode == RunMode::fast ? " (fast mode)"
+                                          : " (observable mode)")
             << "\n";
   print_calls(s);
   if (f.explain) print_explain(s);
@@ -258,7 +265,8 @@ void print_text_report(const RunFlags& f, const ReportContext& c, const Verdicts
               << (v.numeric.wrong ? " - " + v.numeric.message() : std::string()) << "\n";
   if (!f.trace.empty()) std::cout << "  trace written to " << f.trace << "\n";
   if (!f.flight_record.empty() && v.executed) std::cout << "  flight record written to " << f.flight_record << "\n";
-  std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s) << (verified ? "\n" : ")\n");
+  std::cout << (verified ? "  verified: " : "  NOT VERIFIED (checked: ") << verdict_scope(s)
+            << (verified ? "\n" : ")\n");
 }
 
 int run_here(const RunFlags& f) {

@@ -1,4 +1,6 @@
 // collscope: the command line (docs/ARCHITECTURE.md, "Layers"). Thin: every command calls the engine.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdlib>
@@ -6,11 +8,10 @@
 #include <iostream>
 #include <limits>
 #include <new>
-#include <unistd.h>
 
 #include "cli.h"
-#include "collscope/files.h"
 #include "cmd_import.h"
+#include "collscope/files.h"
 
 using namespace collscope;
 
@@ -45,11 +46,13 @@ int run(int argc, char** argv) {
   app::RunFlags rf;
   auto* run = app.add_subcommand("run", "lower, verify, execute and check a scenario file or one collective");
   run->add_option("scenario", rf.file, "scenario JSON file (or describe one collective with the flags below)");
-  run->add_option("--coll", rf.coll, "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
-                                     "reduce_scatter, alltoall, alltoallv, barrier");
+  run->add_option("--coll", rf.coll,
+                  "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
+                  "reduce_scatter, alltoall, alltoallv, barrier");
   run->add_option("--algo", rf.algo, "algorithm (see `collscope list`), default auto");
   run->add_option("--ranks", rf.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
-  run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)")->check(whole_number<std::int64_t>());
+  run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)")
+      ->check(whole_number<std::int64_t>());
   run->add_option("--dtype", rf.dtype, "int8 uint8 int32 int64 float16 bfloat16 float32 float64 (default float32)");
   run->add_option("--op", rf.op, "sum prod min max avg (default sum)");
   run->add_option("--root", rf.root, "root rank (default 0)")->check(whole_number<std::int32_t>());
@@ -80,8 +83,9 @@ int run(int argc, char** argv) {
   std::vector<std::string> analyze_files;
   bool analyze_json = false;
   auto* analyze = app.add_subcommand("analyze", "explain a flight record, or a PyTorch or NCCL job's files");
-  analyze->add_option("files", analyze_files,
-                      "a flight record (written by an aborted run or --flight-record), or a job's files or folder")
+  analyze
+      ->add_option("files", analyze_files,
+                   "a flight record (written by an aborted run or --flight-record), or a job's files or folder")
       ->required();
   analyze->add_flag("--json", analyze_json, "print one JSON object");
 
@@ -98,9 +102,12 @@ int run(int argc, char** argv) {
   bench->add_option("-b,--minbytes", bf.min_bytes, "smallest size (e.g. 8, 1K, 32M; default 8)");
   bench->add_option("-e,--maxbytes", bf.max_bytes, "largest size (default 64M)");
   bench->add_option("-f,--stepfactor", bf.factor, "multiply the size by this each step (default 2)");
-  bench->add_option("-n,--iters", bf.iters, "timed iterations per size (default 20)")->check(whole_number<std::int32_t>());
-  bench->add_option("-w,--warmup_iters", bf.warmup, "warm-up iterations (default 5)")->check(whole_number<std::int32_t>());
-  bench->add_option("-c,--check", bf.check, "check results (1) or not (0) (default 1)")->check(whole_number<std::int32_t>());
+  bench->add_option("-n,--iters", bf.iters, "timed iterations per size (default 20)")
+      ->check(whole_number<std::int32_t>());
+  bench->add_option("-w,--warmup_iters", bf.warmup, "warm-up iterations (default 5)")
+      ->check(whole_number<std::int32_t>());
+  bench->add_option("-c,--check", bf.check, "check results (1) or not (0) (default 1)")
+      ->check(whole_number<std::int32_t>());
   bench->add_option("--coll", bf.coll, "collective (default allreduce)");
   bench->add_option("--algo", bf.algo, "algorithm (default auto)");
   bench->add_option("--ranks", bf.ranks, "ranks (default 4)")->check(whole_number<std::int32_t>());
@@ -115,11 +122,13 @@ int run(int argc, char** argv) {
   auto* gui = app.add_subcommand("gui", app::gui_built() ? "open the window on a lesson, or render one frame of it"
                                                          : "open the window (not built in this version)");
   gui->add_option("scenario", gf.file, "scenario file (default: the all-reduce lesson)");
-  gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)")->check(whole_number<std::int32_t>());
+  gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)")
+      ->check(whole_number<std::int32_t>());
   gui->add_option("--screenshot", gf.screenshot, "render one frame offscreen to this PNG file and exit");
   gui->add_option("--size", gf.size, "window size WxH (default 1600x900)");
   gui->add_flag("--presenter", gf.presenter, "presenter mode: large fonts, high contrast (F11 in the window)");
-  gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit")->check(whole_number<std::int32_t>());
+  gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit")
+      ->check(whole_number<std::int32_t>());
   gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
   gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");

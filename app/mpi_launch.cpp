@@ -54,10 +54,10 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
   if (!processes::built() || processes::from_environment().launched) return std::nullopt;
   const std::string launcher = processes::launcher();
   if (launcher.empty())
-    return report_error(make_error("backend.unavailable", "no MPI launcher (mpirun or mpiexec) found to start " +
-                                                              std::to_string(ranks) + " processes",
-                                   "install Open MPI (scripts/deps.sh), or start collscope under your launcher", {},
-                                   ExitCode::backend_failure));
+    return report_error(make_error(
+        "backend.unavailable",
+        "no MPI launcher (mpirun or mpiexec) found to start " + std::to_string(ranks) + " processes",
+        "install Open MPI (scripts/deps.sh), or start collscope under your launcher", {}, ExitCode::backend_failure));
   std::error_code ec;
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = (tmp && *tmp ? std::string(tmp) : std::string("/tmp")) + "/collscope-job-XXXXXX";
@@ -119,7 +119,8 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
   if (pipe(err) != 0) err[0] = err[1] = -1;
   const pid_t child = fork();
   if (child < 0)
-    return report_error(make_error("backend.unavailable", "cannot start " + launcher, "", {}, ExitCode::backend_failure));
+    return report_error(
+        make_error("backend.unavailable", "cannot start " + launcher, "", {}, ExitCode::backend_failure));
   if (child == 0) {
     if (err[1] >= 0) {
       dup2(err[1], STDERR_FILENO);
@@ -166,13 +167,14 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
   fs::remove_all(dir, ec);
   if (reported >= 0) return reported;
   std::fputs(held.c_str(), stderr);
-  return report_error(make_error("backend.rank_failed",
-                                 "the job of " + std::to_string(ranks) + " processes ended without a report: " +
-                                     fs::path(launcher).filename().string() + " exited with status " + std::to_string(code) +
-                                     (code > 128 && code < 160 ? " (a process was killed by signal " + std::to_string(code - 128) + ")" : ""),
-                                 "a process of the job was killed from outside, or the launcher could not start it; "
-                                 "see the launcher's messages above",
-                                 {}, ExitCode::backend_failure));
+  return report_error(make_error(
+      "backend.rank_failed",
+      "the job of " + std::to_string(ranks) + " processes ended without a report: " +
+          fs::path(launcher).filename().string() + " exited with status " + std::to_string(code) +
+          (code > 128 && code < 160 ? " (a process was killed by signal " + std::to_string(code - 128) + ")" : ""),
+      "a process of the job was killed from outside, or the launcher could not start it; "
+      "see the launcher's messages above",
+      {}, ExitCode::backend_failure));
 }
 
 void quiet_in_job() {

@@ -81,8 +81,8 @@ void print_program(const Schedule& s, const RunRecord* record, bool all_ranks, s
     }
     std::int32_t last = -1;
     for (const Row& row : ops) last = std::max(last, s.ops[row.record].last_step);
-    std::cout << "    rank " << r << ": " << ops.size() << " ops" << (last >= 0 ? ", done after step " + std::to_string(last) : "")
-              << "\n";
+    std::cout << "    rank " << r << ": " << ops.size() << " ops"
+              << (last >= 0 ? ", done after step " + std::to_string(last) : "") << "\n";
     for (std::size_t n = 0; n < ops.size(); ++n) {
       if (n == ops_shown) {
         std::cout << "      ... " << ops.size() - ops_shown << " more (use --ops all)\n";

@@ -125,7 +125,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string written = to_json(*s);
   auto again = parse_scenario(written, "fuzz.json");
   if (!again) fail("a written-back scenario does not parse", again.error().format() + "\n" + written);
-  if (to_json(*again) != written) fail("a written-back scenario reads back differently", written + "\n" + to_json(*again));
+  if (to_json(*again) != written)
+    fail("a written-back scenario reads back differently", written + "\n" + to_json(*again));
 
   if (!small_enough(*s)) return 0;
   auto lowered = lower_scenario(*s);

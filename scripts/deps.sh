@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages collscope needs that this machine lacks.
 # As root it runs apt-get; otherwise it prints the exact command to run.
 #   scripts/deps.sh           what building, testing and the window need
-#   scripts/deps.sh --fuzz    also clang and its runtimes, for scripts/fuzz.sh
+#   scripts/deps.sh --fuzz    also clang and its runtimes (scripts/fuzz.sh) and clang-format
+#                             (scripts/format.sh and its test)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
@@ -11,7 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libcgif-dev xvfb xauth openmpi-bin libopenmpi-dev
           python3-torch)  # torch.distributed on gloo: `collscope record` and its tests
 if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-14-dev)
+  packages+=(clang libclang-rt-14-dev clang-format)
 fi
 
 missing=()

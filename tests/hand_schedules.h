@@ -7,7 +7,6 @@
 
 namespace collscope::testing {
 
-
 // Two ranks, one buffer "x" of `n` elements each, one in-place allreduce call whose
 // steps the test writes by hand.
 inline Schedule two_rank_allreduce(std::uint64_t n) {
@@ -35,12 +34,12 @@ inline void add_step(Schedule& s, std::vector<Transfer> ts) {
   s.calls.back().num_steps = static_cast<std::int32_t>(s.steps.size());
 }
 
-inline Transfer copy(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::int32_t dr, std::int32_t db, std::uint64_t dof,
-              std::uint64_t n) {
+inline Transfer copy(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::int32_t dr, std::int32_t db,
+                     std::uint64_t dof, std::uint64_t n) {
   return Transfer{{sr, sb, so}, {dr, db, dof}, n, Action::copy, 1};
 }
-inline Transfer reduce(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::int32_t dr, std::int32_t db, std::uint64_t dof,
-                std::uint64_t n) {
+inline Transfer reduce(std::int32_t sr, std::int32_t sb, std::uint64_t so, std::int32_t dr, std::int32_t db,
+                       std::uint64_t dof, std::uint64_t n) {
   return Transfer{{sr, sb, so}, {dr, db, dof}, n, Action::reduce, 1};
 }
 

@@ -40,8 +40,9 @@ inline Error parse_fails(const std::string& text) {
 
 inline InitFn init_of(const Scenario& sc) {
   return [sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
-    return static_cast<std::size_t>(b) < sc.buffers.size() ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
-                                                           : 0.0;
+    return static_cast<std::size_t>(b) < sc.buffers.size()
+               ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
+               : 0.0;
   };
 }
 

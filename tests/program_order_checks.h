@@ -95,12 +95,16 @@ inline std::size_t check_order_in_deps(const Schedule& s) {
   for (const auto& [ia, ib] : ordered_pairs(s))
     for (const auto& [ka, ta] : owned(s, s.ops[ia]))
       for (const auto& [kb, tb] : owned(s, s.ops[ib])) {
-        const auto la = dataflow::lane_of(s, s.steps[static_cast<std::size_t>(ka)].transfers[static_cast<std::size_t>(ta)]);
-        const auto lb = dataflow::lane_of(s, s.steps[static_cast<std::size_t>(kb)].transfers[static_cast<std::size_t>(tb)]);
+        const auto la =
+            dataflow::lane_of(s, s.steps[static_cast<std::size_t>(ka)].transfers[static_cast<std::size_t>(ta)]);
+        const auto lb =
+            dataflow::lane_of(s, s.steps[static_cast<std::size_t>(kb)].transfers[static_cast<std::size_t>(tb)]);
         ++checked;
-        REQUIRE_MESSAGE(kb > ka, "rank " << s.ops[ia].rank << ": " << s.ops[ib].text << " shares or precedes the steps of "
-                                          << s.ops[ia].text);
-        const bool seen = la == lb || known[static_cast<std::size_t>(lb)][static_cast<std::size_t>(kb)][static_cast<std::size_t>(la)] >= ka;
+        REQUIRE_MESSAGE(kb > ka, "rank " << s.ops[ia].rank << ": " << s.ops[ib].text
+                                         << " shares or precedes the steps of " << s.ops[ia].text);
+        const bool seen =
+            la == lb ||
+            known[static_cast<std::size_t>(lb)][static_cast<std::size_t>(kb)][static_cast<std::size_t>(la)] >= ka;
         CHECK_MESSAGE(seen, "rank " << s.ops[ia].rank << ": " << s.ops[ib].text << " (step " << kb << ", lane " << lb
                                     << ") may start before " << s.ops[ia].text << " (step " << ka << ", lane " << la
                                     << ") has completed");
@@ -115,9 +119,9 @@ inline std::size_t check_order_in_times(const Schedule& s, const RunRecord& rec)
   for (const auto& [a, b] : ordered_pairs(s)) {
     if (!times[a].timed || !times[b].timed) continue;
     ++checked;
-    CHECK_MESSAGE(times[b].t0_us >= times[a].t1_us,
-                  "rank " << s.ops[a].rank << ": " << s.ops[b].text << " started at " << times[b].t0_us << " us, before "
-                          << s.ops[a].text << " completed at " << times[a].t1_us << " us");
+    CHECK_MESSAGE(times[b].t0_us >= times[a].t1_us, "rank " << s.ops[a].rank << ": " << s.ops[b].text << " started at "
+                                                            << times[b].t0_us << " us, before " << s.ops[a].text
+                                                            << " completed at " << times[a].t1_us << " us");
   }
   return checked;
 }

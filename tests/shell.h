@@ -10,8 +10,8 @@
 namespace test_shell {
 
 struct Output {
-  int code = -1;   // exit status; -1 when the process did not exit normally
-  std::string out; // what it wrote to stdout (and stderr where the command redirects it)
+  int code = -1;    // exit status; -1 when the process did not exit normally
+  std::string out;  // what it wrote to stdout (and stderr where the command redirects it)
 };
 
 // Runs `cmd` with /bin/sh; the caller adds redirections ("2>&1", "2>/dev/null").

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "collscope/backend.h"
+#include "algorithm_case.h"
 #include "collscope/algorithms.h"
+#include "collscope/backend.h"
 #include "collscope/collective.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
 #include "collscope/verify.h"
-#include "algorithm_case.h"
 
 using namespace collscope;
 using namespace collscope::testing;
@@ -72,9 +72,7 @@ void check_step_counts_cover(Collective coll, const std::vector<std::string>& kn
 
 }  // namespace
 
-TEST_CASE("algorithms bcast: every broadcast algorithm passes the symbolic check") {
-  check_all(Collective::broadcast);
-}
+TEST_CASE("algorithms bcast: every broadcast algorithm passes the symbolic check") { check_all(Collective::broadcast); }
 
 TEST_CASE("algorithms bcast_reduce: every reduce algorithm passes the symbolic check") {
   check_all(Collective::reduce);
@@ -214,7 +212,8 @@ TEST_CASE("algorithms bcast_allreduce: a large buffer goes round the ring in sli
   CHECK(s.steps[23].caption.rfind("slice 3 of 3, step 4 of 4", 0) == 0);
   std::uint64_t lo = ~0ull, hi = 0;
   for (std::size_t k = 8; k < 16; ++k)
-    for (const auto& t : s.steps[k].transfers) lo = std::min(lo, t.dst.offset), hi = std::max(hi, t.dst.offset + t.count);
+    for (const auto& t : s.steps[k].transfers)
+      lo = std::min(lo, t.dst.offset), hi = std::max(hi, t.dst.offset + t.count);
   CHECK(lo == 218454);  // the middle slice: elements [218454, 436907)
   CHECK(hi == 436907);
 }
@@ -228,7 +227,7 @@ TEST_CASE("algorithms bcast_allreduce: lowered for a GPU backend, the ring goes 
     q.coll = Collective::allreduce;
     q.algorithm = "ring";
     q.ranks = 5;
-    q.count = 655360;  // 2.5 MiB of int32 per rank: 3 slices on the cpu backend
+    q.count = 655360;        // 2.5 MiB of int32 per rank: 3 slices on the cpu backend
     q.dtype = DType::int32;  // exact: any order of additions gives the same bytes
     q.in_place = in_place;
     CAPTURE(in_place);

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "algorithm_case.h"
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
 #include "collscope/verify.h"
-#include "algorithm_case.h"
 
 using namespace collscope;
 using namespace collscope::testing;
@@ -62,7 +62,7 @@ std::int32_t expected_steps(const MoveCase& c) {
       if (a == "ring") return n - 1;
       if (a == "bruck") return ceil_log2(n) + 1;
       if (a == "recursive_doubling") return is_pow2(n) ? floor_log2(n) : floor_log2(n) + 2;  // fold-in and fold-out
-      if (a == "hierarchical") return hierarchical_steps(c) + (out_of_place ? 1 : 0);  // + its own block's copy
+      if (a == "hierarchical") return hierarchical_steps(c) + (out_of_place ? 1 : 0);        // + its own block's copy
       return -1;
     case Collective::reduce_scatter:
       // No prepare step: a rank's first add to a block is a reduce-copy.
@@ -75,7 +75,8 @@ std::int32_t expected_steps(const MoveCase& c) {
       if (a == "bruck") return ceil_log2(n) + 2;
       if (a == "linear") return 1;
       return -1;
-    default: break;
+    default:
+      break;
   }
   return -1;
 }
@@ -87,8 +88,10 @@ bool is_data_movement(Collective c) {
     case Collective::allgather:
     case Collective::reduce_scatter:
     case Collective::alltoall:
-    case Collective::barrier: return true;
-    default: return false;
+    case Collective::barrier:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -208,7 +211,7 @@ TEST_CASE("all-to-all Bruck merges neighbouring blocks into one transfer") {
   const Schedule s = lower(c);
   REQUIRE(s.steps.size() == 8u);
   CHECK(s.steps.front().transfers.size() <= static_cast<std::size_t>(2 * n));  // rotation: 2 pieces per rank
-  const std::size_t last_round = s.steps[6].transfers.size();                 // d = 32: one run of 32 blocks
+  const std::size_t last_round = s.steps[6].transfers.size();                  // d = 32: one run of 32 blocks
   CHECK(last_round <= static_cast<std::size_t>(4 * n));
 }
 

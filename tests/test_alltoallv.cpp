@@ -348,8 +348,9 @@ ExpectedElement nothing_postcondition(const CollArgs&, std::int32_t, std::uint64
 void nothing_reference(const CollArgs&, ReferenceBuilder&) {}
 
 RunOutcome run_on_cpu(const Schedule& s) {
-  auto r = execute(s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; },
-                   RunOptions{});
+  auto r = execute(
+      s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; },
+      RunOptions{});
   REQUIRE(r);
   return std::move(*r);
 }
@@ -380,9 +381,8 @@ TEST_CASE("alltoallv: with a broken numeric definition the symbolic check still 
   broken.reference = nothing_reference;
   const Schedule wrong = hand_alltoallv(true);
   const RunOutcome out = run_on_cpu(wrong);
-  const HostMemory inputs = make_inputs(wrong, [](std::int32_t b, std::int32_t rank, std::uint64_t i) {
-    return (b + 1) * 100.0 + rank * 10.0 + i;
-  });
+  const HostMemory inputs = make_inputs(
+      wrong, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; });
   // The empty definition expects the receive buffers unchanged: it flags the right
   // schedule's outputs too, so it cannot tell right from wrong...
   CHECK(compare_numeric(wrong, out.result, compute_reference(wrong, inputs, broken)).wrong > 0);
@@ -430,8 +430,9 @@ TEST_CASE("alltoallv: counts as an expression in rank, peer and size, with loop 
   for (std::int32_t r = 0; r < 4; ++r)
     for (std::int32_t q = 0; q < 4; ++q) CHECK(p.count(r, q) == static_cast<std::uint64_t>((r + 2 * q) % 4));
   CHECK(l->calls[0].args.count == 3);  // the largest block
-  auto run = execute(*l, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(s->buffers[b], r, i); },
-                     RunOptions{});
+  auto run = execute(
+      *l, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(s->buffers[b], r, i); },
+      RunOptions{});
   REQUIRE(run.ok());
   CHECK(run->verified());
 
@@ -447,8 +448,9 @@ TEST_CASE("alltoallv: counts as an expression in rank, peer and size, with loop 
   CHECK(lr->calls[0].args.peers->count(0, 0) == 0);  // layer 0
   CHECK(lr->calls[1].args.peers->count(0, 0) == 1);  // layer 1
   CHECK(lr->calls[1].args.peers->count(1, 1) == 0);
-  auto rr = execute(*lr, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(rep->buffers[b], r, i); },
-                    RunOptions{});
+  auto rr = execute(
+      *lr, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(rep->buffers[b], r, i); },
+      RunOptions{});
   REQUIRE(rr.ok());
   CHECK(rr->verified());
 }
@@ -473,16 +475,17 @@ TEST_CASE("alltoallv: on a split group, rank, peer and size are the group's") {
   for (RunMode mode : {RunMode::fast, RunMode::observable}) {
     RunOptions o;
     o.mode = mode;
-    auto run = execute(*l, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(s->buffers[b], r, i); }, o);
+    auto run = execute(
+        *l, [&](std::int32_t b, std::int32_t r, std::uint64_t i) { return initial_value(s->buffers[b], r, i); }, o);
     REQUIRE(run.ok());
     CHECK_MESSAGE(run->verified(), run->numeric.message());
   }
 }
 
 TEST_CASE("alltoallv: the call survives the round trip through to_json, tables and expressions") {
-  const std::string text =
-      with_call("{\"op\": \"alltoallv\", \"send\": \"x\", \"recv\": \"y\", \"counts\": [[1, 0, 2, 0], [0, 0, 0, 3], "
-                "[1, 1, 1, 1], [0, 2, 0, 0]], \"recv_offsets\": \"4 * peer\", \"algorithm\": \"linear\", \"caption\": \"c\"}");
+  const std::string text = with_call(
+      "{\"op\": \"alltoallv\", \"send\": \"x\", \"recv\": \"y\", \"counts\": [[1, 0, 2, 0], [0, 0, 0, 3], "
+      "[1, 1, 1, 1], [0, 2, 0, 0]], \"recv_offsets\": \"4 * peer\", \"algorithm\": \"linear\", \"caption\": \"c\"}");
   auto s = parse_scenario(text, "x.json");
   REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));
   const std::string back = to_json(*s);

@@ -58,7 +58,8 @@ TEST_CASE("async collectives: compute overlaps the collective until the wait, a 
     std::int32_t second = -1;
     for (std::size_t k = 0; k < s.steps.size(); ++k)
       for (const auto& t : s.steps[k].transfers)
-        if (t.action == Action::compute && t.dst.buf == 1 && t.dst.rank == 0 && second < 0) second = static_cast<std::int32_t>(k);
+        if (t.action == Action::compute && t.dst.buf == 1 && t.dst.rank == 0 && second < 0)
+          second = static_cast<std::int32_t>(k);
     REQUIRE(second >= 0);
     bool waits = false;
     for (const auto& d : deps[2][static_cast<std::size_t>(second)]) waits |= d.step >= 0 && d.rank < 2;
@@ -74,8 +75,10 @@ TEST_CASE("async collectives: compute overlaps the collective until the wait, a 
     {"op": "compute", "duration_us": 100, "label": "optimizer", "reads": ["a", "b"]})";
   CHECK_FALSE(second_span_waits_for_comm(program_text(2, kTwoBuckets, program)));
   std::string blocking = program;
-  for (const char* req : {R"(, "request": "ha")", R"(, "request": "hb")"}) blocking.erase(blocking.find(req), std::string(req).size());
-  blocking.erase(blocking.find(R"({"op": "wait", "requests": ["ha", "hb"]},)"), std::string(R"({"op": "wait", "requests": ["ha", "hb"]},)").size());
+  for (const char* req : {R"(, "request": "ha")", R"(, "request": "hb")"})
+    blocking.erase(blocking.find(req), std::string(req).size());
+  blocking.erase(blocking.find(R"({"op": "wait", "requests": ["ha", "hb"]},)"),
+                 std::string(R"({"op": "wait", "requests": ["ha", "hb"]},)").size());
   CHECK(second_span_waits_for_comm(program_text(2, kTwoBuckets, blocking)));
 
   // Measured: the optimizer starts after both all-reduces have completed on its rank.
@@ -95,7 +98,8 @@ TEST_CASE("async collectives: touching the buffers before the wait is a race, re
   };
   const Case races[] = {
       {R"({"op": "allreduce", "buffer": "a", "request": "h"}, {"op": "compute", "duration_us": 5, "reads": "a"}, {"op": "wait", "request": "h"})",
-       "rank 0's compute 5 us reading a[0..4) (op 1) reads a[0..4) while rank 0's allreduce a as h (op 0) is still pending",
+       "rank 0's compute 5 us reading a[0..4) (op 1) reads a[0..4) while rank 0's allreduce a as h (op 0) is still "
+       "pending",
        "/program/1"},
       {R"({"op": "allreduce", "buffer": "a", "request": "h"}, {"op": "copy", "src": "a", "dst": "b"}, {"op": "wait", "request": "h"})",
        "reads a[0..4) while rank 0's allreduce a as h (op 0) is still pending", "/program/1"},
@@ -106,7 +110,8 @@ TEST_CASE("async collectives: touching the buffers before the wait is a race, re
       {R"({"op": "allgather", "send": "a", "recv": "b", "count": 2, "request": "h"}, {"op": "compute", "duration_us": 5, "writes": "a"}, {"op": "wait", "request": "h"})",
        "writes a[0..4) while rank 0's allgather a -> b as h (op 0) is still pending", "/program/1"},
       {R"({"op": "allreduce", "buffer": "a", "request": "h"}, {"op": "allreduce", "buffer": "a"}, {"op": "wait", "request": "h"})",
-       "rank 0's allreduce a (op 1) writes a[0..4) while rank 0's allreduce a as h (op 0) is still pending", "/program/1"},
+       "rank 0's allreduce a (op 1) writes a[0..4) while rank 0's allreduce a as h (op 0) is still pending",
+       "/program/1"},
   };
   for (const Case& c : races) {
     const std::string program = c.program;
@@ -124,7 +129,8 @@ TEST_CASE("async collectives: touching the buffers before the wait is a race, re
     {"op": "compute", "duration_us": 5, "reads": "b"})"));
 }
 
-TEST_CASE("async collectives: requests follow the isend rules: waited once, never reused while pending, never forgotten") {
+TEST_CASE(
+    "async collectives: requests follow the isend rules: waited once, never reused while pending, never forgotten") {
   struct Case {
     const char* program;
     const char* id;
@@ -144,7 +150,8 @@ TEST_CASE("async collectives: requests follow the isend rules: waited once, neve
       {R"({"op": "recv", "ranks": [1], "buffer": "b", "from": 0}, {"op": "allreduce", "buffer": "a", "request": "h"},
           {"op": "wait", "request": "h"}, {"op": "send", "ranks": [0], "buffer": "b", "to": 1})",
        "program.deadlock",
-       "deadlock: rank 0 waits in wait (op 2) for request h, its allreduce (op 1), for rank 1 while rank 1 waits in recv "
+       "deadlock: rank 0 waits in wait (op 2) for request h, its allreduce (op 1), for rank 1 while rank 1 waits in "
+       "recv "
        "from rank 0 (op 0)",
        "/program/2"},
   };
@@ -161,14 +168,17 @@ TEST_CASE("async collectives: requests follow the isend rules: waited once, neve
 TEST_CASE("async collectives: FSDP prefetches the next layer's parameters while computing this one") {
   // Two layers, every rank holds a shard of each. The all-gather of layer 1 runs while
   // layer 0 computes; each forward span reads its gathered parameters after its wait.
-  const std::string text = program_text(4, R"("s0": {"count": 64, "init": "rank"}, "s1": {"count": 64, "init": "rank_index"},
-      "p0": {"count": 256}, "p1": {"count": 256}, "act": {"count": 8})", R"(
+  const std::string text =
+      program_text(4, R"("s0": {"count": 64, "init": "rank"}, "s1": {"count": 64, "init": "rank_index"},
+      "p0": {"count": 256}, "p1": {"count": 256}, "act": {"count": 8})",
+                   R"(
     {"op": "allgather", "send": "s0", "recv": "p0", "request": "g0"},
     {"op": "allgather", "send": "s1", "recv": "p1", "request": "g1"},
     {"op": "wait", "request": "g0"},
     {"op": "compute", "duration_us": 300, "label": "forward 0", "reads": "p0", "writes": "act"},
     {"op": "wait", "request": "g1"},
-    {"op": "compute", "duration_us": 300, "label": "forward 1", "reads": ["p1", "act"], "writes": "act"})", "", "float32");
+    {"op": "compute", "duration_us": 300, "label": "forward 1", "reads": ["p1", "act"], "writes": "act"})",
+                   "", "float32");
   const Schedule s = lower_program_ok(text);
   CHECK(check_order_in_deps(s) > 0);
   // The all-gather of layer 1 does not wait for the forward pass of layer 0.
@@ -188,7 +198,8 @@ TEST_CASE("async collectives: FSDP prefetches the next layer's parameters while 
         double last_write = -1, start = -1;
         for (const auto& e : p.outcome.record.transfers) {
           const Transfer& t = s.steps[static_cast<std::size_t>(e.step)].transfers[static_cast<std::size_t>(e.transfer)];
-          if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == buf) last_write = std::max(last_write, e.t1_us);
+          if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == buf)
+            last_write = std::max(last_write, e.t1_us);
           if (t.action == Action::compute && t.dst.rank == r && t.reads >= 0)
             for (const Slice& sl : s.reads[static_cast<std::size_t>(t.reads)])
               if (sl.at.buf == buf) start = e.t0_us;

@@ -4,8 +4,6 @@
 // written. tests/data/bad/EXPECTED.tsv lists, for each file, the error id, the
 // line:col and the JSON Pointer of the error ("-" where there is none).
 #include <doctest/doctest.h>
-
-#include "shell.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 
 #include "collscope/scenario.h"
 #include "collscope/verify.h"
+#include "shell.h"
 
 using namespace collscope;
 
@@ -84,8 +83,8 @@ using test_shell::Output;
 
 // Runs collscope with a hard time limit (timeout(1) exits 124 when it fires).
 Output run_collscope(const std::string& args) {
-  return test_shell::shell("timeout -k 5 " + std::to_string(static_cast<int>(kMaxSeconds * 2)) + " " + COLLSCOPE_BINARY +
-                        " " + args + " 2>&1");
+  return test_shell::shell("timeout -k 5 " + std::to_string(static_cast<int>(kMaxSeconds * 2)) + " " +
+                           COLLSCOPE_BINARY + " " + args + " 2>&1");
 }
 
 std::string shell_quote(const std::string& s) { return "'" + s + "'"; }

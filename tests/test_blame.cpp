@@ -81,7 +81,8 @@ TEST_CASE("blame: fast mode: the lane most chains end at, not the first that is 
   CHECK(b.conduct == Conduct::absent);  // it never arrived at a step
   CHECK(b.step == 0);                   // no step yet: named at step 0
   CHECK(b.waiting == Ranks{2, 3, 4});
-  CHECK(blame_message(b, "step 0", 1) == "rank 1 did not arrive at step 0 within 1 s; ranks 2, 3 and 4 are waiting for it");
+  CHECK(blame_message(b, "step 0", 1) ==
+        "rank 1 did not arrive at step 0 within 1 s; ranks 2, 3 and 4 are waiting for it");
   // Observable mode ignores the chains: the busy lane is to blame, the idle lane waits at the barrier.
   const Blame o = find_blame(lanes, 5, false);
   CHECK(o.lane == 0);

@@ -1,9 +1,6 @@
 // The collscope binary as a user runs it: JSON reports, exit codes 0/1/2/3,
 // traces, lessons, bench.
 #include <doctest/doctest.h>
-
-#include "registry_names.h"
-#include "shell.h"
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -12,6 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "registry_names.h"
+#include "shell.h"
 
 namespace {
 
@@ -88,7 +88,8 @@ TEST_CASE("cli: bad input exits 2 with one clear error") {
   CHECK(c.out.find("error[scenario.io]") != std::string::npos);
   auto d = collscope("run --coll broadcast --algo ring --ranks 4", true);
   CHECK(d.code == 2);
-  CHECK(d.out.find("valid algorithms for broadcast: auto, flat, binomial, chain, scatter_allgather") != std::string::npos);
+  CHECK(d.out.find("valid algorithms for broadcast: auto, flat, binomial, chain, scatter_allgather") !=
+        std::string::npos);
   auto e = collscope("run --coll allreduce --fault 1:x:corrupt", true);
   CHECK(e.code == 2);
   CHECK(e.out.find("error[cli.bad_fault]") != std::string::npos);
@@ -121,8 +122,9 @@ TEST_CASE("cli: a dry run for a GPU backend shows the schedule that would run th
   // A GPU backend is never priced with the cpu's parameters: a GPU topology, named.
   CHECK(gpu.out.find("cpu model") == std::string::npos);
   CHECK(gpu.out.find("(topology dgx-h100, 1 node x 8 GPUs (assumed: pass --topology))") != std::string::npos);
-  auto pinned = collscope("run --coll allreduce --algo ring --ranks 8 --count 4194304 --backend cuda --dry-run "
-                          "--topology dgx-h200");
+  auto pinned = collscope(
+      "run --coll allreduce --algo ring --ranks 8 --count 4194304 --backend cuda --dry-run "
+      "--topology dgx-h200");
   REQUIRE(pinned.code == 0);
   CHECK(pinned.out.find("(topology dgx-h200, 1 node x 8 GPUs)") != std::string::npos);
   auto refused = collscope("run --coll allreduce --ranks 8 --backend cuda --dry-run --topology this-machine", true);
@@ -151,10 +153,8 @@ TEST_CASE("cli: validate accepts every lesson and rejects a broken file") {
   std::string deadlock;
   for (const auto& e : std::filesystem::directory_iterator(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios"))
     if (e.path().extension() == ".json") {
-      if (e.path().string().find("deadlock") != std::string::npos)
-        deadlock = e.path().string();
-      else
-        files += " " + e.path().string();
+      if (e.path().string().find("deadlock") != std::string::npos) deadlock = e.path().string();
+      else files += " " + e.path().string();
     }
   auto ok = collscope("validate" + files);
   CHECK(ok.code == 0);

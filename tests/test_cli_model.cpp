@@ -1,6 +1,5 @@
 // `collscope predict` and `collscope calibrate` as a user runs them.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -42,8 +41,7 @@ TEST_CASE("cli predict: every algorithm on a topology, with auto's pick and the 
     CHECK(r["predicted_us"].get<double>() > 0);
     CHECK(r["model"] == "topology dgx-h100, 2 nodes x 8 GPUs");
     CHECK(r["bytes"] == 4194304 * 4);
-    CHECK(r["busbw_gbps"].get<double>() ==
-          doctest::Approx(r["algbw_gbps"].get<double>() * 2 * 15 / 16.0));
+    CHECK(r["busbw_gbps"].get<double>() == doctest::Approx(r["algbw_gbps"].get<double>() * 2 * 15 / 16.0));
     double levels = 0;
     for (const auto& [name, us] : r["levels"].items()) levels += us.get<double>();
     CHECK(levels == doctest::Approx(r["predicted_us"].get<double>()));  // every step is bounded by one level
@@ -66,7 +64,8 @@ TEST_CASE("cli predict: every algorithm on a topology, with auto's pick and the 
 }
 
 TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, auto the fastest of them") {
-  auto o = cs("predict --coll allreduce --ranks 65536 --count 1048576 --algo all --topology dgx-h100 --nodes 8192 --json");
+  auto o =
+      cs("predict --coll allreduce --ranks 65536 --count 1048576 --algo all --topology dgx-h100 --nodes 8192 --json");
   REQUIRE(o.code == 0);
   const auto rows = json_lines(o.out);
   REQUIRE(rows.size() >= 5);
@@ -96,7 +95,8 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   auto cpu = cs("predict --coll allreduce --ranks 4096", true);
   CHECK(cpu.code == 2);
   CHECK(cpu.out.find("--topology dgx-h100 --nodes 512") != std::string::npos);
-  auto root = cs("predict --coll broadcast --algo binomial --ranks 4096 --root 4096 --topology dgx-h100 --nodes 512", true);
+  auto root =
+      cs("predict --coll broadcast --algo binomial --ranks 4096 --root 4096 --topology dgx-h100 --nodes 512", true);
   CHECK(root.code == 2);
   CHECK(root.out.find("error[scenario.out_of_range]") != std::string::npos);
   auto huge = cs("predict --coll allreduce --ranks 1000000 --topology dgx-h100 --nodes 125000", true);
@@ -118,10 +118,14 @@ TEST_CASE("cli run and predict: --ranks-per-node splits the node-aware algorithm
     CHECK(e.out.find("error[cli.usage] --ranks-per-node") != std::string::npos);
   }
   // predict: on 2 nodes of 8, splitting at 4 makes the hierarchical all-reduce a different one.
-  auto at8 = json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
-                           "--nodes 2 --json").out);
-  auto at4 = json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
-                           "--nodes 2 --ranks-per-node 4 --json").out);
+  auto at8 =
+      json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
+                    "--nodes 2 --json")
+                     .out);
+  auto at4 =
+      json_lines(cs("predict --coll allreduce --algo hierarchical --ranks 16 --count 4194304 --topology dgx-h100 "
+                    "--nodes 2 --ranks-per-node 4 --json")
+                     .out);
   REQUIRE(at8.size() == 1);
   REQUIRE(at4.size() == 1);
   CHECK(at8[0]["predicted_us"] != at4[0]["predicted_us"]);
@@ -136,7 +140,8 @@ TEST_CASE("cli predict: bad topologies and flags are usage errors") {
   CHECK(o.code == 2);
   o = cs("predict --coll allreduce --mode sideways", true);
   CHECK(o.code == 2);
-  const auto bad = std::filesystem::temp_directory_path() / ("collscope-bad-topology-" + std::to_string(::getpid()) + ".json");
+  const auto bad =
+      std::filesystem::temp_directory_path() / ("collscope-bad-topology-" + std::to_string(::getpid()) + ".json");
   std::ofstream(bad) << "{\"version\": 1,\n  \"devices\": {\"kind\": \"gpu\", \"per_node\": 0, \"memory_gbps\": 1}}";
   o = cs("predict --coll allreduce --topology " + bad.string(), true);
   CHECK(o.code == 2);
@@ -160,7 +165,8 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(c->wake_us > 0);
   CAPTURE(o.out);
   CHECK(c->seconds < 30);  // asked for 2 s; a loaded machine stretches it, not without bound
-  auto run = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
+  auto run =
+      test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
   REQUIRE_MESSAGE(run.code == 0, run.out);
   auto j = nlohmann::json::parse(run.out);
   CHECK(j["model"] == "cpu model, calibrated " + c->date);

@@ -33,7 +33,8 @@ std::string scenario_file(const std::string& name, const std::string& text) {
 TEST_CASE("cli programs: the verdict says what it covered, in text and JSON") {
   auto p2p = collscope("run " + lesson("19-pipeline-parallel.json"));
   CHECK(p2p.code == 0);
-  CHECK_MESSAGE(p2p.out.find("  verified: no expectation: the run only matched its schedule\n") != std::string::npos, p2p.out);
+  CHECK_MESSAGE(p2p.out.find("  verified: no expectation: the run only matched its schedule\n") != std::string::npos,
+                p2p.out);
   auto coll = collscope("run --coll allreduce --ranks 4 --count 8 --json");
   REQUIRE(coll.code == 0);
   CHECK(nlohmann::json::parse(coll.out)["covers"] == "postcondition of allreduce (call 0)");
@@ -60,7 +61,8 @@ TEST_CASE("cli programs: split-group calls name their part in the report, --expl
     "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "flat", "caption": "tensor parallel"}]})");
   auto text = collscope("run " + file + " --explain");
   CHECK(text.code == 0);
-  CHECK_MESSAGE(text.out.find("  call 0 (group tp, part 0: ranks 0-3): allreduce count 4") != std::string::npos, text.out);
+  CHECK_MESSAGE(text.out.find("  call 0 (group tp, part 0: ranks 0-3): allreduce count 4") != std::string::npos,
+                text.out);
   CHECK(text.out.find("  call 0 (group tp, part 1: ranks 4-7): allreduce count 4") != std::string::npos);
   CHECK(text.out.find("  call 0, group tp, part 1: ranks 4-7:\n") != std::string::npos);
   // Captions speak in world ranks, with the group rank beside them.

@@ -188,7 +188,8 @@ TEST_CASE("collectives: the postcondition and the numeric definition of every co
 
     std::vector<std::vector<bool>> is_output(static_cast<std::size_t>(c.world));
     for (std::int32_t w = 0; w < c.world; ++w)
-      is_output[static_cast<std::size_t>(w)].assign(s.buffers[static_cast<std::size_t>(a.out_buf)].count[static_cast<std::size_t>(w)], false);
+      is_output[static_cast<std::size_t>(w)].assign(
+          s.buffers[static_cast<std::size_t>(a.out_buf)].count[static_cast<std::size_t>(w)], false);
     for (std::int32_t g = 0; g < c.ranks; ++g) {
       const std::uint64_t n = shape_of(a, g).out_count;
       ExpectedElement prev{};
@@ -198,7 +199,7 @@ TEST_CASE("collectives: the postcondition and the numeric definition of every co
         CHECK(i + e.run <= n);  // a rule never reaches past the output
         REQUIRE(e.first >= 0);
         REQUIRE(e.last <= c.ranks);
-        REQUIRE(e.first < e.last);  // every output element holds something
+        REQUIRE(e.first < e.last);    // every output element holds something
         if (i > 0 && prev.run > 1) {  // the previous rule said it holds here too, one index on
           CHECK(e.first == prev.first);
           CHECK(e.last == prev.last);
@@ -268,14 +269,16 @@ void diagonal_reference(const CollArgs& a, ReferenceBuilder& out) {
 }
 
 RunOutcome run_on_cpu(const Schedule& s) {
-  auto r = execute(s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; },
-                   RunOptions{});
+  auto r = execute(
+      s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; },
+      RunOptions{});
   REQUIRE(r);
   return std::move(*r);
 }
 
 HostMemory inputs_of(const Schedule& s) {
-  return make_inputs(s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; });
+  return make_inputs(
+      s, [](std::int32_t b, std::int32_t rank, std::uint64_t i) { return (b + 1) * 100.0 + rank * 10.0 + i; });
 }
 
 }  // namespace

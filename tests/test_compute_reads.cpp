@@ -13,7 +13,8 @@ using namespace collscope;
 using namespace collscope::testing;
 
 TEST_CASE("compute reads: one slice or a list, in the record's text and through the round trip") {
-  const std::string text = program_text(2, R"("w": {"count": 8, "init": "rank"}, "b": {"count": 4, "init": "rank"}, "y": {"count": 4})", R"(
+  const std::string text =
+      program_text(2, R"("w": {"count": 8, "init": "rank"}, "b": {"count": 4, "init": "rank"}, "y": {"count": 4})", R"(
     {"op": "compute", "duration_us": 5, "label": "fwd", "reads": "w", "writes": "y"},
     {"op": "compute", "duration_us": 5, "reads": [{"buffer": "w", "offset": 4, "count": 4}, "b"]})");
   const Scenario s = parse_ok(text);
@@ -40,14 +41,17 @@ TEST_CASE("compute reads: one slice or a list, in the record's text and through 
       }
   CHECK(spans_with_reads == 4);
 
-  const Error empty = parse_fails(program_text(2, R"("w": {"count": 8})", R"({"op": "compute", "duration_us": 5, "reads": []})"));
+  const Error empty =
+      parse_fails(program_text(2, R"("w": {"count": 8})", R"({"op": "compute", "duration_us": 5, "reads": []})"));
   CHECK(empty.id == "scenario.wrong_type");
   CHECK(empty.where.pointer == "/program/0/reads");
-  const Error unknown = parse_fails(program_text(2, R"("w": {"count": 8})", R"({"op": "compute", "duration_us": 5, "reads": ["w", "v"]})"));
+  const Error unknown = parse_fails(
+      program_text(2, R"("w": {"count": 8})", R"({"op": "compute", "duration_us": 5, "reads": ["w", "v"]})"));
   CHECK(unknown.id == "scenario.unknown_buffer");
   CHECK(unknown.where.pointer == "/program/0/reads/1");
-  const Error big = parse_fails(program_text(2, R"("w": {"count": 8})",
-                                             R"({"op": "compute", "duration_us": 5, "reads": {"buffer": "w", "offset": 6, "count": 4}})"));
+  const Error big = parse_fails(
+      program_text(2, R"("w": {"count": 8})",
+                   R"({"op": "compute", "duration_us": 5, "reads": {"buffer": "w", "offset": 6, "count": 4}})"));
   CHECK(big.id == "scenario.buffer_too_small");
   CHECK(big.where.pointer == "/program/0/reads");
 }
@@ -59,9 +63,10 @@ TEST_CASE("compute reads: reading what a pending irecv writes is a race") {
     {"op": "send", "ranks": [0], "buffer": "w", "to": 1},
     {"op": "wait", "ranks": [1], "request": "r"})"));
   CHECK(e.id == "program.race");
-  CHECK_MESSAGE(e.message.find("rank 1's compute \"forward\" 10 us reading w[0..4) writing y[0..4) (op 1) reads w[0..4) "
-                               "while rank 1's irecv w[0..4) from rank 0 as r (op 0) is still pending") != std::string::npos,
-                e.message);
+  CHECK_MESSAGE(
+      e.message.find("rank 1's compute \"forward\" 10 us reading w[0..4) writing y[0..4) (op 1) reads w[0..4) "
+                     "while rank 1's irecv w[0..4) from rank 0 as r (op 0) is still pending") != std::string::npos,
+      e.message);
   CHECK(e.where.pointer == "/program/1");
   // Reading next to a pending isend is fine (the isend only reads too).
   lower_program_ok(program_text(2, R"("w": {"count": 4}, "y": {"count": 4})", R"(
@@ -109,10 +114,12 @@ TEST_CASE("compute reads: the span waits for the last write of what it reads, la
 
 TEST_CASE("compute reads: FSDP's forward pass starts after its all-gathered parameters have arrived") {
   // Every rank holds a shard of the parameters; the forward pass needs all of them.
-  const std::string text = program_text(4, R"("shard": {"count": 256, "init": "rank"}, "params": {"count": 1024}, "act": {"count": 8})", R"(
+  const std::string text =
+      program_text(4, R"("shard": {"count": 256, "init": "rank"}, "params": {"count": 1024}, "act": {"count": 8})", R"(
     {"op": "compute", "ranks": [2], "duration_us": 1500, "label": "slow data loader"},
     {"op": "allgather", "send": "shard", "recv": "params", "algorithm": "ring"},
-    {"op": "compute", "duration_us": 200, "label": "forward", "reads": "params", "writes": "act"})", "", "float32");
+    {"op": "compute", "duration_us": 200, "label": "forward", "reads": "params", "writes": "act"})",
+                   "", "float32");
   for (const RunMode mode : {RunMode::fast, RunMode::observable}) {
     const ProgramRun p = run_program(text, mode);
     CHECK(p.outcome.verified());
@@ -122,7 +129,8 @@ TEST_CASE("compute reads: FSDP's forward pass starts after its all-gathered para
       double last_write = -1, forward = -1;
       for (const auto& e : p.outcome.record.transfers) {
         const Transfer& t = s.steps[static_cast<std::size_t>(e.step)].transfers[static_cast<std::size_t>(e.transfer)];
-        if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == 1) last_write = std::max(last_write, e.t1_us);
+        if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == 1)
+          last_write = std::max(last_write, e.t1_us);
         if (t.action == Action::compute && t.dst.rank == r && t.reads >= 0) forward = e.t0_us;
       }
       REQUIRE(last_write >= 0);
@@ -153,7 +161,8 @@ TEST_CASE("compute reads: tensor parallelism's backward pass starts after the al
       double last_write = -1, backward = -1;
       for (const auto& e : p.outcome.record.transfers) {
         const Transfer& t = s.steps[static_cast<std::size_t>(e.step)].transfers[static_cast<std::size_t>(e.transfer)];
-        if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == 0) last_write = std::max(last_write, e.t1_us);
+        if (t.action != Action::compute && t.dst.rank == r && t.dst.buf == 0)
+          last_write = std::max(last_write, e.t1_us);
         if (t.action == Action::compute && t.dst.rank == r && t.reads >= 0) backward = e.t0_us;
       }
       REQUIRE(last_write >= 0);

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "kernels/host_kernels.h"
 #include "collscope/run.h"
 #include "hand_schedules.h"
+#include "kernels/host_kernels.h"
 
 using namespace collscope;
 using namespace collscope::testing;
@@ -21,7 +21,8 @@ Schedule good_allreduce(std::uint64_t n, DType t, ReduceOp op) {
   add_step(s, {copy(0, 0, 0, 1, 1, 0, n), copy(1, 0, 0, 0, 1, 0, n)});
   add_step(s, {reduce(0, 1, 0, 0, 0, 0, n), reduce(1, 1, 0, 1, 0, 0, n)});
   if (op == ReduceOp::avg)
-    add_step(s, {Transfer{{0, 0, 0}, {0, 0, 0}, n, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, n, Action::scale, 2}});
+    add_step(
+        s, {Transfer{{0, 0, 0}, {0, 0, 0}, n, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, n, Action::scale, 2}});
   return s;
 }
 
@@ -35,11 +36,14 @@ Schedule reduce_copy_allreduce(std::uint64_t n, DType t, ReduceOp op) {
   add_step(s, {reduce_copy(1, 0, 0, 0, 0, 0, 0, 1, 0, n), reduce_copy(0, 0, 0, 1, 0, 0, 1, 1, 0, n)});
   add_step(s, {copy(0, 1, 0, 0, 0, 0, n), copy(1, 1, 0, 1, 0, 0, n)});
   if (op == ReduceOp::avg)
-    add_step(s, {Transfer{{0, 0, 0}, {0, 0, 0}, n, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, n, Action::scale, 2}});
+    add_step(
+        s, {Transfer{{0, 0, 0}, {0, 0, 0}, n, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, n, Action::scale, 2}});
   return s;
 }
 
-double small_ints(std::int32_t, std::int32_t rank, std::uint64_t i) { return static_cast<double>((rank * 3 + i) % 5 + 1); }
+double small_ints(std::int32_t, std::int32_t rank, std::uint64_t i) {
+  return static_cast<double>((rank * 3 + i) % 5 + 1);
+}
 
 }  // namespace
 

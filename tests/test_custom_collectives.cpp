@@ -18,14 +18,18 @@ namespace {
 // Eight ranks as two nodes of four. x: 8 elements per rank; part: the node's block.
 std::string hierarchical(const std::string& rs_group, const std::string& ar_group, const std::string& extra_body = "",
                          const std::string& dtype = "int32") {
-  return program_text(8, R"("x": {"count": 8, "init": "rank_index"}, "part": {"count": 2, "scratch": true})", R"(
+  return program_text(8, R"("x": {"count": 8, "init": "rank_index"}, "part": {"count": 2, "scratch": true})",
+                      R"(
     {"op": "allreduce", "buffer": "x", "algorithm": "custom", "caption": "hierarchical all-reduce", "body": [
-      {"op": "reduce_scatter", "send": "x", "recv": "part", "group": ")" + rs_group + R"(", "algorithm": "ring",
+      {"op": "reduce_scatter", "send": "x", "recv": "part", "group": ")" +
+                          rs_group + R"(", "algorithm": "ring",
        "caption": "every node sums its ranks' x, a quarter on each rank"},
-      {"op": "allreduce", "buffer": "part", "group": ")" + ar_group + R"(", "caption": "the nodes add their sums"},)" +
-                          extra_body + R"(
-      {"op": "allgather", "send": "part", "recv": "x", "group": ")" + rs_group + R"(", "caption": "every node shares the total"}]})",
-                      R"(, "groups": {"node": {"split": "rank / 4"}, "cross": {"split": "rank % 4"}, "pair": [0, 1]})", dtype);
+      {"op": "allreduce", "buffer": "part", "group": ")" +
+                          ar_group + R"(", "caption": "the nodes add their sums"},)" + extra_body + R"(
+      {"op": "allgather", "send": "part", "recv": "x", "group": ")" +
+                          rs_group + R"(", "caption": "every node shares the total"}]})",
+                      R"(, "groups": {"node": {"split": "rank / 4"}, "cross": {"split": "rank % 4"}, "pair": [0, 1]})",
+                      dtype);
 }
 
 }  // namespace
@@ -65,12 +69,13 @@ TEST_CASE("custom collectives: a hierarchy that forgets a level fails the outer 
 TEST_CASE("custom collectives: inner calls on the call's own ranks, inside a custom call on a group") {
   // A custom all-reduce on each half of a split, written as reduce then broadcast on the
   // half (no group named: the call's ranks, numbered from 0 in the half).
-  const std::string text = program_text(8, R"("x": {"count": 4, "init": "rank"}, "t": {"count": 4, "scratch": true})", R"(
+  const std::string text =
+      program_text(8, R"("x": {"count": 4, "init": "rank"}, "t": {"count": 4, "scratch": true})", R"(
     {"op": "allreduce", "buffer": "x", "algorithm": "custom", "group": "half", "body": [
       {"op": "reduce", "send": "x", "recv": "t", "root": 1, "algorithm": "binomial"},
       {"op": "copy", "ranks": [1], "src": "t", "dst": "x"},
       {"op": "broadcast", "buffer": "x", "root": 1}]})",
-                                        R"(, "groups": {"half": {"split": "rank / 4"}})");
+                   R"(, "groups": {"half": {"split": "rank / 4"}})");
   for (const RunMode mode : {RunMode::fast, RunMode::observable}) {
     const ProgramRun p = run_program(text, mode);
     CHECK_MESSAGE(p.outcome.verified(), verdict_text(p.outcome));
@@ -89,10 +94,12 @@ TEST_CASE("custom collectives: what an inner call may not do") {
   const Case cases[] = {
       {R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "group": "pair", "body": [
           {"op": "allreduce", "buffer": "x", "group": "trio"}]})",
-       "scenario.bad_call", "allreduce on group trio inside this custom algorithm includes rank 2", "/program/0/body/0/group"},
+       "scenario.bad_call", "allreduce on group trio inside this custom algorithm includes rank 2",
+       "/program/0/body/0/group"},
       {R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
           {"op": "allreduce", "buffer": "x", "reduce_op": "max"}]})",
-       "scenario.bad_call", "allreduce inside this custom allreduce combines with max, but the allreduce it implements combines with sum",
+       "scenario.bad_call",
+       "allreduce inside this custom allreduce combines with max, but the allreduce it implements combines with sum",
        "/program/0/body/0/reduce_op"},
       {R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
           {"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": []}]})",

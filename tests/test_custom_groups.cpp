@@ -47,9 +47,11 @@ std::string custom_call(const std::string& group, const char* body) {
 // both modes against the sums every part must hold, and that the body ran on members only.
 void check_parts(int world, const std::string& groups_json, const std::vector<std::vector<int>>& parts,
                  std::uint64_t count, const char* body) {
-  const std::string bufs = R"("x": {"count": )" + std::to_string(count) + R"(, "init": "rank_index"}, "t": {"count": )" +
-                           std::to_string(count) + R"(, "scratch": true})";
-  const std::string text = program_text(world, bufs, custom_call("g", body), R"(, "groups": {"g": )" + groups_json + "}");
+  const std::string bufs = R"("x": {"count": )" + std::to_string(count) +
+                           R"(, "init": "rank_index"}, "t": {"count": )" + std::to_string(count) +
+                           R"(, "scratch": true})";
+  const std::string text =
+      program_text(world, bufs, custom_call("g", body), R"(, "groups": {"g": )" + groups_json + "}");
   CAPTURE(text);
   for (const RunMode mode : {RunMode::fast, RunMode::observable}) {
     CAPTURE(static_cast<int>(mode));
@@ -113,7 +115,8 @@ TEST_CASE("custom algorithms on a group: peers outside the group are the body's 
   const std::string bufs = R"("x": {"count": 4, "init": "rank"}, "t": {"count": 4, "scratch": true})";
   const Error e = parse_fails(program_text(8, bufs, custom_call("g", R"([
     {"op": "send", "buffer": "x", "to": "rank + 1"},
-    {"op": "recv", "buffer": "x", "from": "(rank - 1) % size"}])"), R"(, "groups": {"g": {"split": "rank / 4"}})"));
+    {"op": "recv", "buffer": "x", "from": "(rank - 1) % size"}])"),
+                                           R"(, "groups": {"g": {"split": "rank / 4"}})"));
   CHECK(e.id == "program.bad_value");
   // Group rank 3 of the first part (world rank 3) sends to group rank 4, which does not exist.
   CHECK_MESSAGE(e.message.find("send on rank 3 (g rank 3) goes to g rank 4, outside 0..3") != std::string::npos,
@@ -130,7 +133,8 @@ TEST_CASE("custom algorithms on a group: peers outside the group are the body's 
 
 TEST_CASE("custom algorithms on a group: the records name world ranks and group ranks") {
   const std::string bufs = R"("x": {"count": 2, "init": "rank_index"}, "t": {"count": 2, "scratch": true})";
-  const Schedule s = lower_program_ok(program_text(4, bufs, custom_call("g", kRingBody), R"(, "groups": {"g": [3, 1]})"));
+  const Schedule s =
+      lower_program_ok(program_text(4, bufs, custom_call("g", kRingBody), R"(, "groups": {"g": [3, 1]})"));
   bool found = false;
   for (const auto& op : s.ops)
     if (op.rank == 3 && op.op == "isend") {

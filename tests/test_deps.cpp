@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "ir/deps.h"
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
+#include "ir/deps.h"
 
 using namespace collscope;
 
@@ -30,7 +30,9 @@ std::vector<Access> accesses(const Schedule& s) {
     for (const auto& t : s.steps[static_cast<std::size_t>(k)].transfers) {
       if (t.count == 0) continue;
       const std::int32_t lane = dataflow::lane_of(s, t);
-      for_each_read(t, [&](const Loc& l) { out.push_back({k, lane, l.rank, l.buf, l.offset, l.offset + t.count, false}); });
+      for_each_read(t, [&](const Loc& l) {
+        out.push_back({k, lane, l.rank, l.buf, l.offset, l.offset + t.count, false});
+      });
       out.push_back({k, lane, t.dst.rank, t.dst.buf, t.dst.offset, t.dst.offset + t.count, true});
     }
   return out;
@@ -75,7 +77,8 @@ std::size_t check_sufficient(const Schedule& s) {
       if (x.step >= y.step || x.lane == y.lane || x.rank != y.rank || x.buf != y.buf) continue;
       if (!(x.write || y.write) || x.b <= y.a || y.b <= x.a) continue;
       ++pairs;
-      const auto seen = known[static_cast<std::size_t>(y.lane)][static_cast<std::size_t>(y.step)][static_cast<std::size_t>(x.lane)];
+      const auto seen =
+          known[static_cast<std::size_t>(y.lane)][static_cast<std::size_t>(y.step)][static_cast<std::size_t>(x.lane)];
       CHECK_MESSAGE(seen >= x.step, "lane " << y.lane << " at step " << y.step << " may run before lane " << x.lane
                                             << " finished step " << x.step << " (rank " << x.rank << ", elements "
                                             << std::max(x.a, y.a) << "..)");
@@ -128,8 +131,9 @@ std::size_t check_repeated(const Schedule& s, const std::vector<std::vector<std:
     if (static_cast<std::size_t>(in.lane) == owner) continue;
     ++pairs;
     // The owner rewrites the input after this read of iteration 1...
-    CHECK_MESSAGE(known[owner][S][static_cast<std::size_t>(in.lane)] >= in.step,
-                  "rank " << in.rank << " may rewrite its input before lane " << in.lane << " read it at step " << in.step);
+    CHECK_MESSAGE(
+        known[owner][S][static_cast<std::size_t>(in.lane)] >= in.step,
+        "rank " << in.rank << " may rewrite its input before lane " << in.lane << " read it at step " << in.step);
     // ...and this read of iteration 2 comes after the rewrite (the owner finished iteration 1).
     CHECK_MESSAGE(known[static_cast<std::size_t>(in.lane)][S + static_cast<std::size_t>(in.step)][owner] >= last,
                   "lane " << in.lane << " may read rank " << in.rank << "'s input at step " << in.step
@@ -141,7 +145,8 @@ std::size_t check_repeated(const Schedule& s, const std::vector<std::vector<std:
       if (x.lane == y.lane || x.rank != y.rank || x.buf != y.buf) continue;
       if (!(x.write || y.write) || x.b <= y.a || y.b <= x.a) continue;
       ++pairs;
-      CHECK_MESSAGE(known[static_cast<std::size_t>(y.lane)][S + static_cast<std::size_t>(y.step)][static_cast<std::size_t>(x.lane)] >= x.step,
+      CHECK_MESSAGE(known[static_cast<std::size_t>(y.lane)][S + static_cast<std::size_t>(y.step)]
+                         [static_cast<std::size_t>(x.lane)] >= x.step,
                     "lane " << y.lane << " at step " << y.step << " of the second run may run before lane " << x.lane
                             << " finished step " << x.step << " of the first");
     }
@@ -171,10 +176,10 @@ TEST_CASE("deps: random schedules: every conflicting access waits, directly or t
       for (int t = 0; t < m; ++t) {
         const std::uint64_t count = 1 + rng() % 8;
         Transfer tr;
-        tr.src = {static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.ranks)), static_cast<std::int32_t>(rng() % 2),
-                  rng() % (n - count + 1)};
-        tr.dst = {static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.ranks)), static_cast<std::int32_t>(rng() % 2),
-                  rng() % (n - count + 1)};
+        tr.src = {static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.ranks)),
+                  static_cast<std::int32_t>(rng() % 2), rng() % (n - count + 1)};
+        tr.dst = {static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.ranks)),
+                  static_cast<std::int32_t>(rng() % 2), rng() % (n - count + 1)};
         tr.count = count;
         const unsigned kind = rng() % 3;
         tr.action = kind == 0 ? Action::copy : kind == 1 ? Action::reduce : Action::reduce_copy;
@@ -182,9 +187,10 @@ TEST_CASE("deps: random schedules: every conflicting access waits, directly or t
         tr.aux = tr.action == Action::reduce_copy ? Loc{tr.dst.rank, 1 - tr.dst.buf, rng() % (n - count + 1)} : tr.dst;
         bool ok = !clash(tr.src, count, false, tr.dst, count, true);
         for (const auto& o : st.transfers)
-          ok = ok && !clash(tr.dst, count, true, o.dst, o.count, true) && !clash(tr.dst, count, true, o.src, o.count, false) &&
-               !clash(tr.src, count, false, o.dst, o.count, true) && !clash(tr.dst, count, true, o.aux, o.count, false) &&
-               !clash(tr.aux, count, false, o.dst, o.count, true);
+          ok = ok && !clash(tr.dst, count, true, o.dst, o.count, true) &&
+               !clash(tr.dst, count, true, o.src, o.count, false) &&
+               !clash(tr.src, count, false, o.dst, o.count, true) &&
+               !clash(tr.dst, count, true, o.aux, o.count, false) && !clash(tr.aux, count, false, o.dst, o.count, true);
         if (ok) st.transfers.push_back(tr);
       }
       s.steps.push_back(std::move(st));

@@ -17,15 +17,18 @@ namespace {
 // All-to-all written with isend/irecv, as in MoE token routing: rank r sends block d
 // of its tokens to rank d and receives rank s's block for it at `recv_offset`.
 std::string routing(const std::string& recv_offset, const std::string& expect) {
-  return program_text(4, R"("tokens": {"count": 8, "init": "rank_index"}, "routed": {"count": 8})", R"J(
+  return program_text(4, R"("tokens": {"count": 8, "init": "rank_index"}, "routed": {"count": 8})",
+                      R"J(
     {"op": "repeat", "times": "size", "var": "k", "body": [
       {"op": "isend", "buffer": "tokens", "offset": "2 * ((rank + k) % size)", "count": 2, "to": "(rank + k) % size", "request": "s"},
-      {"op": "irecv", "buffer": "routed", "offset": ")J" + recv_offset + R"J(", "count": 2, "from": "(rank - k) % size", "request": "r"},
+      {"op": "irecv", "buffer": "routed", "offset": ")J" +
+                          recv_offset + R"J(", "count": 2, "from": "(rank - k) % size", "request": "r"},
       {"op": "wait", "requests": ["s", "r"]}]})J",
                       expect.empty() ? "" : R"(, "expect": [)" + expect + "]");
 }
 
-const char* kRouted = R"({"buffer": "routed", "block": 2, "holds": {"rank": "b", "buffer": "tokens", "offset": "2 * rank"}})";
+const char* kRouted =
+    R"({"buffer": "routed", "block": 2, "holds": {"rank": "b", "buffer": "tokens", "offset": "2 * rank"}})";
 
 }  // namespace
 
@@ -87,15 +90,16 @@ TEST_CASE("expect: statements that do not fit are refused with their place") {
        "neither a group", "/expect/0/holds/over"},
       {R"({"buffer": "x", "holds": {"rank": 0, "buffer": "x", "offset": 2}})", "scenario.buffer_too_small",
        "reads rank 0's x[2..6)", "/expect/0/holds"},
-      {R"({"buffer": "x", "offset": 3, "count": 2, "values": [1, 1]})", "scenario.buffer_too_small",
-       "about x[3..5)", "/expect/0/count"},
+      {R"({"buffer": "x", "offset": 3, "count": 2, "values": [1, 1]})", "scenario.buffer_too_small", "about x[3..5)",
+       "/expect/0/count"},
       {R"({"buffer": "x", "holds": {"rank": "j", "buffer": "x"}})", "scenario.bad_expression", "unknown name \"j\"",
        "/expect/0/holds/rank"},
   };
   for (const Case& c : cases) {
     const std::string expect = c.expect;
     CAPTURE(expect);
-    const Error e = parse_fails(program_text(4, bufs, R"({"op": "allreduce", "buffer": "x"})", R"(, "expect": [)" + expect + "]"));
+    const Error e =
+        parse_fails(program_text(4, bufs, R"({"op": "allreduce", "buffer": "x"})", R"(, "expect": [)" + expect + "]"));
     CHECK(e.id == c.id);
     CHECK_MESSAGE(e.message.find(c.says) != std::string::npos, e.message);
     CHECK(e.where.pointer == c.pointer);
@@ -123,8 +127,10 @@ TEST_CASE("expect: routing that overwrites every round at offset 0 no longer ver
   REQUIRE_FALSE(bad.outcome.symbolic.ok());
   const Error& e = bad.outcome.symbolic.error();
   CHECK(e.id == "verify.expectation");
-  CHECK_MESSAGE(e.message == "rank 0 routed[0] should hold rank 0's tokens[0], but it holds rank 1's tokens[0] (last written in step 3)",
-                e.message);
+  CHECK_MESSAGE(
+      e.message ==
+          "rank 0 routed[0] should hold rank 0's tokens[0], but it holds rank 1's tokens[0] (last written in step 3)",
+      e.message);
   CHECK(e.where.pointer == "/expect/0");
   CHECK(e.where.file == "p.json");
   CHECK(bad.outcome.numeric.wrong > 0);
@@ -137,21 +143,23 @@ TEST_CASE("expect: reductions over the world, a group and a list, and an average
     {"op": "copy", "src": "g", "dst": "t"},
     {"op": "allreduce", "buffer": "t", "group": "dp"},
     {"op": "allreduce", "buffer": "a", "reduce_op": "avg"})";
-  const std::string bufs = R"("g": {"count": 4, "init": "rank_index"}, "t": {"count": 4}, "a": {"count": 4, "init": "rank"})";
+  const std::string bufs =
+      R"("g": {"count": 4, "init": "rank_index"}, "t": {"count": 4}, "a": {"count": 4, "init": "rank"})";
   const std::string groups = R"(, "groups": {"tp": {"split": "rank / 4"}, "dp": {"split": "rank % 4"}})";
   const std::string good = program_text(8, bufs, program, groups + R"(, "expect": [
     {"buffer": "g", "holds": {"reduce_op": "sum", "buffer": "g", "over": "tp"}},
     {"buffer": "t", "holds": {"reduce_op": "sum", "buffer": "g"}},
     {"buffer": "a", "holds": {"reduce_op": "avg", "buffer": "a"}},
     {"buffer": "a", "ranks": [5], "values": [3.5, 3.5, 3.5, 3.5]}])",
-                                       "float32");
+                                        "float32");
   for (const RunMode mode : {RunMode::fast, RunMode::observable}) {
     const ProgramRun p = run_program(good, mode);
     CHECK_MESSAGE(p.outcome.verified(), verdict_text(p.outcome));
   }
   // The sum over the world is not what g holds after the tensor-parallel all-reduce alone.
   const ProgramRun wrong = run_program(program_text(8, bufs, program, groups + R"(, "expect": [
-    {"buffer": "g", "ranks": [5], "holds": {"reduce_op": "sum", "buffer": "g"}}])", "float32"));
+    {"buffer": "g", "ranks": [5], "holds": {"reduce_op": "sum", "buffer": "g"}}])",
+                                                    "float32"));
   REQUIRE_FALSE(wrong.outcome.symbolic.ok());
   CHECK_MESSAGE(wrong.outcome.symbolic.error().message.find(
                     "rank 5 g[0] should hold the sum over every rank of g[0], but it holds g[0] from ranks 4..7") == 0,
@@ -159,7 +167,8 @@ TEST_CASE("expect: reductions over the world, a group and a list, and an average
   CHECK(wrong.outcome.numeric.wrong == 4);
   // A wrong literal value is the numeric side's to find.
   const ProgramRun value = run_program(program_text(8, bufs, program, groups + R"(, "expect": [
-    {"buffer": "a", "ranks": [5], "offset": 2, "values": [3, 3.5]}])", "float32"));
+    {"buffer": "a", "ranks": [5], "offset": 2, "values": [3, 3.5]}])",
+                                                    "float32"));
   CHECK(value.outcome.symbolic.ok());
   CHECK(value.outcome.numeric.wrong == 1);
   CHECK(value.outcome.numeric.rank == 5);
@@ -170,9 +179,10 @@ TEST_CASE("expect: reductions over the world, a group and a list, and an average
 
 TEST_CASE("expect: an input counted twice over the whole program is named") {
   // Two all-reduces in a row: every rank's x holds each input twice (times the ranks).
-  const ProgramRun p = run_program(program_text(2, R"("x": {"count": 2, "init": "rank"})",
-                                                R"({"op": "allreduce", "buffer": "x"}, {"op": "allreduce", "buffer": "x"})",
-                                                R"(, "expect": [{"buffer": "x", "holds": {"reduce_op": "sum", "buffer": "x"}}])"));
+  const ProgramRun p =
+      run_program(program_text(2, R"("x": {"count": 2, "init": "rank"})",
+                               R"({"op": "allreduce", "buffer": "x"}, {"op": "allreduce", "buffer": "x"})",
+                               R"(, "expect": [{"buffer": "x", "holds": {"reduce_op": "sum", "buffer": "x"}}])"));
   CHECK(p.outcome.numeric.wrong > 0);  // 2 * (0 + 1) = 2, not 1
   REQUIRE_FALSE(p.outcome.symbolic.ok());
   CHECK(p.outcome.symbolic.error().message.find("with an input counted twice") != std::string::npos);
@@ -181,15 +191,24 @@ TEST_CASE("expect: an input counted twice over the whole program is named") {
 TEST_CASE("expect: the verdict says what it covered") {
   auto scope = [](const std::string& text) { return verdict_scope(lower_program_ok(text)); };
   const std::string bufs = R"("x": {"count": 4, "init": "rank"}, "y": {"count": 4}, "out": {"count": 16})";
-  CHECK(scope(program_text(4, bufs, R"({"op": "allreduce", "buffer": "x"}, {"op": "allgather", "send": "x", "recv": "out"})")) ==
+  CHECK(scope(program_text(4, bufs,
+                           R"({"op": "allreduce", "buffer": "x"}, {"op": "allgather", "send": "x", "recv": "out"})")) ==
         "postcondition of allreduce (call 0); postcondition of allgather (call 1)");
-  CHECK(scope(program_text(4, bufs, R"({"op": "send", "ranks": [0], "buffer": "x", "to": 1}, {"op": "recv", "ranks": [1], "buffer": "y", "from": 0},
+  CHECK(
+      scope(program_text(
+          4, bufs,
+          R"({"op": "send", "ranks": [0], "buffer": "x", "to": 1}, {"op": "recv", "ranks": [1], "buffer": "y", "from": 0},
                                        {"op": "allreduce", "buffer": "x"})")) ==
-        "postcondition of allreduce (call 2); no expectation on the point-to-point steps: they only matched their schedule");
-  CHECK(scope(program_text(4, bufs, R"({"op": "send", "ranks": [0], "buffer": "x", "to": 1}, {"op": "recv", "ranks": [1], "buffer": "y", "from": 0})",
-                           R"(, "expect": [{"buffer": "y", "ranks": [1], "holds": {"rank": 0, "buffer": "x"}},
+      "postcondition of allreduce (call 2); no expectation on the point-to-point steps: they only matched their "
+      "schedule");
+  CHECK(
+      scope(program_text(
+          4, bufs,
+          R"({"op": "send", "ranks": [0], "buffer": "x", "to": 1}, {"op": "recv", "ranks": [1], "buffer": "y", "from": 0})",
+          R"(, "expect": [{"buffer": "y", "ranks": [1], "holds": {"rank": 0, "buffer": "x"}},
                                            {"buffer": "out", "values": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]}])")) ==
-        "expectations on y and out");
-  CHECK(scope(program_text(8, bufs, R"({"op": "allreduce", "buffer": "x", "group": "tp"})", R"(, "groups": {"tp": {"split": "rank / 4"}})")) ==
+      "expectations on y and out");
+  CHECK(scope(program_text(8, bufs, R"({"op": "allreduce", "buffer": "x", "group": "tp"})",
+                           R"(, "groups": {"tp": {"split": "rank / 4"}})")) ==
         "postcondition of allreduce (call 0, 2 parts)");
 }

@@ -72,7 +72,8 @@ TEST_CASE("expressions: text templates fill in their expressions") {
 TEST_CASE("expressions: a 1F1B pipeline with min and max, labelled per micro-batch") {
   // Four stages, six micro-batches: stage r warms up with min(size - 1 - r, mb) forward
   // passes, then alternates one forward and one backward (1F1B), then drains.
-  const std::string text = program_text(4, R"("act": {"count": 4, "init": "rank"}, "grad": {"count": 4, "init": "rank"})", R"J(
+  const std::string text =
+      program_text(4, R"("act": {"count": 4, "init": "rank"}, "grad": {"count": 4, "init": "rank"})", R"J(
     {"op": "repeat", "times": "min(size - 1 - rank, 6)", "var": "mb", "body": [
       {"op": "recv", "ranks": "rank > 0", "buffer": "act", "from": "rank - 1"},
       {"op": "compute", "duration_us": 10, "label": "F{mb}", "writes": "act", "caption": "stage {rank} runs forward {mb}"},
@@ -121,7 +122,8 @@ TEST_CASE("expressions: a 1F1B pipeline with min and max, labelled per micro-bat
 }
 
 TEST_CASE("expressions: a written step's phase and caption show its loop variable") {
-  const Schedule s = lower_program_ok(program_text(2, R"("x": {"count": 2, "init": "rank"}, "t": {"count": 2, "scratch": true})", R"(
+  const Schedule s =
+      lower_program_ok(program_text(2, R"("x": {"count": 2, "init": "rank"}, "t": {"count": 2, "scratch": true})", R"(
     {"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
       {"op": "repeat", "times": 1, "var": "k", "body": [
         {"op": "step", "phase": "round {k}", "caption": "copy {k} of {size}",
@@ -145,8 +147,8 @@ TEST_CASE("expressions: labels and captions with unknown names or bad braces are
        "/program/0/label"},
       {R"({"op": "repeat", "times": 2, "var": "mb", "body": [{"op": "compute", "duration_us": 1, "label": "F{mb"}]})",
        "never closed", "/program/0/body/0/label"},
-      {R"({"op": "allreduce", "buffer": "x", "caption": "on rank {rank}"})", "caption \"on rank {rank}\" uses unknown name \"rank\"",
-       "/program/0/caption"},
+      {R"({"op": "allreduce", "buffer": "x", "caption": "on rank {rank}"})",
+       "caption \"on rank {rank}\" uses unknown name \"rank\"", "/program/0/caption"},
       {R"J({"op": "compute", "duration_us": 1, "caption": "x{1 / (rank - rank)}"})J", "division by zero",
        "/program/0/caption"},
   };

@@ -1,10 +1,8 @@
 // Faults that never hang: delay, crash, hang and corrupt on every algorithm family and
 // in both modes; the watchdog's abort (no thread left behind, detected within the
 // timeout); flight records and their analysis; the desync check; faults in scenario files.
-#include <doctest/doctest.h>
-
-#include "shell.h"
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include "collscope/scenario.h"
 #include "collscope/trace.h"
 #include "gui/view/run_worker.h"
+#include "shell.h"
 
 using namespace collscope;
 
@@ -115,7 +114,9 @@ Result<RunOutcome> run_with(const Case& c, Fault f, RunMode mode, const std::str
 
 using test_shell::Output;
 
-Output run_cli(const std::string& args) { return test_shell::shell(std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1"); }
+Output run_cli(const std::string& args) {
+  return test_shell::shell(std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1");
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -166,7 +167,7 @@ TEST_CASE("faults: every kind on ring, tree, recursive doubling and a program, i
         CHECK(e.message.find("flight record: " + record) != std::string::npos);
         CHECK(secs < kTimeout + 1.0);
         if (kind == Fault::Kind::crash) CHECK(secs < kTimeout);  // a dead rank is noticed at once
-        CHECK(settled_thread_count(threads) == threads);        // every rank thread joined
+        CHECK(settled_thread_count(threads) == threads);         // every rank thread joined
         // The record shows the failed rank and what did not complete.
         auto rec = load_flight_record(record);
         REQUIRE(rec.ok());
@@ -197,12 +198,14 @@ TEST_CASE("faults: a delayed rank shows as a gap in the run record and the trace
   // what a busy machine takes to start the others' threads).
   const double gap_us = 0.75 * delay_ms * 1000;
   double others = 1e300, straggler = 1e300;
-  for (const auto& t : out->record.transfers) (t.rank == 2 ? straggler : others) = std::min(t.rank == 2 ? straggler : others, t.t0_us);
+  for (const auto& t : out->record.transfers)
+    (t.rank == 2 ? straggler : others) = std::min(t.rank == 2 ? straggler : others, t.t0_us);
   CHECK(straggler - others >= gap_us);
   // The flight record shows it too: rank 2 started the allreduce late.
   const auto& fr = out->record.flight;
   double first_start = 1e300;
-  for (int r : {0, 1, 3}) first_start = std::min(first_start, fr.ranks[static_cast<std::size_t>(r)].ops.at(0).started_us);
+  for (int r : {0, 1, 3})
+    first_start = std::min(first_start, fr.ranks[static_cast<std::size_t>(r)].ops.at(0).started_us);
   CHECK(fr.ranks[2].ops.at(0).started_us - first_start >= gap_us);
 
   const std::string path = tmp_path("delay-trace.json");
@@ -325,7 +328,8 @@ TEST_CASE("flight record: bounded per rank, round trip through JSON, analysis of
   CHECK(g[0].message.find("missing rank 2") != std::string::npos);
 
   // Unreadable records are bad input with a place.
-  auto bad = parse_flight_record("{\"flight_record\": 1, \"world\": 2, \"ranks\": [{\"rank\": 5, \"ops\": []}]}", "b.json");
+  auto bad =
+      parse_flight_record("{\"flight_record\": 1, \"world\": 2, \"ranks\": [{\"rank\": 5, \"ops\": []}]}", "b.json");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().id == "analyze.bad_record");
   CHECK(bad.error().where.pointer == "/ranks/0/rank");
@@ -339,19 +343,22 @@ TEST_CASE("desync: divergent collectives are a program.desync error listing ever
   // Two entries with different "ranks" at the same position, different counts.
   auto a = parse_scenario(head + R"([
     {"op": "allreduce", "buffer": "x", "ranks": "rank != 1"},
-    {"op": "allreduce", "buffer": "x", "count": 4, "ranks": [1]}]})", "a.json");
+    {"op": "allreduce", "buffer": "x", "count": 4, "ranks": [1]}]})",
+                          "a.json");
   REQUIRE_FALSE(a.ok());
   CHECK(a.error().id == "program.desync");
   CHECK(a.error().exit == ExitCode::bad_input);
-  CHECK(a.error().message ==
-        "ranks disagree on their collective call with seq 0: ranks 0, 2, 3 call allreduce x count 8 float32 sum (op 0); "
-        "rank 1 calls allreduce x count 4 float32 sum (op 1)");
+  CHECK(
+      a.error().message ==
+      "ranks disagree on their collective call with seq 0: ranks 0, 2, 3 call allreduce x count 8 float32 sum (op 0); "
+      "rank 1 calls allreduce x count 4 float32 sum (op 1)");
   CHECK(a.error().where.pointer == "/program/1");
 
   // A collective inside a repeat whose count depends on rank.
   auto b = parse_scenario(head + R"([
     {"op": "repeat", "times": "rank == 2", "body": [{"op": "allreduce", "buffer": "x"}]},
-    {"op": "broadcast", "buffer": "x", "root": 3}]})", "b.json");
+    {"op": "broadcast", "buffer": "x", "root": 3}]})",
+                          "b.json");
   REQUIRE_FALSE(b.ok());
   CHECK(b.error().id == "program.desync");
   CHECK(b.error().message.find("ranks 0, 1, 3 call broadcast x count 8 float32 root 3 (op 1)") != std::string::npos);
@@ -359,14 +366,16 @@ TEST_CASE("desync: divergent collectives are a program.desync error listing ever
 
   // A rank whose program ends first.
   auto c = parse_scenario(head + R"([
-    {"op": "repeat", "times": "2 - rank / 3", "body": [{"op": "allreduce", "buffer": "x"}]}]})", "c.json");
+    {"op": "repeat", "times": "2 - rank / 3", "body": [{"op": "allreduce", "buffer": "x"}]}]})",
+                          "c.json");
   REQUIRE_FALSE(c.ok());
   CHECK(c.error().message.find("rank 3 calls nothing (its program ends first)") != std::string::npos);
 
   // The same call written as two entries for different ranks is one call, and runs.
   auto d = parse_scenario(head + R"([
     {"op": "allreduce", "buffer": "x", "ranks": "rank == 0"},
-    {"op": "allreduce", "buffer": "x", "ranks": "rank != 0"}]})", "d.json");
+    {"op": "allreduce", "buffer": "x", "ranks": "rank != 0"}]})",
+                          "d.json");
   REQUIRE(d.ok());
   auto sched = lower_scenario(*d);
   REQUIRE(sched.ok());
@@ -382,7 +391,9 @@ TEST_CASE("scenario faults: parsing errors and round trip") {
   const std::string head = R"({"version": 1, "ranks": 4, "buffers": {"x": {"count": 8}},
   "program": [{"op": "allreduce", "buffer": "x", "algorithm": "ring"}],
   "faults": )";
-  auto ok = parse_scenario(head + R"([{"rank": 1, "step": 2, "kind": "delay", "ms": 50}, {"rank": 3, "step": 0, "kind": "hang"}]})", "f.json");
+  auto ok = parse_scenario(
+      head + R"([{"rank": 1, "step": 2, "kind": "delay", "ms": 50}, {"rank": 3, "step": 0, "kind": "hang"}]})",
+      "f.json");
   REQUIRE(ok.ok());
   REQUIRE(ok->faults.size() == 2);
   CHECK(ok->faults[0].kind == Fault::Kind::delay);
@@ -400,13 +411,16 @@ TEST_CASE("scenario faults: parsing errors and round trip") {
     std::string faults, id, pointer, text;
   };
   const std::vector<Bad> bad = {
-      {R"([{"rank": 1, "step": 2, "kind": "hnag"}])", "scenario.unknown_fault", "/faults/0/kind", "(did you mean \"hang\"?)"},
+      {R"([{"rank": 1, "step": 2, "kind": "hnag"}])", "scenario.unknown_fault", "/faults/0/kind",
+       "(did you mean \"hang\"?)"},
       {R"([{"rank": 4, "step": 2, "kind": "crash"}])", "scenario.out_of_range", "/faults/0/rank", "out of range 0..3"},
       {R"([{"rank": 1, "step": -1, "kind": "crash"}])", "scenario.out_of_range", "/faults/0/step", "fault step -1"},
       {R"([{"rank": 1, "step": 2, "kind": "delay"}])", "scenario.missing_key", "/faults/0", "missing \"ms\""},
-      {R"([{"rank": 1, "step": 2, "kind": "hang", "ms": 5}])", "scenario.unknown_key", "/faults/0/ms", "only applies to a delay"},
+      {R"([{"rank": 1, "step": 2, "kind": "hang", "ms": 5}])", "scenario.unknown_key", "/faults/0/ms",
+       "only applies to a delay"},
       {R"([{"rank": 1, "kind": "hang"}])", "scenario.missing_key", "/faults/0", "missing \"step\""},
-      {R"([{"rank": 1, "step": 2, "kind": "hang", "when": 3}])", "scenario.unknown_key", "/faults/0", "unknown key \"when\""},
+      {R"([{"rank": 1, "step": 2, "kind": "hang", "when": 3}])", "scenario.unknown_key", "/faults/0",
+       "unknown key \"when\""},
       {R"({"rank": 1})", "scenario.wrong_type", "/faults", "must be an array"},
       {R"([{"rank": "1", "step": 2, "kind": "hang"}])", "scenario.wrong_type", "/faults/0/rank", "must be an integer"},
   };
@@ -463,7 +477,7 @@ TEST_CASE("cli: faults, --timeout, --flight-record and analyze") {
   // hang: exit 3 within the timeout, the error names the rank, the step and the record.
   for (const std::string mode : {"fast", "observable"}) {
     auto o = run_cli("run --coll allreduce --algo ring --ranks 4 --count 64 --mode " + mode +
-                       " --fault 2:2:hang --timeout 1 --flight-record " + rec);
+                     " --fault 2:2:hang --timeout 1 --flight-record " + rec);
     CHECK(o.code == 3);
     CHECK(o.out.find("error[backend.timeout] rank 2 did not arrive at step 2 (seq 0: allreduce") != std::string::npos);
     CHECK(o.out.find("within 1 s; ranks 0, 1 and 3 are waiting for it") != std::string::npos);
@@ -473,14 +487,16 @@ TEST_CASE("cli: faults, --timeout, --flight-record and analyze") {
     CHECK(a.out.find("did not complete on ranks 0, 1, 2 and 3; rank 2 hung at step 2") != std::string::npos);
   }
   // hang at the op's first step: the rank never joined it.
-  auto first = run_cli("run --coll allreduce --algo ring --ranks 4 --count 64 --fault 1:0:hang --timeout 0.3 --flight-record " + rec);
+  auto first = run_cli(
+      "run --coll allreduce --algo ring --ranks 4 --count 64 --fault 1:0:hang --timeout 0.3 --flight-record " + rec);
   CHECK(first.code == 3);
   auto a = run_cli("analyze " + rec + " --json");
   CHECK(a.code == 1);
   const auto j = nlohmann::json::parse(a.out);
   CHECK(j["ok"] == false);
   CHECK(j["findings"][0]["id"] == "analyze.missing_rank");
-  CHECK(j["findings"][0]["message"].get<std::string>().find("not all ranks joined op 0 (allreduce, call 0): missing rank 1") == 0);
+  CHECK(j["findings"][0]["message"].get<std::string>().find(
+            "not all ranks joined op 0 (allreduce, call 0): missing rank 1") == 0);
   // crash: exit 3, at once.
   auto crash = run_cli("run --coll broadcast --algo binomial --ranks 8 --count 64 --fault 0:0:crash --timeout 5");
   CHECK(crash.code == 3);
@@ -532,10 +548,11 @@ TEST_CASE("faults: one check of a fault against the schedule, whatever gave it, 
     Fault fault;
     std::string what;
   };
-  const std::vector<Bad> bad = {{{c.schedule.ranks, 0, Fault::Kind::crash, 0}, "names rank " + std::to_string(c.schedule.ranks)},
-                                {{-1, 0, Fault::Kind::crash, 0}, "names rank -1"},
-                                {{0, steps, Fault::Kind::delay, 5}, "names step " + std::to_string(steps)},
-                                {{0, -1, Fault::Kind::hang, 0}, "names step -1"}};
+  const std::vector<Bad> bad = {
+      {{c.schedule.ranks, 0, Fault::Kind::crash, 0}, "names rank " + std::to_string(c.schedule.ranks)},
+      {{-1, 0, Fault::Kind::crash, 0}, "names rank -1"},
+      {{0, steps, Fault::Kind::delay, 5}, "names step " + std::to_string(steps)},
+      {{0, -1, Fault::Kind::hang, 0}, "names step -1"}};
   for (const auto& b : bad) {
     CAPTURE(b.what);
     const Status plain = check_fault(c.schedule, b.fault);
@@ -580,8 +597,10 @@ TEST_CASE("faults: collscope run names a scenario's fault beyond the schedule at
   // The same fault as a flag: the flag's id, no place.
   auto flag = run_cli("run --coll allreduce --algo ring --ranks 4 --count 8 --fault 2:999:hang");
   CHECK(flag.code == 2);
-  CHECK(flag.out.find("error[cli.bad_fault] --fault 2:999:hang names step 999, but the schedule has") != std::string::npos);
+  CHECK(flag.out.find("error[cli.bad_fault] --fault 2:999:hang names step 999, but the schedule has") !=
+        std::string::npos);
   auto rank = run_cli("run --coll allreduce --algo ring --ranks 4 --count 8 --fault 9:0:crash");
   CHECK(rank.code == 2);
-  CHECK(rank.out.find("error[cli.bad_fault] --fault 9:0:crash names rank 9, but the world has 4 ranks") != std::string::npos);
+  CHECK(rank.out.find("error[cli.bad_fault] --fault 9:0:crash names rank 9, but the world has 4 ranks") !=
+        std::string::npos);
 }

@@ -1,7 +1,6 @@
 // The window's font is looked up at run time: $COLLSCOPE_FONT, fontconfig, then the
 // paths distributions package DejaVu Sans in.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <filesystem>

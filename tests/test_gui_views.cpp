@@ -1,7 +1,6 @@
 // The window's view models, built without ImGui: colours of contribution sets,
 // arrows of a step, aggregation into chunk cells, the timeline, stepping back.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -10,22 +9,22 @@
 #include <set>
 #include <tuple>
 
+#include "collscope/algorithms.h"
 #include "collscope/scenario.h"
 #include "gui/view/arrows.h"
 #include "gui/view/caption.h"
 #include "gui/view/cells.h"
+#include "gui/view/gif.h"
+#include "gui/view/keys.h"
 #include "gui/view/layout.h"
-#include "gui/view/panels.h"
 #include "gui/view/lesson.h"
+#include "gui/view/panels.h"
 #include "gui/view/playback.h"
+#include "gui/view/quantize.h"
 #include "gui/view/run_worker.h"
 #include "gui/view/settings.h"
 #include "gui/view/timeline.h"
 #include "gui/view/what_if.h"
-#include "gui/view/keys.h"
-#include "gui/view/quantize.h"
-#include "gui/view/gif.h"
-#include "collscope/algorithms.h"
 
 using namespace collscope;
 using namespace collscope::view;
@@ -86,7 +85,8 @@ TEST_CASE("gui views: a ring all-reduce colours cells from inputs to complete") 
     cur.seek(k);
     auto m = mem.at(k);
     REQUIRE(m.ok());
-    return build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
+    return build_cells(
+        run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
   };
   const std::int32_t recv = run->schedule.find_buffer("recv");
   const std::int32_t send = run->schedule.find_buffer("send");
@@ -107,7 +107,8 @@ TEST_CASE("gui views: a ring all-reduce colours cells from inputs to complete") 
   bool partial = false;
   for (std::int32_t k = 1; k < n && !partial; ++k)
     for (const auto& rc : cells_at(k).ranks)
-      for (const auto& c : rc.rows[static_cast<std::size_t>(recv)].cells) partial |= c.colour.coverage == Coverage::partial;
+      for (const auto& c : rc.rows[static_cast<std::size_t>(recv)].cells)
+        partial |= c.colour.coverage == Coverage::partial;
   CHECK(partial);
 }
 
@@ -164,7 +165,8 @@ TEST_CASE("gui views: a million elements aggregate into at most 64 cells per row
   HostMemory mem(1, std::vector<std::vector<std::uint8_t>>(2));
   mem[0][0].assign(1'000'000 * 4, 0);
   mem[0][1].assign(999'999 * 4, 0);
-  auto v = build_cells(s, mem, [](auto r, auto, auto) { return std::vector<std::int32_t>{r}; }, 0);
+  auto v = build_cells(
+      s, mem, [](auto r, auto, auto) { return std::vector<std::int32_t>{r}; }, 0);
   for (const auto& rc : v.ranks) {
     const auto& row = rc.rows[0];
     CHECK(row.cells.size() <= 64);
@@ -200,7 +202,8 @@ TEST_CASE("gui views: arrows of a step") {
   // all-gather step copies. Reductions draw as reductions either way.
   bool reduce = false, copy = false;
   for (std::int32_t k = 0; k < static_cast<std::int32_t>(run->schedule.steps.size()); ++k)
-    for (const auto& a : build_arrows(run->schedule, k, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); })) {
+    for (const auto& a :
+         build_arrows(run->schedule, k, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); })) {
       reduce |= is_reduction(a.action) && a.src != a.dst;
       copy |= a.action == Action::copy && a.src != a.dst;
       if (k < 3 && a.src != a.dst) CHECK(is_reduction(a.action));
@@ -225,16 +228,18 @@ TEST_CASE("gui views: tokens ease along their arrow and land") {
 
 TEST_CASE("gui views: token images: a disc is solid inside, a ring hollow, both soft only at their edges") {
   const int n = 26;  // radius 12 and a pixel to spare on each side
-  auto at = [&](const std::vector<std::uint8_t>& v, int x, int y) { return static_cast<int>(v[static_cast<std::size_t>(y * n + x)]); };
+  auto at = [&](const std::vector<std::uint8_t>& v, int x, int y) {
+    return static_cast<int>(v[static_cast<std::size_t>(y * n + x)]);
+  };
   const auto disc = ring_coverage(12, 12, n);
   const auto ring = ring_coverage(12, 3, n);
   REQUIRE(disc.size() == static_cast<std::size_t>(n * n));
   REQUIRE(ring.size() == disc.size());
   CHECK(at(disc, 13, 13) == 255);  // the centre
-  CHECK(at(ring, 13, 13) == 0);     // hollow
-  CHECK(at(disc, 0, 0) == 0);       // corners are outside
+  CHECK(at(ring, 13, 13) == 0);    // hollow
+  CHECK(at(disc, 0, 0) == 0);      // corners are outside
   CHECK(at(ring, 0, 0) == 0);
-  CHECK(at(ring, 2, 13) == 255);    // on the ring, 11 pixels left of the centre
+  CHECK(at(ring, 2, 13) == 255);  // on the ring, 11 pixels left of the centre
   CHECK(at(disc, 2, 13) == 255);
   // Every pixel of the ring is covered by the disc at least as much, and the soft edge
   // holds the only partial values: at most one pixel ring each side of each edge.
@@ -630,7 +635,9 @@ TEST_CASE("gui views: 256 colours for a GIF, chosen by how often they appear") {
   const auto gi = g.map(grad);
   double err = 0;
   for (std::size_t p = 0; p < gi.size(); ++p)
-    for (int c = 0; c < 3; ++c) err += std::abs(static_cast<int>(g.palette()[3 * gi[p] + static_cast<std::size_t>(c)]) - grad[4 * p + static_cast<std::size_t>(c)]);
+    for (int c = 0; c < 3; ++c)
+      err += std::abs(static_cast<int>(g.palette()[3 * gi[p] + static_cast<std::size_t>(c)]) -
+                      grad[4 * p + static_cast<std::size_t>(c)]);
   CHECK(err / static_cast<double>(gi.size() * 3) < 24);  // mean error per channel
 }
 
@@ -672,18 +679,21 @@ TEST_CASE("gui views: a GIF of frames, in one palette, that reads back as so man
 }
 
 TEST_CASE("gui views: a split group's call names its part, and its captions speak world ranks") {
-  auto sc = parse_scenario(R"({"version": 1, "ranks": 8, "dtype": "int32", "buffers": {"g": {"count": 4, "init": "rank"}},
+  auto sc =
+      parse_scenario(R"({"version": 1, "ranks": 8, "dtype": "int32", "buffers": {"g": {"count": 4, "init": "rank"}},
     "groups": {"tp": {"split": "rank / 4"}},
     "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "flat", "caption": "tensor parallel"}]})",
-                           "split.json");
+                     "split.json");
   REQUIRE(sc.ok());
   auto run = run_lesson(*sc, "cpu", 256ull << 20);
   REQUIRE(run.ok());
   const Schedule& s = (*run)->schedule;
   REQUIRE(s.calls.size() == 2);
   const auto c = build_caption(**run, s.calls[1].first_step);
-  CHECK_MESSAGE(c.call.find("call 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, part 1: ranks 4-7") == 0, c.call);
-  CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos, c.caption);
+  CHECK_MESSAGE(c.call.find("call 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, part 1: ranks 4-7") == 0,
+                c.call);
+  CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos,
+                c.caption);
   CHECK(c.verdict.find("postcondition of allreduce (call 0, 2 parts)") != std::string::npos);
 }
 
@@ -713,7 +723,8 @@ std::vector<std::vector<Cell>> cells_of(const std::shared_ptr<LessonRun>& run, s
   cur.seek(applied);
   auto m = mem.at(applied);
   REQUIRE(m.ok());
-  auto v = build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, applied);
+  auto v = build_cells(
+      run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, applied);
   std::vector<std::vector<Cell>> out;
   for (const auto& rc : v.ranks)
     for (const auto& row : rc.rows)
@@ -784,11 +795,13 @@ namespace {
 float measure_text(float size, const std::string& text) { return size * 0.55f * static_cast<float>(text.size()); }
 
 // Cells after `k` steps, coloured across the program.
-CellsView cells_after(const std::shared_ptr<LessonRun>& run, MemoryTimeline& mem, ContributionCursor& cur, std::int32_t k) {
+CellsView cells_after(const std::shared_ptr<LessonRun>& run, MemoryTimeline& mem, ContributionCursor& cur,
+                      std::int32_t k) {
   cur.seek(k);
   auto m = mem.at(k);
   REQUIRE(m.ok());
-  return build_cells(run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
+  return build_cells(
+      run->schedule, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k);
 }
 
 }  // namespace
@@ -801,8 +814,11 @@ TEST_CASE("gui views: every box, cell, arrow and token stays on the canvas, for 
   runs.emplace_back("allreduce tree 8", quick_run(Collective::allreduce, "tree", 8, 16));
   runs.emplace_back("alltoall 16", quick_run(Collective::alltoall, "auto", 16, 32));
   runs.emplace_back("allreduce ring 64", quick_run(Collective::allreduce, "ring", 64, 64));
-  struct Size { float w, h, font, scale; };
-  const Size sizes[] = {{1200, 560, 16, 1}, {640, 360, 13, 1}, {300, 200, 13, 1}, {2400, 1300, 32, 2}, {900, 120, 13, 1}};
+  struct Size {
+    float w, h, font, scale;
+  };
+  const Size sizes[] = {
+      {1200, 560, 16, 1}, {640, 360, 13, 1}, {300, 200, 13, 1}, {2400, 1300, 32, 2}, {900, 120, 13, 1}};
   std::size_t badges = 0;
   for (const auto& [name, run] : runs) {
     CAPTURE(name);
@@ -928,13 +944,15 @@ TEST_CASE("gui views: scratch buffers have rows only while the step shown uses t
         for (const auto& rc : cv.ranks)
           for (std::size_t b = 0; b < s.buffers.size(); ++b)
             if (!s.buffers[b].scratch)
-              CHECK(std::any_of(rc.rows.begin(), rc.rows.end(), [&](const BufferRow& r) { return r.buf == static_cast<std::int32_t>(b); }));
+              CHECK(std::any_of(rc.rows.begin(), rc.rows.end(),
+                                [&](const BufferRow& r) { return r.buf == static_cast<std::int32_t>(b); }));
         // Playing forward gives the same rows as building afresh, as scratch rows come and go.
         if (played) {
           cur.seek(k);
           auto m = mem.at(k);
           REQUIRE(m.ok());
-          advance_cells(*played, s, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k - 1);
+          advance_cells(
+              *played, s, *m, [&](auto r, auto b, auto i) { return cur.ranks_of(r, b, i); }, k - 1);
         } else {
           played = cv;
         }
@@ -989,7 +1007,8 @@ TEST_CASE("gui views: the Parameters panel names a lesson the parameters cannot 
   REQUIRE(sum.lines.size() >= 2);
   CHECK(sum.lines[0] == std::to_string(p2p->schedule.ranks) + " ranks, " + std::string(name_of(p2p->schedule.dtype)));
   bool ops = false;
-  for (const auto& l : sum.lines) ops |= l.find("point-to-point and local ops: ") == 0 && l.find("send") != std::string::npos;
+  for (const auto& l : sum.lines)
+    ops |= l.find("point-to-point and local ops: ") == 0 && l.find("send") != std::string::npos;
   CHECK(ops);
   for (const auto& l : sum.lines) CHECK(l.find("count 0") == std::string::npos);
   auto halves = lesson_run("11-allreduce-in-two-halves.json");

@@ -2,18 +2,18 @@
 // at step 0 and a middle step, read back and checked; presenter mode; error exits.
 // Skipped, saying so, when the window is not built or xvfb-run is missing.
 #include <doctest/doctest.h>
-
-#include "shell.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "shell.h"
 
 #ifdef COLLSCOPE_HAVE_GUI
 #include <stb/stb_image.h>
@@ -105,7 +105,7 @@ TEST_CASE("gui window: screenshots of lessons at step 0 and a middle step") {
     const Image i0 = load(a), i1 = load(b);
     CHECK(i0.w == 1024);
     CHECK(i0.h == 640);
-    CHECK(colours(i0) > 30);  // not blank: cells, text, arrows in many colours
+    CHECK(colours(i0) > 30);                // not blank: cells, text, arrows in many colours
     CHECK(differing_pixels(i0, i1) > 500);  // the two steps look different
   }
   CHECK_FALSE(fs::exists(fs::path(COLLSCOPE_SOURCE_DIR) / "imgui.ini"));  // never in the working directory
@@ -181,7 +181,8 @@ TEST_CASE("gui window: the what-if window plots every algorithm and marks the cr
   const auto plain = dir / "plain.png", open = dir / "what-if.png";
   auto o0 = gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --screenshot " + plain.string(), dir);
   REQUIRE_MESSAGE(o0.code == 0, o0.out);
-  auto o1 = gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --what-if --screenshot " + open.string(), dir);
+  auto o1 =
+      gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --what-if --screenshot " + open.string(), dir);
   REQUIRE_MESSAGE(o1.code == 0, o1.out);
   const Image a = load(plain), b = load(open);
   CHECK(differing_pixels(a, b) > 20000);  // a window of plot over the canvas
@@ -216,7 +217,8 @@ TEST_CASE("gui window: presenter mode renders larger text than the normal mode")
   // Presenter mode is black behind everything: far more pure black pixels.
   auto black = [](const Image& img) {
     std::size_t k = 0;
-    for (std::size_t i = 0; i + 3 < img.px.size(); i += 4) k += img.px[i] == 0 && img.px[i + 1] == 0 && img.px[i + 2] == 0;
+    for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
+      k += img.px[i] == 0 && img.px[i + 1] == 0 && img.px[i + 2] == 0;
     return k;
   };
   CHECK(black(b) > black(a));

@@ -41,9 +41,12 @@ std::int32_t expected(const AlgoCase& c) {
       if (a == "hierarchical") return 2 * (g - 1) + 2 * (N - 1);
       if (a == "rings") return 2 * (n - 1);
       break;
-    case Collective::reduce_scatter: return (g - 1) + (N - 1);
-    case Collective::allgather: return (N - 1) + (g - 1) + (c.in_place ? 0 : 1);
-    default: break;
+    case Collective::reduce_scatter:
+      return (g - 1) + (N - 1);
+    case Collective::allgather:
+      return (N - 1) + (g - 1) + (c.in_place ? 0 : 1);
+    default:
+      break;
   }
   return -1;
 }
@@ -70,11 +73,13 @@ TEST_CASE("hierarchical: every node-aware algorithm over rank counts and node si
 TEST_CASE("hierarchical: on a group scattered over the nodes they still verify") {
   // 12 world ranks on nodes of 3; the group takes 2 ranks of each of the 4 nodes, out
   // of order, and one group of a node's single rank.
-  const std::vector<std::vector<std::int32_t>> groups = {{0, 1, 3, 4, 6, 7, 9, 10}, {10, 9, 1, 0, 7, 6, 4, 3}, {0, 3, 6, 9}};
+  const std::vector<std::vector<std::int32_t>> groups = {
+      {0, 1, 3, 4, 6, 7, 9, 10}, {10, 9, 1, 0, 7, 6, 4, 3}, {0, 3, 6, 9}};
   for (const AlgorithmInfo* a : node_aware())
     for (const auto& group : groups)
       for (bool in_place : {false, true}) {
-        AlgoCase c{a->coll, std::string(a->name), static_cast<std::int32_t>(group.size()), 5, 0, in_place, group, 12, 3};
+        AlgoCase c{a->coll, std::string(a->name), static_cast<std::int32_t>(group.size()), 5, 0, in_place, group, 12,
+                   3};
         check_verified(lower(c), c);
       }
 }
@@ -111,8 +116,9 @@ TEST_CASE("hierarchical: executed on the cpu backend they are exact, in fast and
           auto y = execute(*s, init, obs);
           REQUIRE(x.ok());
           REQUIRE(y.ok());
-          const std::string what = std::string(name_of(a->coll)) + " " + std::string(a->name) + " n=" +
-                                   std::to_string(n) + " g=" + std::to_string(g) + " " + std::string(name_of(t));
+          const std::string what = std::string(name_of(a->coll)) + " " + std::string(a->name) +
+                                   " n=" + std::to_string(n) + " g=" + std::to_string(g) + " " +
+                                   std::string(name_of(t));
           CHECK_MESSAGE(x->symbolic.ok(), what);
           CHECK_MESSAGE(x->numeric.wrong == 0, what << ": " << x->numeric.message());
           CHECK_MESSAGE(y->numeric.wrong == 0, what << ": " << y->numeric.message());

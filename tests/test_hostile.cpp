@@ -4,7 +4,6 @@
 // numbers and messages that must say exactly what the input said. The signals that
 // interrupt a write are tested on a real process by tests/signals.sh.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -122,7 +121,7 @@ struct Spawn {
   std::vector<std::string> argv;
   double timeout_s = 60;
   std::vector<std::pair<std::string, std::string>> env;
-  std::function<void()> in_child;     // before exec: setrlimit, setuid (the test process is single-threaded)
+  std::function<void()> in_child;      // before exec: setrlimit, setuid (the test process is single-threaded)
   std::vector<std::string> stop_when;  // kill the process once its output holds all of these
 };
 
@@ -234,12 +233,28 @@ nlohmann::ordered_json good_record(int world) {
   j["capacity"] = 64;
   j["ranks"] = nlohmann::ordered_json::array();
   for (int r = 0; r < world; ++r) {
-    nlohmann::ordered_json op{{"seq", 0},          {"call", 0},        {"collective", true}, {"op", "allreduce"},
-                              {"text", "allreduce x"}, {"pointer", "/program/0"}, {"buffer", "x"},   {"count", 8},
-                              {"dtype", "float32"}, {"root", -1},      {"reduce_op", "sum"}, {"first_step", 0},
-                              {"last_step", 3},     {"state", "completed"}, {"scheduled_us", 1.0}, {"started_us", 2.0},
+    nlohmann::ordered_json op{{"seq", 0},
+                              {"call", 0},
+                              {"collective", true},
+                              {"op", "allreduce"},
+                              {"text", "allreduce x"},
+                              {"pointer", "/program/0"},
+                              {"buffer", "x"},
+                              {"count", 8},
+                              {"dtype", "float32"},
+                              {"root", -1},
+                              {"reduce_op", "sum"},
+                              {"first_step", 0},
+                              {"last_step", 3},
+                              {"state", "completed"},
+                              {"scheduled_us", 1.0},
+                              {"started_us", 2.0},
                               {"completed_us", 3.0}};
-    j["ranks"].push_back({{"rank", r}, {"state", "finished"}, {"step", 3}, {"waiting_for", -1}, {"dropped", 0},
+    j["ranks"].push_back({{"rank", r},
+                          {"state", "finished"},
+                          {"step", 3},
+                          {"waiting_for", -1},
+                          {"dropped", 0},
                           {"ops", nlohmann::ordered_json::array({op})}});
   }
   return j;
@@ -335,8 +350,11 @@ TEST_CASE("hostile: outputs: an output that is one of the run's inputs, or two o
   fs::create_hard_link(s, dir / "hard.json");
   fs::create_symlink(s, dir / "soft.json");
 
-  for (const auto& [flag, out] : std::vector<std::pair<std::string, fs::path>>{
-           {"--trace", s}, {"--flight-record", s}, {"--trace", dir / "hard.json"}, {"--flight-record", dir / "soft.json"}}) {
+  for (const auto& [flag, out] :
+       std::vector<std::pair<std::string, fs::path>>{{"--trace", s},
+                                                     {"--flight-record", s},
+                                                     {"--trace", dir / "hard.json"},
+                                                     {"--flight-record", dir / "soft.json"}}) {
     CAPTURE(flag);
     CAPTURE(out);
     auto o = cli({"run", s.string(), flag, out.string()});
@@ -345,7 +363,8 @@ TEST_CASE("hostile: outputs: an output that is one of the run's inputs, or two o
     CHECK(read_all(s) == original);
   }
   // The same file twice.
-  auto twice = cli({"run", s.string(), "--trace", (dir / "t.json").string(), "--flight-record", (dir / "t.json").string()});
+  auto twice =
+      cli({"run", s.string(), "--trace", (dir / "t.json").string(), "--flight-record", (dir / "t.json").string()});
   CHECK(twice.code == 2);
   CHECK(twice.out.find("error[cli.output_path]") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "t.json"));
@@ -374,7 +393,8 @@ TEST_CASE("hostile: outputs: an output that is one of the run's inputs, or two o
   fs::remove_all(dir);
 }
 
-TEST_CASE("hostile: outputs: a completed run writes no flight record beside its trace, and a failed output writes nothing") {
+TEST_CASE(
+    "hostile: outputs: a completed run writes no flight record beside its trace, and a failed output writes nothing") {
   const fs::path dir = scratch("flight");
   const std::string t = (dir / "t.json").string();
   auto ok = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", t});
@@ -385,23 +405,26 @@ TEST_CASE("hostile: outputs: a completed run writes no flight record beside its 
   // An aborted run does write it there, and no trace.
   fs::remove(t);
   auto hung = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", t, "--fault", "1:0:hang",
-                         "--timeout", "0.3"});
+                   "--timeout", "0.3"});
   CHECK(hung.code == 3);
   CHECK(fs::exists(t + ".flight.json"));
   CHECK_FALSE(fs::exists(t));
   CHECK(load_flight_record(t + ".flight.json").ok());
 
   // --flight-record is written after every run.
-  auto rec = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--flight-record", (dir / "f.json").string()});
+  auto rec =
+      cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--flight-record", (dir / "f.json").string()});
   CHECK(rec.code == 0);
   CHECK(load_flight_record((dir / "f.json").string()).ok());
 
   // A folder as --trace: refused before anything runs, nothing written anywhere.
   fs::create_directories(dir / "out");
-  auto folder = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", (dir / "out").string() + "/"});
+  auto folder =
+      cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", (dir / "out").string() + "/"});
   CHECK(folder.code == 2);
   CHECK(fs::is_empty(dir / "out"));
-  auto missing = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", (dir / "nowhere/t.json").string()});
+  auto missing =
+      cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--trace", (dir / "nowhere/t.json").string()});
   CHECK(missing.code == 2);
   CHECK_FALSE(fs::exists(dir / "nowhere"));
 
@@ -442,8 +465,15 @@ TEST_CASE("hostile: outputs: a link planted at the settings' or a PNG's temporar
   if (have_gui_display()) {
     fs::create_symlink(dir / "victim", dir / "shot.png.tmp");
     Spawn g;
-    g.argv = {"xvfb-run", "-a", COLLSCOPE_BINARY, "gui", lesson("00-allreduce-ring.json"), "--screenshot",
-              (dir / "shot.png").string(), "--size", "640x400"};
+    g.argv = {"xvfb-run",
+              "-a",
+              COLLSCOPE_BINARY,
+              "gui",
+              lesson("00-allreduce-ring.json"),
+              "--screenshot",
+              (dir / "shot.png").string(),
+              "--size",
+              "640x400"};
     g.env = {{"XDG_CONFIG_HOME", (dir / "config").string()}};
     auto o = spawn(g);
     CAPTURE(o.out);
@@ -486,7 +516,8 @@ TEST_CASE("hostile: never hang: every reader refuses a FIFO at once") {
   REQUIRE(::mkfifo((dir / "config" / "settings.json").c_str(), 0666) == 0);
   app::Settings settings;
   settings.zoom = 3;
-  CHECK(finishes_within(10, dir / "config" / "settings.json", [&] { settings = app::load_settings((dir / "config").string()); }));
+  CHECK(finishes_within(10, dir / "config" / "settings.json",
+                        [&] { settings = app::load_settings((dir / "config").string()); }));
   CHECK(settings.zoom == doctest::Approx(1.0f));  // the defaults
 
   // Scenarios and lessons, and the shared reader itself.
@@ -542,7 +573,8 @@ TEST_CASE("hostile: never hang: bench refuses sweeps it could never finish") {
   CHECK(tiny.code == 2);
   CHECK(tiny.out.find("one element per step") != std::string::npos);
   // Each step adds an element, but there are thousands of steps.
-  auto many = cli({"bench", "--ranks", "2", "-d", "int8", "-b", "2000", "-e", "16G", "-f", "1.001", "--probe", "0"}, 30);
+  auto many =
+      cli({"bench", "--ranks", "2", "-d", "int8", "-b", "2000", "-e", "16G", "-f", "1.001", "--probe", "0"}, 30);
   CHECK_FALSE(many.timed_out);
   CHECK(many.code == 2);
   CHECK(many.out.find("sizes") != std::string::npos);
@@ -589,14 +621,15 @@ TEST_CASE("hostile: never hang: --timeout holds while a rank sleeps in a delay o
   o.timeout_s = 1;
   o.dump_on_failure = false;
   const auto t0 = Clock::now();
-  auto out = execute(*ps, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
+  auto out = execute(
+      *ps, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().id == "backend.timeout");
   CHECK(seconds_since(t0) < 10.0);
   // The command line, end to end.
-  auto end_to_end = cli({"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--fault", "0:0:delay:20000",
-                        "--timeout", "0.5"},
-                       60);
+  auto end_to_end = cli(
+      {"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--fault", "0:0:delay:20000", "--timeout", "0.5"},
+      60);
   CHECK(end_to_end.code == 3);
   CHECK(end_to_end.seconds < 10.0);
 }
@@ -630,7 +663,8 @@ TEST_CASE("hostile: never abort: analyze on /dev/zero, a folder and a world of 2
   fs::remove_all(dir);
 }
 
-TEST_CASE("hostile: never abort: a scenario swapped for /dev/zero while it is read is refused, never read without end") {
+TEST_CASE(
+    "hostile: never abort: a scenario swapped for /dev/zero while it is read is refused, never read without end") {
   const fs::path dir = scratch("swap");
   const fs::path real = dir / "real.json", path = dir / "x.json";
   fs::copy_file(lesson("00-allreduce-ring.json"), real);
@@ -750,7 +784,8 @@ TEST_CASE("hostile: never abort: thread creation failing under a limit is backen
     // internal.out_of_memory, exit 3, never an abort.
     auto bench_under = [](rlim_t bytes, bool probe) {
       Spawn b;
-      b.argv = {COLLSCOPE_BINARY, "bench", "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--probe", probe ? "1" : "0"};
+      b.argv = {COLLSCOPE_BINARY, "bench",          "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "-w", "0",
+                "--probe",        probe ? "1" : "0"};
       b.in_child = [bytes] {
         rlimit lim{bytes, bytes};
         ::setrlimit(RLIMIT_AS, &lim);
@@ -810,9 +845,21 @@ TEST_CASE("hostile: wrong answers: analyze checks every number of a record again
       {"waiting_for -2", [](auto& j) { j["ranks"][1]["waiting_for"] = -2; }, "/ranks/1/waiting_for"},
       {"step -5", [](auto& j) { j["ranks"][2]["step"] = -5; }, "/ranks/2/step"},
       {"step beyond the schedule", [](auto& j) { j["ranks"][2]["step"] = 4; }, "/ranks/2/step"},
-      {"a negative member", [](auto& j) { j["ranks"][0]["ops"][0]["members"] = {0, -1}; }, "/ranks/0/ops/0/members/1"},
-      {"a member twice", [](auto& j) { j["ranks"][0]["ops"][0]["members"] = {1, 1}; }, "/ranks/0/ops/0/members/1"},
-      {"a member outside the world", [](auto& j) { j["ranks"][0]["ops"][0]["members"] = {0, 7}; }, "/ranks/0/ops/0/members/1"},
+      {"a negative member",
+       [](auto& j) {
+         j["ranks"][0]["ops"][0]["members"] = {0, -1};
+       },
+       "/ranks/0/ops/0/members/1"},
+      {"a member twice",
+       [](auto& j) {
+         j["ranks"][0]["ops"][0]["members"] = {1, 1};
+       },
+       "/ranks/0/ops/0/members/1"},
+      {"a member outside the world",
+       [](auto& j) {
+         j["ranks"][0]["ops"][0]["members"] = {0, 7};
+       },
+       "/ranks/0/ops/0/members/1"},
       {"a negative count", [](auto& j) { j["ranks"][0]["ops"][0]["count"] = -1; }, "/ranks/0/ops/0/count"},
       {"a negative seq", [](auto& j) { j["ranks"][0]["ops"][0]["seq"] = -1; }, "/ranks/0/ops/0/seq"},
       {"a root outside the world", [](auto& j) { j["ranks"][0]["ops"][0]["root"] = 4; }, "/ranks/0/ops/0/root"},
@@ -844,9 +891,15 @@ TEST_CASE("hostile: wrong answers: analyze checks every number of a record again
 
 TEST_CASE("hostile: wrong answers: bench and run refuse counts and factors they would round or wrap") {
   const std::vector<std::string> base = {"bench", "--ranks", "2", "-b", "8", "-e", "8", "--probe", "0"};
-  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
-           {"-n", "0"}, {"-n", "-1"}, {"-w", "-1"}, {"-c", "2"}, {"-f", "nan"}, {"-f", "inf"}, {"-f", "1"},
-           {"-n", "99999999999"}, {"-n", "1e3"}}) {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{{"-n", "0"},
+                                                                                     {"-n", "-1"},
+                                                                                     {"-w", "-1"},
+                                                                                     {"-c", "2"},
+                                                                                     {"-f", "nan"},
+                                                                                     {"-f", "inf"},
+                                                                                     {"-f", "1"},
+                                                                                     {"-n", "99999999999"},
+                                                                                     {"-n", "1e3"}}) {
     auto args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     CAPTURE(extra[0] + " " + extra[1]);
@@ -871,7 +924,9 @@ TEST_CASE("hostile: wrong answers: bench and run refuse counts and factors they 
 TEST_CASE("hostile: wrong answers: every non-integral count is refused alike, however small") {
   for (const char* count : {"1e-400", "1e-324", "5e-324", "1e-5", "0.5", "4.00000000000000000001", "2.5e0"}) {
     CAPTURE(count);
-    auto r = parse_scenario(std::string(R"({"version": 1, "ranks": 2, "buffers": {"x": {"count": )") + count + R"(}}, "program": []})", "c.json");
+    auto r = parse_scenario(
+        std::string(R"({"version": 1, "ranks": 2, "buffers": {"x": {"count": )") + count + R"(}}, "program": []})",
+        "c.json");
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().id == "scenario.wrong_type");
     CHECK(r.error().where.pointer == "/buffers/x/count");
@@ -879,7 +934,9 @@ TEST_CASE("hostile: wrong answers: every non-integral count is refused alike, ho
   for (const auto& [text, value] : std::vector<std::pair<const char*, std::uint64_t>>{
            {"1e3", 1000}, {"4.0", 4}, {"1.5e1", 15}, {"12300e-2", 123}, {"8.000000000000000000000e0", 8}}) {
     CAPTURE(text);
-    auto r = parse_scenario(std::string(R"({"version": 1, "ranks": 2, "buffers": {"x": {"count": )") + text + R"(}}, "program": []})", "c.json");
+    auto r = parse_scenario(
+        std::string(R"({"version": 1, "ranks": 2, "buffers": {"x": {"count": )") + text + R"(}}, "program": []})",
+        "c.json");
     REQUIRE(r.ok());
     CHECK(r->buffers[0].count[0] == value);
   }
@@ -922,23 +979,29 @@ TEST_CASE("hostile: messages: verify.conflict and an overflowing offset name the
   CHECK(r.error().format().rfind("error[verify.conflict] race.json:4:5 /program/0/body/0: ", 0) == 0);
 
   // offset + count past 2^63: reported at the offset, with the true end.
-  auto off = parse_scenario(kTwoRankProgram + R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "offset": "9223372036854775807", "count": 2, "to": 1},
+  auto off = parse_scenario(
+      kTwoRankProgram +
+          R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "offset": "9223372036854775807", "count": 2, "to": 1},
       {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": 0, "count": 2}]})",
-                            "off.json");
+      "off.json");
   REQUIRE_FALSE(off.ok());
   CHECK(off.error().where.pointer == "/program/0/offset");
   CHECK(off.error().where.line == 1);
   CHECK(off.error().message.find("9223372036854775809") != std::string::npos);
   CHECK(off.error().message.find("..-") == std::string::npos);
   // A negative offset, at the offset too.
-  auto neg = parse_scenario(kTwoRankProgram + R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "offset": "rank - 1", "count": 2, "to": 1},
+  auto neg = parse_scenario(
+      kTwoRankProgram +
+          R"({"op": "send", "ranks": "rank == 0", "buffer": "x", "offset": "rank - 1", "count": 2, "to": 1},
       {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": 0, "count": 2}]})",
-                            "neg.json");
+      "neg.json");
   REQUIRE_FALSE(neg.ok());
   CHECK(neg.error().where.pointer == "/program/0/offset");
   // In a written step, too.
-  auto step = parse_scenario(kTwoRankProgram + R"({"op": "allreduce", "algorithm": "custom", "buffer": "x", "body": [{"op": "step", "transfers": [{"from": {"rank": 0, "buffer": "x", "offset": 9223372036854775807}, "to": {"rank": 1, "buffer": "x"}, "count": 2}]}]}]})",
-                             "step.json");
+  auto step = parse_scenario(
+      kTwoRankProgram +
+          R"({"op": "allreduce", "algorithm": "custom", "buffer": "x", "body": [{"op": "step", "transfers": [{"from": {"rank": 0, "buffer": "x", "offset": 9223372036854775807}, "to": {"rank": 1, "buffer": "x"}, "count": 2}]}]}]})",
+      "step.json");
   REQUIRE_FALSE(step.ok());
   CHECK(step.error().message.find("offset 9223372036854775807") != std::string::npos);
   CHECK(step.error().where.pointer == "/program/0/body/0/transfers/0/from");
@@ -972,7 +1035,8 @@ TEST_CASE("hostile: messages: 64 levels of nesting are allowed and the 65th is r
   auto nots = [](int n) {
     std::string s;
     for (int i = 0; i < n; ++i) s += "not ";
-    return parse_scenario(kTwoRankProgram + R"({"op": "allreduce", "buffer": "x", "ranks": ")" + s + R"(1"}]})", "n.json");
+    return parse_scenario(kTwoRankProgram + R"({"op": "allreduce", "buffer": "x", "ranks": ")" + s + R"(1"}]})",
+                          "n.json");
   };
   CHECK(nots(64).ok());
   auto many = nots(65);
@@ -1008,7 +1072,9 @@ TEST_CASE("hostile: messages: a size just over its limit is printed in exact byt
   CHECK(total.error().message.find("17179869216 bytes") != std::string::npos);
   CHECK(total.error().message.find("17179869184 bytes (16.0 GiB)") != std::string::npos);
   // One buffer one element over 4 GiB.
-  auto one = parse_scenario(R"({"version": 1, "ranks": 1, "dtype": "float16", "buffers": {"x": {"count": 2147483649}}, "program": []})", "b.json");
+  auto one = parse_scenario(
+      R"({"version": 1, "ranks": 1, "dtype": "float16", "buffers": {"x": {"count": 2147483649}}, "program": []})",
+      "b.json");
   REQUIRE_FALSE(one.ok());
   CHECK(one.error().message.find("4294967298 bytes") != std::string::npos);
   CHECK(one.error().message.find("4294967296 bytes (4.0 GiB)") != std::string::npos);

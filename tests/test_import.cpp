@@ -106,9 +106,8 @@ ImportedScenario import_ok(const std::vector<std::string>& files, const std::vec
 }
 
 bool has_finding(const JobAnalysis& a, const std::string& id, const std::string& part = "") {
-  return std::any_of(a.findings.begin(), a.findings.end(), [&](const JobFinding& f) {
-    return f.id == id && f.message.find(part) != std::string::npos;
-  });
+  return std::any_of(a.findings.begin(), a.findings.end(),
+                     [&](const JobFinding& f) { return f.id == id && f.message.find(part) != std::string::npos; });
 }
 
 }  // namespace
@@ -225,7 +224,8 @@ TEST_CASE("import: an NCCL log gives communicators, rings, trees and calls") {
 
 // --- what the replay is ------------------------------------------------------------
 
-TEST_CASE("import: the tutorial's ring all-reduce, recorded for real: every send and recv in order, with sizes and peers") {
+TEST_CASE(
+    "import: the tutorial's ring all-reduce, recorded for real: every send and recv in order, with sizes and peers") {
   const auto sc = import_ok({data("recorded/ring")});
   const auto j = nlohmann::json::parse(sc.json);
   CHECK(j["ranks"] == 4);
@@ -278,7 +278,9 @@ TEST_CASE("import: every real run of the tutorial's programs replays with the ca
       {"blocking", 2, {"send->1 x1024", "barrier"}},
       {"nonblocking", 2, {"isend->1 x1024", "barrier"}},
       {"allreduce", 4, {"allreduce x1024 @pg_1", "allreduce x1024", "barrier"}},
-      {"collectives", 4, {"broadcast x1024", "reduce x1024", "allgather x1024", "scatter x256", "gather x256", "barrier", "barrier"}},
+      {"collectives",
+       4,
+       {"broadcast x1024", "reduce x1024", "allgather x1024", "scatter x256", "gather x256", "barrier", "barrier"}},
       {"ddp", 4, {"allreduce x3072", "allreduce x2048", "allreduce x1024", "barrier"}},
   };
   for (const auto& c : cases) {
@@ -295,7 +297,8 @@ TEST_CASE("import: every real run of the tutorial's programs replays with the ca
   }
   // The root and reduction the recorder saw come through (broadcast from 1, reduce to 2, max).
   const auto coll = nlohmann::ordered_json::parse(import_ok({data("recorded/collectives")}).json);
-  CHECK(coll["program"].dump().find("\"op\":\"broadcast\",\"buffer\":\"x0\",\"count\":1024,\"root\":1") != std::string::npos);
+  CHECK(coll["program"].dump().find("\"op\":\"broadcast\",\"buffer\":\"x0\",\"count\":1024,\"root\":1") !=
+        std::string::npos);
   const auto ar = nlohmann::json::parse(import_ok({data("recorded/allreduce")}).json);
   CHECK(ar["program"].dump().find("\"reduce_op\":\"max\"") != std::string::npos);
   CHECK(ar["groups"]["pg_1"] == nlohmann::json::array({0, 1}));
@@ -463,7 +466,8 @@ Synth synth_job(std::mt19937& rng, int world) {
     job.ranks[static_cast<std::size_t>(r)].present = true;
     job.ranks[static_cast<std::size_t>(r)].file = "synthetic" + std::to_string(r) + ".json";
   }
-  const char* kinds[] = {"allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall", "gather", "scatter", "barrier"};
+  const char* kinds[] = {"allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter",
+                         "alltoall",  "gather",    "scatter", "barrier"};
   auto make = [&](int r, const std::string& kind, const std::string& group, std::uint64_t count) {
     JobCall c;
     c.rank = r;
@@ -572,11 +576,11 @@ TEST_CASE("import: property: random jobs replay with every rank's calls, sizes a
       std::vector<int> who;
       if (e["ranks"] == "all")
         for (int r = 0; r < world; ++r) who.push_back(r);
-      else
-        who = e["ranks"].get<std::vector<int>>();
+      else who = e["ranks"].get<std::vector<int>>();
       for (int r : who) spans[static_cast<std::size_t>(r)] += e["duration_us"].get<double>();
     }
-    for (int r = 0; r < world; ++r) CHECK(spans[static_cast<std::size_t>(r)] == doctest::Approx(s.gaps[static_cast<std::size_t>(r)]).epsilon(0.02));
+    for (int r = 0; r < world; ++r)
+      CHECK(spans[static_cast<std::size_t>(r)] == doctest::Approx(s.gaps[static_cast<std::size_t>(r)]).epsilon(0.02));
   }
 }
 
@@ -637,7 +641,8 @@ TEST_CASE("analyze: the straggler and how long the others waited, from the times
 }
 
 TEST_CASE("analyze: a rank whose file is missing, and a send nobody receives") {
-  auto job = load_job({data("fr/ok/nccl_trace_rank_0"), data("fr/ok/nccl_trace_rank_2"), data("fr/ok/nccl_trace_rank_3")});
+  auto job =
+      load_job({data("fr/ok/nccl_trace_rank_0"), data("fr/ok/nccl_trace_rank_2"), data("fr/ok/nccl_trace_rank_3")});
   REQUIRE(job);
   const auto a = analyze_job(*job);
   CHECK(has_finding(a, "analyze.missing_rank", "no file for rank 1 of the job's 4 ranks"));
@@ -656,7 +661,8 @@ TEST_CASE("analyze: a rank whose file is missing, and a send nobody receives") {
     }
   const auto b = analyze_job(*ring);
   CHECK(has_finding(b, "analyze.unmatched",
-                    "rank 0 sent 3 messages to rank 1 but rank 1 received 2 from it: message 3 (gloo:send p2p seq 5, [[1024]] Float) was never received"));
+                    "rank 0 sent 3 messages to rank 1 but rank 1 received 2 from it: message 3 (gloo:send p2p seq 5, "
+                    "[[1024]] Float) was never received"));
 }
 
 // --- the command line --------------------------------------------------------------
@@ -716,7 +722,8 @@ TEST_CASE("cli: analyze on a job's files: exit 0 when clean, 1 with the findings
   write_text(t / "rank0.json", "{\"entries\": [{\"profiling_name\": \"nccl:all_reduce\",}]}");
   auto broken = cli("analyze " + (t / "rank0.json"), true);
   CHECK(broken.code == 2);
-  CHECK(broken.out.find("error[analyze.parse] " + (t / "rank0.json") + ":1:51 /entries/0: a trailing comma") != std::string::npos);
+  CHECK(broken.out.find("error[analyze.parse] " + (t / "rank0.json") + ":1:51 /entries/0: a trailing comma") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: import's bad inputs: one error each, with the place and what to do, exit 2") {
@@ -738,16 +745,21 @@ TEST_CASE("cli: import's bad inputs: one error each, with the place and what to 
   const std::vector<Case> cases = {
       {t / "notes.txt", "error[import.unknown_format] " + (t / "notes.txt") + ":1:1: not a PyTorch profiler trace"},
       {t / "cut.json", "error[import.parse] " + (t / "cut.json") + ":"},
-      {t / "wrong.json", "error[import.bad_field] " + (t / "wrong.json") + ":1:33 /entries/0: profiling_name should be a string"},
-      {t / "noname.json", "error[import.bad_field] " + (t / "noname.json") + ":1:14 /entries/0: entry 0 has no profiling_name"},
-      {t / "record.json", "error[import.unknown_format] " + (t / "record.json") + ": this is collscope's own flight record"},
+      {t / "wrong.json",
+       "error[import.bad_field] " + (t / "wrong.json") + ":1:33 /entries/0: profiling_name should be a string"},
+      {t / "noname.json",
+       "error[import.bad_field] " + (t / "noname.json") + ":1:14 /entries/0: entry 0 has no profiling_name"},
+      {t / "record.json",
+       "error[import.unknown_format] " + (t / "record.json") + ": this is collscope's own flight record"},
       {t / "empty", "error[import.io] " + (t / "empty") + ": the folder has no files"},
-      {t / "nccl_trace_rank_0", "error[import.unknown_format] " + (t / "nccl_trace_rank_0") + ": this looks like a pickled Flight Recorder dump"},
+      {t / "nccl_trace_rank_0", "error[import.unknown_format] " + (t / "nccl_trace_rank_0") +
+                                    ": this looks like a pickled Flight Recorder dump"},
       {t / "fifo", "error[import.io] " + (t / "fifo") + ": path is not a regular file"},
       {t / "missing.json", "error[import.io] " + (t / "missing.json") + ": file not found"},
       {t / "twice", "error[import.ranks]"},
       {data("fr/ok") + " " + data("kineto"), "error[import.mixed_formats]"},
-      {data("nccl/init.log"), "error[import.no_calls] " + data("nccl/init.log") + ": the NCCL log has no per-call lines"},
+      {data("nccl/init.log"),
+       "error[import.no_calls] " + data("nccl/init.log") + ": the NCCL log has no per-call lines"},
       {data("fr/desync"), "error[import.inconsistent]"},
       {data("profiled/ring") + " --sizes " + data("recorded/ddp"), "error[import.sources_disagree]"},
       {data("fr/ok") + " --scale-down 0", "error[cli.usage]"},
@@ -775,7 +787,8 @@ TEST_CASE("import: mangled files are errors with a place, never a crash or a han
     const int how = std::uniform_int_distribution<int>(0, 3)(rng);
     std::uniform_int_distribution<std::size_t> at(0, text.size() - 1);
     if (how == 0) text.resize(at(rng));  // cut short
-    for (int k = 0; k < (how == 1 ? 8 : 1); ++k) text[at(rng)] = "{}[],:\"0-9e.ax\x80\xff"[rng() % 16];  // bytes changed
+    for (int k = 0; k < (how == 1 ? 8 : 1); ++k)
+      text[at(rng)] = "{}[],:\"0-9e.ax\x80\xff"[rng() % 16];    // bytes changed
     if (how == 2) text.insert(at(rng), std::string(200, '['));  // nested deep
     if (how == 3) text.erase(at(rng), 40);
     const std::string path = t / ("mangled" + std::to_string(i) + "_rank0.json");

@@ -79,8 +79,9 @@ TEST_CASE("input limits: rank ranges are read by hand, whatever their length") {
   CHECK_FALSE(collscope::scenario::parse_rank_range(std::string(200000, ' ') + "1..x", a, b));
   // Names (requests, groups, repeat variables) of any length are checked without recursion.
   const std::string long_name(300000, 'r');
-  const auto err = parse_error(scenario_text(2, R"({"op": "isend", "ranks": "rank == 0", "buffer": "x", "to": 1, "request": ")" +
-                                              long_name + R"(-"}, {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": 0})"));
+  const auto err = parse_error(
+      scenario_text(2, R"({"op": "isend", "ranks": "rank == 0", "buffer": "x", "to": 1, "request": ")" + long_name +
+                           R"(-"}, {"op": "recv", "ranks": "rank == 1", "buffer": "x", "from": 0})"));
   CHECK(err.rfind("scenario.bad_name", 0) == 0);
 }
 
@@ -88,7 +89,8 @@ TEST_CASE("input limits: programs that unroll too far fail at once, before build
   double seconds = 0;
   // 2 ranks x 600,000 copies: over the 1,000,000 ops of the unrolled program.
   auto err = parse_error(
-      scenario_text(2, R"({"op": "repeat", "times": 600000, "body": [{"op": "copy", "src": "x", "dst": "x"}]})"), &seconds);
+      scenario_text(2, R"({"op": "repeat", "times": 600000, "body": [{"op": "copy", "src": "x", "dst": "x"}]})"),
+      &seconds);
   CHECK(err.rfind("scenario.out_of_range: the program unrolls to more than 1000000 ops", 0) == 0);
   CHECK(seconds < 10 * kSlowdown);
   // Repeats that run nothing on any rank still cost their iterations.
@@ -113,7 +115,8 @@ TEST_CASE("input limits: schedules are bounded in transfers") {
              std::to_string(i % 8) + R"(}, "to": {"rank": "(rank + 1) % size", "buffer": "x", "offset": )" +
              std::to_string(i % 8) + R"(}, "count": 1})";
   auto err = parse_error(
-      scenario_text(1024, R"({"op": "repeat", "times": 101, "body": [{"op": "step", "transfers": [)" + lines + "]}]}"), &seconds);
+      scenario_text(1024, R"({"op": "repeat", "times": 101, "body": [{"op": "step", "transfers": [)" + lines + "]}]}"),
+      &seconds);
   CHECK(err.rfind("scenario.out_of_range: the program lowers to more than 8000000 transfers", 0) == 0);
   CHECK(seconds < 60 * kSlowdown);
   // Collective calls only: checked while lowering, call by call.
@@ -121,7 +124,8 @@ TEST_CASE("input limits: schedules are bounded in transfers") {
   for (int i = 0; i < 10; ++i)
     calls += std::string(i ? ", " : "") + R"({"op": "alltoall", "send": "x", "recv": "y", "algorithm": "pairwise"})";
   auto s = parse_scenario(R"({"version": 1, "ranks": 1024, "buffers": {"x": {"count": 1024}, "y": {"count": 1024}},
-                              "program": [)" + calls + "]}",
+                              "program": [)" +
+                              calls + "]}",
                           "t.json");
   REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));
   auto lowered = lower_scenario(*s);

@@ -49,8 +49,9 @@ TEST_CASE("lessons: every lesson runs and verifies in fast and observable mode")
     for (const auto& op : sched->ops) ops.insert(op.op);
     for (const auto& st : sched->steps) CHECK_FALSE(st.caption.empty());
     auto init = [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
-      return static_cast<std::size_t>(b) < s->buffers.size() ? initial_value(s->buffers[static_cast<std::size_t>(b)], r, i)
-                                                             : 0.0;
+      return static_cast<std::size_t>(b) < s->buffers.size()
+                 ? initial_value(s->buffers[static_cast<std::size_t>(b)], r, i)
+                 : 0.0;
     };
     RunOptions fast;
     RunOptions obs;
@@ -117,7 +118,9 @@ TEST_CASE("lessons: every lesson survives the round trip through to_json") {
   }
 }
 
-TEST_CASE("lessons: DDP overlap and FSDP prefetch start collectives with a request, compute meanwhile, and say what must hold") {
+TEST_CASE(
+    "lessons: DDP overlap and FSDP prefetch start collectives with a request, compute meanwhile, and say what must "
+    "hold") {
   for (const char* name : {"25-ddp-overlap.json", "26-fsdp-prefetch.json"}) {
     CAPTURE(name);
     auto s = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name);

@@ -106,8 +106,7 @@ TEST_CASE("model: tiny allreduce with 8 ranks on 2 cores: flat, then tree, then 
     CHECK(predict_auto_us(allreduce(name, 8, 2), model(8)) < 5.0);
   // Large messages: the data time decides, and flat (one rank adds everything) loses.
   CHECK(predict_auto_us(allreduce("flat", 8, 1 << 22), m) > predict_auto_us(allreduce("ring", 8, 1 << 22), m));
-  CHECK(predict_auto_us(allreduce("flat", 8, 1 << 22), m) >
-        predict_auto_us(allreduce("rabenseifner", 8, 1 << 22), m));
+  CHECK(predict_auto_us(allreduce("flat", 8, 1 << 22), m) > predict_auto_us(allreduce("rabenseifner", 8, 1 << 22), m));
 }
 
 TEST_CASE("model: bytes touched again within the cache come from it, not from memory") {
@@ -298,9 +297,9 @@ TEST_CASE("model: auto's picks for a few sizes stay what they were") {
       a.ranks = row.ranks;
       a.count = row.coll == C::barrier ? 0 : counts[i];
       a.in_place = row.in_place;
-      CHECK_MESSAGE(pick_algorithm(a, m) == row.picks[i], name_of(row.coll) << " ranks=" << row.ranks << " count="
-                                                                            << a.count << " cores=" << row.cores
-                                                                            << (row.in_place ? " in place" : ""));
+      CHECK_MESSAGE(pick_algorithm(a, m) == row.picks[i],
+                    name_of(row.coll) << " ranks=" << row.ranks << " count=" << a.count << " cores=" << row.cores
+                                      << (row.in_place ? " in place" : ""));
     }
   }
 }

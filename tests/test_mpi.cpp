@@ -37,8 +37,8 @@ Output job(const std::string& args, const std::string& env = "") {
 // collscope under the launcher, as a user starts it (root and more ranks than cores allowed).
 Output launched(int np, const std::string& args, const std::string& env = "") {
   return test_shell::shell("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + env + " " +
-                           std::string(COLLSCOPE_MPIEXEC) + " -n " + std::to_string(np) + " " COLLSCOPE_MPIEXEC_FLAGS " " +
-                           std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1");
+                           std::string(COLLSCOPE_MPIEXEC) + " -n " + std::to_string(np) +
+                           " " COLLSCOPE_MPIEXEC_FLAGS " " + std::string(COLLSCOPE_BINARY) + " " + args + " 2>&1");
 }
 
 std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
@@ -52,8 +52,8 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 // A name no other test uses, to find this test's processes by their command lines.
 std::string marker(const std::string& what) {
   static int n = 0;
-  return (std::filesystem::temp_directory_path() / ("collscope-mpi-test-" + std::to_string(getpid()) + "-" + what + "-" +
-                                                    std::to_string(++n) + ".json"))
+  return (std::filesystem::temp_directory_path() /
+          ("collscope-mpi-test-" + std::to_string(getpid()) + "-" + what + "-" + std::to_string(++n) + ".json"))
       .string();
 }
 
@@ -82,7 +82,8 @@ bool environ_has(int pid, const std::string& var) {
 
 // No process of the job is left: give the launcher a moment to reap what it killed.
 void check_none_left(const std::string& mark) {
-  for (int i = 0; i < 50 && !processes_with(mark).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 50 && !processes_with(mark).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(processes_with(mark).empty());
 }
 
@@ -135,8 +136,8 @@ TEST_CASE("mpi: under a launcher every process runs its rank and rank 0 prints")
 
 TEST_CASE("mpi: processes that would run different things are refused, naming the ranks") {
   const std::string bin = COLLSCOPE_BINARY;
-  auto o = test_shell::shell(std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + COLLSCOPE_MPIEXEC +
-                             " " COLLSCOPE_MPIEXEC_FLAGS " -n 2 " + bin +
+  auto o = test_shell::shell(std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
+                             COLLSCOPE_MPIEXEC + " " COLLSCOPE_MPIEXEC_FLAGS " -n 2 " + bin +
                              " run --coll allreduce --ranks 3 --count 8 --backend mpi : -n 1 " + bin +
                              " run --coll allreduce --ranks 3 --count 16 --backend mpi 2>&1");
   CHECK(o.code == 2);
@@ -147,10 +148,10 @@ TEST_CASE("mpi: processes that would run different things are refused, naming th
   CHECK(o.out.find("count 16") != std::string::npos);
 
   // One process that cannot read its file: its error is named by rank 0.
-  auto missing = test_shell::shell(std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
-                                   COLLSCOPE_MPIEXEC + " " COLLSCOPE_MPIEXEC_FLAGS " -n 1 " + bin + " run " +
-                                   lesson("13-send-recv.json") + " --backend mpi : -n 1 " + bin +
-                                   " run no-such-lesson.json --backend mpi 2>&1");
+  auto missing =
+      test_shell::shell(std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + COLLSCOPE_MPIEXEC +
+                        " " COLLSCOPE_MPIEXEC_FLAGS " -n 1 " + bin + " run " + lesson("13-send-recv.json") +
+                        " --backend mpi : -n 1 " + bin + " run no-such-lesson.json --backend mpi 2>&1");
   CHECK(missing.code == 2);
   CHECK(missing.out.find("rank 1 has error: error[scenario.io]") != std::string::npos);
   CHECK(missing.out.find("rank 0 has schedule \"2 ranks") != std::string::npos);
@@ -226,8 +227,10 @@ TEST_CASE("mpi: a crashed, hung or killed process ends the job with exit 3 withi
   {
     const std::string fr = marker("hang");
     const auto t0 = Clock::now();
-    auto o = job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 1:2:hang --timeout 1 "
-                 "--flight-record " + fr);
+    auto o =
+        job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 1:2:hang --timeout 1 "
+            "--flight-record " +
+            fr);
     CHECK(seconds_since(t0) < 1 + 5);
     CHECK_MESSAGE(o.code == 3, o.out);
     CHECK(o.out.find("error[backend.timeout] rank 1 did not arrive at step 2") != std::string::npos);
@@ -251,8 +254,10 @@ TEST_CASE("mpi: a crashed, hung or killed process ends the job with exit 3 withi
       }
     });
     const auto t0 = Clock::now();
-    auto o = job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 1:2:delay:4000 "
-                 "--timeout 10 --flight-record " + fr);
+    auto o =
+        job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 1:2:delay:4000 "
+            "--timeout 10 --flight-record " +
+            fr);
     killer.join();
     CHECK(seconds_since(t0) < 4.5);
     CHECK_MESSAGE(o.code == 3, o.out);
@@ -270,9 +275,11 @@ TEST_CASE("mpi: a crashed, hung or killed process ends the job with exit 3 withi
     // SIGTERM tells the others, and rank 0 names the rank they waited for.
     const std::string fr = marker("apart");
     const auto t0 = Clock::now();
-    auto o = job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 2:3:crash --timeout 5 "
-                 "--flight-record " + fr,
-                 "COLLSCOPE_MPI_SEPARATE_NODES=1 OMPI_MCA_btl=self,tcp");
+    auto o =
+        job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --fault 2:3:crash --timeout 5 "
+            "--flight-record " +
+                fr,
+            "COLLSCOPE_MPI_SEPARATE_NODES=1 OMPI_MCA_btl=self,tcp");
     CHECK(seconds_since(t0) < 5 + 5);  // (Open MPI's SIGTERM tells them at once; else the timeout)
     CHECK_MESSAGE(o.code == 3, o.out);
     CHECK(o.out.find("rank 2 (pid ") != std::string::npos);
@@ -283,8 +290,10 @@ TEST_CASE("mpi: a crashed, hung or killed process ends the job with exit 3 withi
     // Under the user's own launcher: a hang ends the same way.
     const std::string fr = marker("launched");
     const auto t0 = Clock::now();
-    auto o = launched(3, "run --coll allgather --algo ring --ranks 3 --count 10 --backend mpi --fault 0:1:hang "
-                         "--timeout 0.5 --flight-record " + fr);
+    auto o = launched(3,
+                      "run --coll allgather --algo ring --ranks 3 --count 10 --backend mpi --fault 0:1:hang "
+                      "--timeout 0.5 --flight-record " +
+                          fr);
     CHECK(seconds_since(t0) < 0.5 + 5);
     CHECK_MESSAGE(o.code == 3, o.out);
     CHECK(o.out.find("error[backend.timeout] rank 0 did not arrive at step 1") != std::string::npos);
@@ -322,7 +331,8 @@ TEST_CASE("mpi: the window runs a lesson as real processes and steps back throug
   CHECK(p.record.steps.size() == (*procs)->schedule.steps.size());
   // Every step's bytes, as the threads had them.
   REQUIRE(p.record.snapshots.size() == t.record.snapshots.size());
-  for (std::size_t i = 0; i < p.record.snapshots.size(); ++i) CHECK(p.record.snapshots[i].memory == t.record.snapshots[i].memory);
+  for (std::size_t i = 0; i < p.record.snapshots.size(); ++i)
+    CHECK(p.record.snapshots[i].memory == t.record.snapshots[i].memory);
 
   // Within a small budget, stepping back re-executes from the kept snapshots: the same bytes.
   auto small = view::run_lesson(*sc, "mpi", 4096, 10);

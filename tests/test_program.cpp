@@ -7,12 +7,12 @@
 #include <random>
 #include <string>
 
-#include "ir/deps.h"
 #include "collscope/program.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
 #include "collscope/trace.h"
 #include "collscope/verify.h"
+#include "ir/deps.h"
 #include "scenario/expr.h"
 
 using namespace collscope;
@@ -20,7 +20,8 @@ using namespace collscope;
 namespace {
 
 // A scenario around a program: `buffers` and `program` are JSON text.
-std::string scenario_text(int ranks, const std::string& buffers, const std::string& program, const std::string& extra = "") {
+std::string scenario_text(int ranks, const std::string& buffers, const std::string& program,
+                          const std::string& extra = "") {
   return R"({"version": 1, "title": "t", "ranks": )" + std::to_string(ranks) + R"(, "dtype": "int32", "buffers": {)" +
          buffers + "}" + extra + R"(, "program": [)" + program + "]}";
 }
@@ -47,9 +48,14 @@ RunOutcome run_ok(const std::string& text, RunMode mode = RunMode::fast) {
   RunOptions o;
   o.mode = mode;
   const Scenario sc = *s;
-  auto out = execute(*sched, [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
-    return static_cast<std::size_t>(b) < sc.buffers.size() ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i) : 0.0;
-  }, o);
+  auto out = execute(
+      *sched,
+      [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
+        return static_cast<std::size_t>(b) < sc.buffers.size()
+                   ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
+                   : 0.0;
+      },
+      o);
   REQUIRE(out.ok());
   return std::move(*out);
 }
@@ -124,7 +130,8 @@ TEST_CASE("matcher: two blocking sends take two steps, two isends share one") {
 TEST_CASE("matcher: messages between a pair match in program order") {
   // Rank 0 sends x[0] then x[1]; rank 1 receives into y[1] then y[0]: the first
   // message must land in y[1] whatever the slices look like.
-  auto out = run_ok(scenario_text(2, R"("x": {"count": 2, "init": {"values": [[5, 6], [0, 0]]}}, "y": {"count": 2})", R"(
+  auto out =
+      run_ok(scenario_text(2, R"("x": {"count": 2, "init": {"values": [[5, 6], [0, 0]]}}, "y": {"count": 2})", R"(
     {"op": "isend", "ranks": [0], "buffer": "x", "offset": 0, "count": 1, "to": 1, "request": "a"},
     {"op": "isend", "ranks": [0], "buffer": "x", "offset": 1, "count": 1, "to": 1, "request": "b"},
     {"op": "irecv", "ranks": [1], "buffer": "y", "offset": 1, "count": 1, "from": 0, "request": "a"},
@@ -157,7 +164,8 @@ TEST_CASE("deadlock: a cycle of two and a cycle of three are named") {
     {"op": "recv", "buffer": "y", "from": "1 - rank"},
     {"op": "send", "buffer": "x", "to": "1 - rank"})"));
   CHECK(two.id == "program.deadlock");
-  CHECK(two.message == "deadlock: rank 0 waits in recv from rank 1 (op 0) while rank 1 waits in recv from rank 0 (op 0)");
+  CHECK(two.message ==
+        "deadlock: rank 0 waits in recv from rank 1 (op 0) while rank 1 waits in recv from rank 0 (op 0)");
   CHECK(two.where.pointer == "/program/0");
   CHECK(two.where.line == 2);
 
@@ -219,7 +227,9 @@ TEST_CASE("program errors: each has its id, its message and the op's location") 
        "program.request_done", "which the wait of op 2 already completed", "/program/3/request"},
       {R"({"op": "irecv", "ranks": [1], "buffer": "x", "from": 0, "request": "r"}, {"op": "copy", "ranks": [1], "src": "x", "dst": "y"},
           {"op": "send", "ranks": [0], "buffer": "x", "to": 1}, {"op": "wait", "ranks": [1], "request": "r"})",
-       "program.race", "rank 1's copy x[0..4) -> y[0..4) (op 1) reads x[0..4) while rank 1's irecv x[0..4) from rank 0 as r (op 0) is still pending",
+       "program.race",
+       "rank 1's copy x[0..4) -> y[0..4) (op 1) reads x[0..4) while rank 1's irecv x[0..4) from rank 0 as r (op 0) is "
+       "still pending",
        "/program/1"},
       {R"({"op": "isend", "ranks": [0], "buffer": "x", "to": 1, "request": "r"}, {"op": "copy", "ranks": [0], "src": {"buffer": "y", "count": 4}, "dst": "x"},
           {"op": "recv", "ranks": [1], "buffer": "x", "from": 0}, {"op": "wait", "ranks": [0], "request": "r"})",
@@ -234,7 +244,8 @@ TEST_CASE("program errors: each has its id, its message and the op's location") 
        "/program/0/to"},
       {R"({"op": "sned", "buffer": "x", "to": 1})", "scenario.unknown_op", "did you mean \"send\"", "/program/0/op"},
       {R"({"op": "send", "buffer": "x"})", "scenario.missing_key", "send is missing \"to\"", "/program/0"},
-      {R"({"op": "isend", "buffer": "x", "to": 1})", "scenario.missing_key", "isend is missing \"request\"", "/program/0"},
+      {R"({"op": "isend", "buffer": "x", "to": 1})", "scenario.missing_key", "isend is missing \"request\"",
+       "/program/0"},
       {R"({"op": "allreduce", "buffer": "x", "group": "gg"})", "scenario.unknown_group", "unknown group \"gg\"",
        "/program/0/group"},
       {R"({"op": "allreduce", "buffer": "x", "algorithm": "custom"})", "scenario.missing_key", "needs a \"body\"",
@@ -253,7 +264,8 @@ TEST_CASE("program errors: each has its id, its message and the op's location") 
 }
 
 TEST_CASE("compute spans: in the run record, in the trace, and on their own lane") {
-  const std::string text = scenario_text(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
+  const std::string text =
+      scenario_text(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
     {"op": "compute", "duration_us": 2000, "label": "grad a", "writes": "a"},
     {"op": "allreduce", "buffer": "a", "algorithm": "ring"},
     {"op": "compute", "duration_us": 2000, "label": "grad b", "writes": "b"},
@@ -270,8 +282,10 @@ TEST_CASE("compute spans: in the run record, in the trace, and on their own lane
   std::int32_t second_compute = -1, first_b_step = -1;
   for (std::size_t k = 0; k < s.steps.size(); ++k)
     for (const auto& t : s.steps[k].transfers) {
-      if (t.action == Action::compute && t.label == 1 && second_compute < 0) second_compute = static_cast<std::int32_t>(k);
-      if (t.action != Action::compute && t.dst.buf == 1 && first_b_step < 0) first_b_step = static_cast<std::int32_t>(k);
+      if (t.action == Action::compute && t.label == 1 && second_compute < 0)
+        second_compute = static_cast<std::int32_t>(k);
+      if (t.action != Action::compute && t.dst.buf == 1 && first_b_step < 0)
+        first_b_step = static_cast<std::int32_t>(k);
     }
   REQUIRE(second_compute > 0);
   REQUIRE(first_b_step > second_compute);
@@ -342,7 +356,7 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
   // Its second operand is read on the receiving rank, at the given offset, and bounds
   // the count like the other two slices.
   auto sched = lower_ok(scenario_text(2, R"("x": {"count": 4}, "tmp": {"count": 2, "scratch": true})",
-                                 R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
+                                      R"({"op": "allreduce", "buffer": "x", "algorithm": "custom", "body": [
     {"op": "step", "transfers": [{"ranks": [1], "from": {"rank": 0, "buffer": "x"}, "with": {"buffer": "x", "offset": 1}, "to": {"rank": 1, "buffer": "tmp"}, "action": "reduce_copy"}]}]})"));
   REQUIRE(sched.steps.size() == 1);
   REQUIRE(sched.steps[0].transfers.size() == 1);
@@ -372,9 +386,9 @@ TEST_CASE("custom algorithms: checked against the collective's definition") {
 
 TEST_CASE("groups: collectives on random subsets lower onto world ranks and verify") {
   std::mt19937 rng(42);
-  const Collective colls[] = {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::allgather,
-                              Collective::reduce_scatter, Collective::alltoall, Collective::scatter, Collective::gather,
-                              Collective::barrier};
+  const Collective colls[] = {Collective::allreduce, Collective::broadcast,      Collective::reduce,
+                              Collective::allgather, Collective::reduce_scatter, Collective::alltoall,
+                              Collective::scatter,   Collective::gather,         Collective::barrier};
   for (int trial = 0; trial < 60; ++trial) {
     const int world = 2 + static_cast<int>(rng() % 7);
     std::vector<int> members;
@@ -394,8 +408,8 @@ TEST_CASE("groups: collectives on random subsets lower onto world ranks and veri
     }
     if (has_root(c)) call += R"(, "root": )" + std::to_string(static_cast<int>(rng() % static_cast<unsigned>(n)));
     call += "}";
-    const std::string bufs = R"("in": {"count": )" + std::to_string(2 * n) + R"(, "init": "rank_index"}, "out": {"count": )" +
-                             std::to_string(2 * n) + "}";
+    const std::string bufs = R"("in": {"count": )" + std::to_string(2 * n) +
+                             R"(, "init": "rank_index"}, "out": {"count": )" + std::to_string(2 * n) + "}";
     const std::string text = scenario_text(world, bufs, call, R"(, "groups": {"g": [)" + list + "]}");
     CAPTURE(text);
     const Schedule s = lower_ok(text);
@@ -416,7 +430,8 @@ TEST_CASE("groups: collectives on random subsets lower onto world ranks and veri
 TEST_CASE("groups: a split runs one collective per part, all at once, in a few lines") {
   const std::string text = scenario_text(8, R"("g": {"count": 4, "init": "rank"})", R"(
     {"op": "allreduce", "buffer": "g", "group": "tp"},
-    {"op": "allreduce", "buffer": "g", "group": "dp"})", R"(, "groups": {"tp": {"split": "rank / 4"}, "dp": {"split": "rank % 4"}})");
+    {"op": "allreduce", "buffer": "g", "group": "dp"})",
+                                         R"(, "groups": {"tp": {"split": "rank / 4"}, "dp": {"split": "rank % 4"}})");
   const Schedule s = lower_ok(text);
   REQUIRE(s.calls.size() == 6);  // 2 tp parts + 4 dp parts
   CHECK(s.calls[0].args.world_rank == std::vector<std::int32_t>{0, 1, 2, 3});
@@ -429,7 +444,8 @@ TEST_CASE("groups: a split runs one collective per part, all at once, in a few l
 }
 
 TEST_CASE("program: fast and observable modes give the same bytes for every program lesson shape") {
-  const std::string text = scenario_text(4, R"("x": {"count": 8, "init": "rank_index"}, "t": {"count": 2, "scratch": true})", R"(
+  const std::string text =
+      scenario_text(4, R"("x": {"count": 8, "init": "rank_index"}, "t": {"count": 2, "scratch": true})", R"(
     {"op": "repeat", "times": "size - 1", "var": "i", "body": [
       {"op": "isend", "buffer": "x", "offset": "((rank - i) % size) * 2", "count": 2, "to": "(rank + 1) % size", "request": "o"},
       {"op": "recv", "buffer": "t", "from": "(rank - 1) % size"},

@@ -26,7 +26,8 @@ TEST_CASE("program ops: the reader gives every op its kind, and the names come f
       {"op": "step", "transfers": [{"ranks": "all", "from": {"rank": "rank", "buffer": "y"}, "to": {"rank": "rank", "buffer": "y"}, "count": 0}]}]})";
   const Scenario s = parse_ok(program_text(2, R"("x": {"count": 2, "init": "rank"}, "y": {"count": 2})", program));
   using K = ProgramOp::Kind;
-  const K want[] = {K::send, K::recv, K::isend, K::irecv, K::wait, K::compute, K::copy, K::accumulate, K::repeat, K::collective};
+  const K want[] = {K::send,    K::recv, K::isend,      K::irecv,  K::wait,
+                    K::compute, K::copy, K::accumulate, K::repeat, K::collective};
   REQUIRE(s.program.size() == std::size(want));
   for (std::size_t i = 0; i < s.program.size(); ++i) {
     CAPTURE(s.program[i].op);

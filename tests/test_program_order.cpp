@@ -56,13 +56,15 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
     if (kind == 7 && e < d_free) kind = 3;
     const int later = e + 1 + static_cast<int>(rng() % 4);
     if (kind <= 1) {  // a blocking message
-      add(R"({"op": "send", )" + on(a) + R"(, "buffer": "x", "offset": )" + at + R"(, "count": 1, "to": )" + std::to_string(b) + "}");
-      add(R"({"op": "recv", )" + on(b) + R"(, "buffer": "y", "offset": )" + at + R"(, "count": 1, "from": )" + std::to_string(a) + "}");
+      add(R"({"op": "send", )" + on(a) + R"(, "buffer": "x", "offset": )" + at + R"(, "count": 1, "to": )" +
+          std::to_string(b) + "}");
+      add(R"({"op": "recv", )" + on(b) + R"(, "buffer": "y", "offset": )" + at + R"(, "count": 1, "from": )" +
+          std::to_string(a) + "}");
     } else if (kind == 2) {  // non-blocking on both ends
-      add(R"({"op": "isend", )" + on(a) + R"(, "buffer": "x", "offset": )" + at + R"(, "count": 1, "to": )" + std::to_string(b) +
-          R"(, "request": "s)" + at + R"("})");
-      add(R"({"op": "irecv", )" + on(b) + R"(, "buffer": "y", "offset": )" + at + R"(, "count": 1, "from": )" + std::to_string(a) +
-          R"(, "request": "q)" + at + R"("})");
+      add(R"({"op": "isend", )" + on(a) + R"(, "buffer": "x", "offset": )" + at + R"(, "count": 1, "to": )" +
+          std::to_string(b) + R"(, "request": "s)" + at + R"("})");
+      add(R"({"op": "irecv", )" + on(b) + R"(, "buffer": "y", "offset": )" + at + R"(, "count": 1, "from": )" +
+          std::to_string(a) + R"(, "request": "q)" + at + R"("})");
       waits.push_back({a, later, "s" + at});
       waits.push_back({b, e + 1 + static_cast<int>(rng() % 4), "q" + at});
     } else if (kind == 3 || kind == 4) {  // a compute span, writing or not
@@ -73,8 +75,7 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
       add(R"({"op": "copy", )" + on(a) + R"(, "src": {"buffer": "w", "offset": )" + at +
           R"(, "count": 1}, "dst": {"buffer": "z", "offset": )" + at + R"(, "count": 1}})");
     } else if (kind == 6) {  // every rank: a blocking all-reduce
-      add(R"({"op": "allreduce", "buffer": "c", "algorithm": ")" +
-          std::string(rng() % 2 ? "ring" : "flat") + R"("})");
+      add(R"({"op": "allreduce", "buffer": "c", "algorithm": ")" + std::string(rng() % 2 ? "ring" : "flat") + R"("})");
     } else {  // every rank: an all-reduce with a request, waited for later
       add(R"({"op": "allreduce", "buffer": "d", "algorithm": ")" + std::string(rng() % 2 ? "ring" : "tree") +
           R"(", "request": "h)" + at + R"("})");
@@ -92,7 +93,8 @@ std::string random_program(std::mt19937& rng, int ranks, int events, bool collec
 std::string random_buffers(int events) {
   const std::string n = std::to_string(events);
   return R"("x": {"count": )" + n + R"(, "init": "rank_index"}, "y": {"count": )" + n + R"(}, "z": {"count": )" + n +
-         R"(}, "w": {"count": )" + n + R"(, "init": "index"}, "c": {"count": 6, "init": "rank"}, "d": {"count": 5, "init": "rank"})";
+         R"(}, "w": {"count": )" + n +
+         R"(, "init": "index"}, "c": {"count": 6, "init": "rank"}, "d": {"count": 5, "init": "rank"})";
 }
 
 }  // namespace
@@ -123,7 +125,8 @@ TEST_CASE("program order: a blocking recv holds back the send after it, in fast 
 }
 
 TEST_CASE("program order: a blocking collective holds back the compute after it, and copies wait for compute") {
-  const std::string text = program_text(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
+  const std::string text =
+      program_text(2, R"("a": {"count": 4, "init": "rank"}, "b": {"count": 4, "init": "rank"})", R"(
     {"op": "compute", "duration_us": 300, "writes": "a"},
     {"op": "allreduce", "buffer": "a", "algorithm": "ring"},
     {"op": "compute", "duration_us": 300, "writes": "b"},
@@ -154,7 +157,8 @@ TEST_CASE("program order (property): measured per-op times of random programs re
   for (int trial = 0; trial < 30; ++trial) {
     const int ranks = 2 + static_cast<int>(rng() % 4);
     const int events = 6 + static_cast<int>(rng() % 14);
-    const std::string text = program_text(ranks, random_buffers(events), random_program(rng, ranks, events, trial % 2 == 0));
+    const std::string text =
+        program_text(ranks, random_buffers(events), random_program(rng, ranks, events, trial % 2 == 0));
     CAPTURE(text);
     const ProgramRun p = run_program(text);
     CHECK_MESSAGE(p.outcome.verified(), verdict_text(p.outcome));
@@ -166,7 +170,8 @@ TEST_CASE("program order (property): measured per-op times of random programs re
 TEST_CASE("program order: calls of a program of collectives only follow each other on every member") {
   // Two all-reduces on different buffers: without program order, a rank could finish
   // the second before the first.
-  const std::string text = program_text(4, R"("a": {"count": 8, "init": "rank"}, "b": {"count": 8, "init": "rank"})", R"(
+  const std::string text =
+      program_text(4, R"("a": {"count": 8, "init": "rank"}, "b": {"count": 8, "init": "rank"})", R"(
     {"op": "allreduce", "buffer": "a", "algorithm": "ring"},
     {"op": "allreduce", "buffer": "b", "algorithm": "ring"})");
   const Schedule s = lower_program_ok(text);
@@ -183,7 +188,9 @@ TEST_CASE("program order: calls of a program of collectives only follow each oth
           for (const auto& tb : s.steps[static_cast<std::size_t>(kb)].transfers) {
             if (tb.src.rank != r && tb.dst.rank != r) continue;
             const auto la = dataflow::lane_of(s, ta), lb = dataflow::lane_of(s, tb);
-            CHECK((la == lb || known[static_cast<std::size_t>(lb)][static_cast<std::size_t>(kb)][static_cast<std::size_t>(la)] >= ka));
+            CHECK((la == lb ||
+                   known[static_cast<std::size_t>(lb)][static_cast<std::size_t>(kb)][static_cast<std::size_t>(la)] >=
+                       ka));
           }
       }
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "collscope/algorithms.h"
-#include "collscope/model.h"
 #include "collscope/collective.h"
+#include "collscope/model.h"
 #include "collscope/run.h"
 #include "collscope/scenario.h"
 #include "collscope/verify.h"

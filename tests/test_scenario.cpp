@@ -289,17 +289,22 @@ TEST_CASE("scenario error: scenario.unknown_key") {
   Error e = parse_error(text, "scenarios/x.json");
   CHECK(e.id == "scenario.unknown_key");
   CHECK(e.message == "unknown key \"rot\" (did you mean \"root\"?)");
-  CHECK(e.hint == "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks, request");
+  CHECK(e.hint ==
+        "valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, "
+        "ranks, request");
   check_where(e, 10, 6, "/program/3");
   CHECK(e.format() ==
         "error[scenario.unknown_key] scenarios/x.json:10:6 /program/3: unknown key \"rot\" (did you mean \"root\"?)\n"
-        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, body, ranks, request");
+        "  help: valid keys for reduce: op, buffer, send, recv, count, algorithm, reduce_op, root, caption, group, "
+        "body, ranks, request");
 
   // Nothing close: no guess, the valid keys in the hint.
   Error top = parse_error("{\"version\": 1, \"colour\": \"red\", \"ranks\": 2, \"program\": []}");
   CHECK(top.id == "scenario.unknown_key");
   CHECK(top.message == "unknown key \"colour\"");
-  CHECK(top.hint == "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program, expect, faults");
+  CHECK(top.hint ==
+        "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program, "
+        "expect, faults");
   check_where(top, 1, 16, "");
 
   Error rank = parse_error("{\"version\": 1, \"rank\": 2, \"program\": []}");
@@ -460,7 +465,8 @@ TEST_CASE("scenario error: scenario.unknown_op") {
   CHECK(e.id == "scenario.unknown_op");
   CHECK(e.message == "unknown op \"allreduc\" (did you mean \"allreduce\"?)");
   CHECK(e.hint ==
-        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, alltoallv, barrier, send, "
+        "valid ops: broadcast, reduce, allreduce, scatter, gather, allgather, reduce_scatter, alltoall, alltoallv, "
+        "barrier, send, "
         "recv, isend, irecv, wait, compute, copy, accumulate, repeat, step");
   check_where(e, 8, 16, "/program/0/op");
 
@@ -485,7 +491,8 @@ TEST_CASE("scenario error: scenario.unknown_algorithm") {
   // Every registered algorithm is named, then the native one and custom.
   std::string names;
   for (const auto& n : algorithm_names(Collective::allreduce)) names += ", " + n;
-  CHECK(e.hint == "valid algorithms for allreduce: auto" + names + ", nccl (--backend nccl), mpi (--backend mpi), or custom with a \"body\"");
+  CHECK(e.hint == "valid algorithms for allreduce: auto" + names +
+                      ", nccl (--backend nccl), mpi (--backend mpi), or custom with a \"body\"");
   CHECK(e.hint.find("auto, flat, tree, ring,") != std::string::npos);
   check_where(e, 8, 50, "/program/0/algorithm");
 }

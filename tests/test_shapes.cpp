@@ -134,8 +134,10 @@ TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and late
   CHECK(hier->us * 5 < ring->us);
   // On 8 nodes a single ring crosses each node boundary on one card; the channels on all eight.
   const Machine eight = machine("dgx-h100", 8);
-  const auto ring64 = predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "ring", eight);
-  const auto rings64 = predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "rings", eight);
+  const auto ring64 =
+      predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "ring", eight);
+  const auto rings64 =
+      predict_shape(args_of(Collective::allreduce, 64, std::uint64_t{1} << 24, false, 0), "rings", eight);
   REQUIRE(ring64.has_value());
   REQUIRE(rings64.has_value());
   CHECK(rings64->us * 2 < ring64->us);

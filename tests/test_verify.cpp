@@ -9,7 +9,6 @@
 using namespace collscope;
 using namespace collscope::testing;
 
-
 TEST_CASE("verify: a correct hand-made allreduce passes") {
   auto s = two_rank_allreduce(4);
   // Both ranks receive the other's vector into scratch, then add it.
@@ -122,7 +121,8 @@ TEST_CASE("verify: average must divide exactly once, after the full sum") {
   auto no_div = verify_symbolic(s);
   REQUIRE_FALSE(no_div.ok());
   CHECK(no_div.error().message.find("never divided") != std::string::npos);
-  add_step(s, {Transfer{{0, 0, 0}, {0, 0, 0}, 2, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, 2, Action::scale, 2}});
+  add_step(s,
+           {Transfer{{0, 0, 0}, {0, 0, 0}, 2, Action::scale, 2}, Transfer{{1, 0, 0}, {1, 0, 0}, 2, Action::scale, 2}});
   auto ok = verify_symbolic(s);
   CHECK_MESSAGE(ok.ok(), (ok.ok() ? "" : ok.error().format()));
 }

@@ -21,7 +21,8 @@ void BrowserPanel::scan() {
       if (!h->title.empty()) e.title = h->title;
       e.description = h->description;
     }
-    if (auto sc = load_scenario(path); !sc) e.description += (e.description.empty() ? "" : "\n\n") + sc.error().format();
+    if (auto sc = load_scenario(path); !sc)
+      e.description += (e.description.empty() ? "" : "\n\n") + sc.error().format();
     lessons_.push_back(std::move(e));
   }
 }
@@ -42,8 +43,8 @@ std::optional<std::string> BrowserPanel::draw(const std::string& current_file) {
   }
   if (lessons_.empty()) ImGui::TextDisabled("no lessons found in %s", scenario_dir().c_str());
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Open").x * 2);
-  const bool enter = ImGui::InputTextWithHint("##file", "path/to/scenario.json", &path_field_,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter =
+      ImGui::InputTextWithHint("##file", "path/to/scenario.json", &path_field_, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if ((ImGui::Button("Open") || enter) && !path_field_.empty()) pick = path_field_;
   return pick;

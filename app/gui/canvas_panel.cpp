@@ -26,8 +26,8 @@ void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float
     // A strip of the contributors' own colours along the bottom: the mix, spelled out.
     const float sw = w / static_cast<float>(cell.ranks.size());
     for (std::size_t i = 0; i < cell.ranks.size(); ++i)
-      dl->AddRectFilled({a.x + sw * static_cast<float>(i), b.y - h * 0.22f}, {a.x + sw * static_cast<float>(i + 1), b.y},
-                        to_u32(view::rank_colour(cell.ranks[i])));
+      dl->AddRectFilled({a.x + sw * static_cast<float>(i), b.y - h * 0.22f},
+                        {a.x + sw * static_cast<float>(i + 1), b.y}, to_u32(view::rank_colour(cell.ranks[i])));
   }
   if (cell.colour.coverage == view::Coverage::complete) {
     // The distinct mark of "every rank is in here": a dark corner flag.
@@ -47,17 +47,25 @@ void cell_tooltip(const view::LessonRun& run, std::int32_t rank, const view::Buf
   ImGui::Text("rank %d, buffer \"%s\"", rank, row.name.c_str());
   if (row.scratch) ImGui::TextUnformatted("scratch space of the algorithm, shown while a step uses it");
   if (cell.count == 1) ImGui::Text("element %llu", static_cast<unsigned long long>(cell.first));
-  else ImGui::Text("elements %llu..%llu (%llu per cell)", static_cast<unsigned long long>(cell.first),
-                   static_cast<unsigned long long>(cell.first + cell.count - 1), static_cast<unsigned long long>(row.per_cell));
+  else
+    ImGui::Text("elements %llu..%llu (%llu per cell)", static_cast<unsigned long long>(cell.first),
+                static_cast<unsigned long long>(cell.first + cell.count - 1),
+                static_cast<unsigned long long>(row.per_cell));
   if (cell.min == cell.max) ImGui::Text("value %s", view::format_value(cell.min).c_str());
   else ImGui::Text("values %s .. %s", view::format_value(cell.min).c_str(), view::format_value(cell.max).c_str());
   std::string who;
   for (std::size_t i = 0; i < cell.ranks.size() && i < 24; ++i) who += (i ? ", " : "") + std::to_string(cell.ranks[i]);
   if (cell.ranks.size() > 24) who += ", ...";
   switch (cell.colour.coverage) {
-    case view::Coverage::none: ImGui::TextUnformatted("holds no rank's input yet"); break;
-    case view::Coverage::single: ImGui::Text("holds rank %s's data", who.c_str()); break;
-    case view::Coverage::partial: ImGui::Text("a partial result of ranks %s", who.c_str()); break;
+    case view::Coverage::none:
+      ImGui::TextUnformatted("holds no rank's input yet");
+      break;
+    case view::Coverage::single:
+      ImGui::Text("holds rank %s's data", who.c_str());
+      break;
+    case view::Coverage::partial:
+      ImGui::Text("a partial result of ranks %s", who.c_str());
+      break;
     case view::Coverage::complete:
       ImGui::Text("complete: holds the data of all %d ranks", run.schedule.ranks);
       break;
@@ -121,8 +129,9 @@ void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope)
   chip(kReduceColour, "reduce (+)");
   chip(kComputeColour, "compute span (no data moves)");
   // What the colours count (C switches): said, since the two differ after the first call.
-  dl->AddText({x, lp.y}, IM_COL32(160, 160, 170, 255),
-              scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)");
+  dl->AddText(
+      {x, lp.y}, IM_COL32(160, 160, 170, 255),
+      scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)");
 }
 
 }  // namespace
@@ -239,11 +248,13 @@ void CanvasPanel::draw_arrows(ImDrawList* dl, LessonState& lesson, const view::C
   for (const auto& a : arrows) {
     if (a.action == Action::compute) continue;  // a badge, below: it moves no data
     dl->ChannelsSetCurrent(0);
-    const bool lit = hl.step == pb.applied &&
-                     std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
+    const bool lit =
+        hl.step == pb.applied && std::find(a.transfers.begin(), a.transfers.end(), hl.transfer) != a.transfers.end();
     const view::ArrowPath path = view::arrow_path(g, cv, a, lit);
     const ImVec2 p0 = iv(path.p0), p1 = iv(path.p1), c = iv(path.c);
-    const view::Rgba col = is_reduction(a.action) ? kReduceColour : a.action == Action::scale ? kScaleColour : kCopyColour;
+    const view::Rgba col = is_reduction(a.action)      ? kReduceColour
+                           : a.action == Action::scale ? kScaleColour
+                                                       : kCopyColour;
     // Whole-pixel widths: ImGui draws those from its texture, with half the vertices.
     const float thick = path.thick;
     if (lit) dl->AddBezierQuadratic(p0, c, p1, IM_COL32(255, 255, 255, 255), thick + std::round(3 * scale), segments);
@@ -256,8 +267,10 @@ void CanvasPanel::draw_arrows(ImDrawList* dl, LessonState& lesson, const view::C
       draw_sprite(dl, kTokenRing, iv(tok.at), to_u32(col));
       if (is_reduction(a.action)) {  // reduce tokens carry a "+": they add into what they land on
         dl->ChannelsSetCurrent(2);
-        dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
-        dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255), std::round(2 * scale));
+        dl->AddLine({tok.at.x - r * 0.55f, tok.at.y}, {tok.at.x + r * 0.55f, tok.at.y}, IM_COL32(20, 20, 20, 255),
+                    std::round(2 * scale));
+        dl->AddLine({tok.at.x, tok.at.y - r * 0.55f}, {tok.at.x, tok.at.y + r * 0.55f}, IM_COL32(20, 20, 20, 255),
+                    std::round(2 * scale));
       }
     } else {
       draw_sprite(dl, kFlashRing, p1, to_u32(col, 0.9f));  // the landing flash

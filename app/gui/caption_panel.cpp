@@ -52,8 +52,8 @@ void CaptionPanel::draw(const LessonState& lesson, std::int32_t applied, const W
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
   if (!presenter) ImGui::TextDisabled("%s", c.call.c_str());  // the room needs the caption, not the details
-  std::string facts = "moves " + bytes_text(c.bytes) + "   predicted " + us_text(c.predicted_us) + c.predicted_note + "   measured " +
-                      us_text(c.measured_us) + "   backend " + run->backend + " (ran)";
+  std::string facts = "moves " + bytes_text(c.bytes) + "   predicted " + us_text(c.predicted_us) + c.predicted_note +
+                      "   measured " + us_text(c.measured_us) + "   backend " + run->backend + " (ran)";
   ImGui::TextUnformatted(facts.c_str());
   if (!presenter || !c.verified) {
     ImGui::PushStyleColor(ImGuiCol_Text, c.verified ? ImVec4(0.45f, 0.9f, 0.45f, 1) : ImVec4(1, 0.4f, 0.4f, 1));

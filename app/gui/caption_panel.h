@@ -17,7 +17,8 @@ struct WorkStatus {
 
 class CaptionPanel {
  public:
-  void draw(const LessonState& lesson, std::int32_t applied, const WorkStatus& work, const Fonts& fonts, bool presenter);
+  void draw(const LessonState& lesson, std::int32_t applied, const WorkStatus& work, const Fonts& fonts,
+            bool presenter);
 };
 
 }  // namespace collscope::app

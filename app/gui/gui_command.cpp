@@ -31,7 +31,8 @@ Result<std::pair<int, int>> parse_size(const std::string& text) {
   char x = 0;
   if (std::sscanf(text.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 320 || h < 240 ||
       w > 8192 || h > 8192)
-    return make_error("cli.usage", "cannot read --size \"" + text + "\"", "write WxH, e.g. --size 1600x900 (320x240 .. 8192x8192)");
+    return make_error("cli.usage", "cannot read --size \"" + text + "\"",
+                      "write WxH, e.g. --size 1600x900 (320x240 .. 8192x8192)");
   return std::pair{w, h};
 }
 
@@ -107,7 +108,8 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
         present_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t3).count();
       }
       if (pb.at_end()) pb.toggle();
-      if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (i >= 10)
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     double sum = 0;
@@ -118,9 +120,10 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
     std::printf("frame time ms: mean %.2f  median %.2f  p95 %.2f  max %.2f\n", sum / static_cast<double>(ms.size()),
                 ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back());
     const double n = static_cast<double>(ms.size());
-    std::printf("of which building the frame (views + ImGui): mean %.2f, submitting it to OpenGL: mean %.2f, "
-                "rasterising it: mean %.2f, presenting it: mean %.2f; %.0f vertices and %.0f draw calls per frame\n",
-                build_ms / n, submit_ms / n, raster_ms / n, present_ms / n, vertices / n, draw_calls / n);
+    std::printf(
+        "of which building the frame (views + ImGui): mean %.2f, submitting it to OpenGL: mean %.2f, "
+        "rasterising it: mean %.2f, presenting it: mean %.2f; %.0f vertices and %.0f draw calls per frame\n",
+        build_ms / n, submit_ms / n, raster_ms / n, present_ms / n, vertices / n, draw_calls / n);
     std::printf("renderer: %s\n", reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
     return 0;
   }
@@ -144,9 +147,9 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
     if (frames >= 20) std::cerr << "\n";
     if (screen.export_error()) return report_error(*screen.export_error());
     if (r.kind == ExportRequest::Kind::sequence)
-      std::cout << "wrote " << screen.exported_frames() << " PNGs (steps 0.." << pb.steps << ") to " << f.slides << "\n";
-    else
-      std::cout << "wrote " << f.export_trace << " (open it in ui.perfetto.dev)\n";
+      std::cout << "wrote " << screen.exported_frames() << " PNGs (steps 0.." << pb.steps << ") to " << f.slides
+                << "\n";
+    else std::cout << "wrote " << f.export_trace << " (open it in ui.perfetto.dev)\n";
     return 0;
   }
   if (f.step < 0 || f.step > pb.steps)
@@ -174,8 +177,8 @@ int headless(const GuiFlags& f, std::pair<int, int> size) {
   if (auto st = write_png(f.screenshot, w, h, px); !st) return report_error(st.error());
   // The window's words for where it is: --step K is K steps applied, so the frame shows
   // step K + 1 running ("--step 2" draws "step 3 of 6"), as the caption says.
-  std::cout << "wrote " << f.screenshot << " (" << w << "x" << h << ", " << f.step << " steps applied: "
-            << view::step_position(f.step, pb.steps) << ")\n";
+  std::cout << "wrote " << f.screenshot << " (" << w << "x" << h << ", " << f.step
+            << " steps applied: " << view::step_position(f.step, pb.steps) << ")\n";
   return 0;
 }
 
@@ -192,7 +195,8 @@ int cmd_gui(const GuiFlags& f) {
   if (!size) return report_error(size.error());
   const int modes = !f.screenshot.empty() + (f.bench_frames > 0) + !f.slides.empty() + !f.export_trace.empty();
   if (modes > 1)
-    return report_error(make_error("cli.usage", "--screenshot, --bench-frames, --slides and --export-trace exclude each other",
+    return report_error(make_error("cli.usage",
+                                   "--screenshot, --bench-frames, --slides and --export-trace exclude each other",
                                    "give one of them"));
   if (modes == 1) return headless(f, *size);
 

@@ -35,8 +35,6 @@ void ImageTexture::upload(int w, int h, const std::vector<ImU32>& pixels) {
   }
 }
 
-ImTextureID ImageTexture::id() const {
-  return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(tex_));
-}
+ImTextureID ImageTexture::id() const { return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(tex_)); }
 
 }  // namespace collscope::app

@@ -3,10 +3,10 @@
 // thousands of transfers). Sampling is nearest-neighbour, so texels stay crisp blocks.
 #pragma once
 
+#include <imgui.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <imgui.h>
 
 namespace collscope::app {
 

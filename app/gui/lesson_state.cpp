@@ -39,8 +39,7 @@ const view::CellsView* LessonState::cells(std::int32_t applied) {
   const auto contributors = [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); };
   if (cells_ && cells_->applied + 1 == applied)  // playing forward: only what the step wrote
     view::advance_cells(*cells_, run_->schedule, *mem, contributors, applied - 1);
-  else
-    cells_ = view::build_cells(run_->schedule, *mem, contributors, applied);
+  else cells_ = view::build_cells(run_->schedule, *mem, contributors, applied);
   ++cells_version_;
   return &*cells_;
 }
@@ -49,8 +48,8 @@ const std::vector<view::Arrow>& LessonState::arrows(std::int32_t step) {
   if (!run_ || step == arrows_step_) return arrows_;
   cursor_->seek(step);
   const auto& cur = *cursor_;
-  arrows_ = view::build_arrows(run_->schedule, step,
-                               [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); });
+  arrows_ = view::build_arrows(
+      run_->schedule, step, [&cur](std::int32_t r, std::int32_t b, std::uint64_t i) { return cur.ranks_of(r, b, i); });
   arrows_step_ = step;
   return arrows_;
 }

@@ -27,7 +27,7 @@ class ParamsPanel {
  private:
   QuickSpec q_;
   std::string backend_ = "cpu";
-  std::vector<std::string> backends_;  // available ones
+  std::vector<std::string> backends_;   // available ones
   std::vector<std::string> processes_;  // of those, the ones that run a process per rank
   std::string error_;
   view::LessonSummary summary_;  // of the loaded lesson

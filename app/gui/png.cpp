@@ -17,7 +17,9 @@ Status write_png(const std::string& path, int w, int h, const std::vector<std::u
   const std::size_t stride = static_cast<std::size_t>(w) * 4;
   // Start at the last row with a negative stride: OpenGL's rows are bottom-up.
   const int ok = stbi_write_png_to_func(
-      [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size)); },
+      [](void* ctx, void* data, int size) {
+        static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
+      },
       &png, w, h, 4, rgba.data() + stride * static_cast<std::size_t>(h - 1), -static_cast<int>(stride));
   if (!ok) return make_error("gui.png_io", "cannot encode " + path + " as PNG", "try a smaller window size");
   return write_file_atomically(path, png, "gui.png_io");

@@ -35,8 +35,8 @@ float splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical) {
   if (ImGui::IsItemHovered() || ImGui::IsItemActive()) {
     ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    ImGui::GetWindowDrawList()->AddRectFilled(a, b, ImGui::GetColorU32(ImGui::IsItemActive() ? ImGuiCol_SeparatorActive
-                                                                                              : ImGuiCol_SeparatorHovered));
+    ImGui::GetWindowDrawList()->AddRectFilled(
+        a, b, ImGui::GetColorU32(ImGui::IsItemActive() ? ImGuiCol_SeparatorActive : ImGuiCol_SeparatorHovered));
   }
   if (ImGui::IsItemActive()) moved = vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
   ImGui::End();
@@ -180,7 +180,9 @@ Status Screen::request_export(const ExportRequest& r) {
       export_.set_message("wrote " + r.path + " (open it in ui.perfetto.dev)");
       break;
     }
-    case ExportRequest::Kind::png: png_request_ = r.path; break;
+    case ExportRequest::Kind::png:
+      png_request_ = r.path;
+      break;
     case ExportRequest::Kind::sequence: {
       std::error_code ec;
       std::filesystem::create_directories(r.path, ec);
@@ -191,7 +193,8 @@ Status Screen::request_export(const ExportRequest& r) {
       export_.set_message("writing one PNG per step to " + r.path + " ...");
       break;
     }
-    case ExportRequest::Kind::none: break;
+    case ExportRequest::Kind::none:
+      break;
   }
   return ok_status();
 }
@@ -259,7 +262,8 @@ void Screen::frame(float dt) {
     if (const float dx = splitter("##split-left", {left - grip / 2, 0}, {grip, size.y}, true); dx != 0)
       settings_.left_fraction = std::clamp((left + dx) / size.x, view::kMinLeftFraction, view::kMaxLeftFraction);
     if (timeline_h > 0)
-      if (const float dy = splitter("##split-timeline", {left, canvas_h + caption_h - grip / 2}, {size.x - left, grip}, false);
+      if (const float dy =
+              splitter("##split-timeline", {left, canvas_h + caption_h - grip / 2}, {size.x - left, grip}, false);
           dy != 0)
         settings_.timeline_fraction =
             std::clamp((timeline_h - dy) / size.y, view::kMinTimelineFraction, view::kMaxTimelineFraction);

@@ -14,11 +14,11 @@
 #include "gui/export_panel.h"
 #include "gui/lesson_state.h"
 #include "gui/params_panel.h"
-#include "gui/view/settings.h"
 #include "gui/timeline_panel.h"
-#include "gui/what_if_panel.h"
 #include "gui/view/playback.h"
 #include "gui/view/run_worker.h"
+#include "gui/view/settings.h"
+#include "gui/what_if_panel.h"
 #include "gui/window.h"
 
 namespace collscope::app {
@@ -44,8 +44,8 @@ class Screen {
   const std::optional<Error>& export_error() const { return export_error_; }
   std::int32_t exported_frames() const { return exported_frames_; }
 
-  void frame(float dt);   // between Window::new_frame and Window::render
-  void after_render();    // captures the frame for exports that asked for it
+  void frame(float dt);  // between Window::new_frame and Window::render
+  void after_render();   // captures the frame for exports that asked for it
   view::Playback& playback() { return pb_; }
   // The "what if" window (W): shown or not, and waiting for its pricing (headless).
   void show_what_if(bool on) { show_what_if_ = on; }
@@ -80,8 +80,8 @@ class Screen {
   WhatIfPanel what_if_;
   bool show_what_if_ = false;
   bool per_call_colours_ = false;  // C: colours count each call's own inputs
-  bool blank_ = false;      // B or .: a black screen, as a slide remote's blank key asks
-  bool show_keys_ = false;  // ? or F1: the list of keys
+  bool blank_ = false;             // B or .: a black screen, as a slide remote's blank key asks
+  bool show_keys_ = false;         // ? or F1: the list of keys
 
   std::string png_request_;
   std::optional<Error> export_error_;

@@ -2,9 +2,9 @@
 // contrast theme that still reads from the back of a lit classroom.
 #pragma once
 
-#include <array>
-
 #include <imgui.h>
+
+#include <array>
 
 #include "gui/view/palette.h"
 

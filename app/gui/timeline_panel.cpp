@@ -70,7 +70,8 @@ void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highligh
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f us", tl.t1_us - tl.t0_us);
   dl->AddText({x0 + w - ImGui::CalcTextSize(buf).x, o.y + h}, IM_COL32(180, 180, 185, 255), buf);
-  dl->AddText({x0, o.y + h}, IM_COL32(180, 180, 185, 255), "0 (one clock for every rank; click a slice to jump to its step)");
+  dl->AddText({x0, o.y + h}, IM_COL32(180, 180, 185, 255),
+              "0 (one clock for every rank; click a slice to jump to its step)");
 
   ImGui::InvisibleButton("timeline", {avail.x, avail.y});
   Highlight next;
@@ -86,10 +87,11 @@ void TimelinePanel::draw(const LessonState& lesson, view::Playback& pb, Highligh
       ImGui::Text("step %d, transfer %d: rank %d %s from rank %d", sl.step + 1, sl.transfer, sl.rank,
                   sl.action == Action::reduce        ? "reduces data"
                   : sl.action == Action::reduce_copy ? "adds its own data to data"
-                                                     : sl.action == Action::scale ? "scales" : "copies data",
+                  : sl.action == Action::scale       ? "scales"
+                                                     : "copies data",
                   sl.peer);
-      ImGui::Text("%llu bytes in %.2f us (%.2f .. %.2f us)", static_cast<unsigned long long>(sl.bytes), sl.t1_us - sl.t0_us,
-                  sl.t0_us - tl.t0_us, sl.t1_us - tl.t0_us);
+      ImGui::Text("%llu bytes in %.2f us (%.2f .. %.2f us)", static_cast<unsigned long long>(sl.bytes),
+                  sl.t1_us - sl.t0_us, sl.t0_us - tl.t0_us, sl.t1_us - tl.t0_us);
       ImGui::EndTooltip();
       if (ImGui::IsItemClicked()) pb.jump(sl.step);
     } else if (ImGui::IsItemClicked()) {

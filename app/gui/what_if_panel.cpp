@@ -106,8 +106,8 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
     return;
   }
   const view::WhatIf& w = *shown_;
-  ImGui::TextDisabled("%s %s, %d ranks: %s", std::string(name_of(q_.coll)).c_str(), std::string(name_of(q_.dtype)).c_str(),
-                      q_.ranks, w.model.c_str());
+  ImGui::TextDisabled("%s %s, %d ranks: %s", std::string(name_of(q_.coll)).c_str(),
+                      std::string(name_of(q_.dtype)).c_str(), q_.ranks, w.model.c_str());
 
   // The plot: log2 of the size across, log10 of the time up.
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -128,17 +128,20 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
   const double llo = std::floor(std::log10(lo)), lhi = std::max(llo + 1, std::ceil(std::log10(hi)));
   const std::size_t n = w.bytes.size();
   auto px = [&](double i) { return x0 + static_cast<float>(i / static_cast<double>(n - 1)) * (x1 - x0); };
-  auto py = [&](double us) {
-    return y1 - static_cast<float>((std::log10(us) - llo) / (lhi - llo)) * (y1 - y0);
-  };
+  auto py = [&](double us) { return y1 - static_cast<float>((std::log10(us) - llo) / (lhi - llo)) * (y1 - y0); };
   const ImU32 grid = IM_COL32(110, 110, 120, 90), text = ImGui::GetColorU32(ImGuiCol_Text);
   dl->AddRect({x0, y0}, {x1, y1}, grid);
   for (double e = llo; e <= lhi; e += 1) {
     const float y = py(std::pow(10.0, e));
     dl->AddLine({x0, y}, {x1, y}, grid);
     char label[32];
-    std::snprintf(label, sizeof label, e >= 6 ? "%.0f s" : e >= 3 ? "%.0f ms" : "%.0f us",
-                  std::pow(10.0, e >= 6 ? e - 6 : e >= 3 ? e - 3 : e));
+    std::snprintf(label, sizeof label,
+                  e >= 6   ? "%.0f s"
+                  : e >= 3 ? "%.0f ms"
+                           : "%.0f us",
+                  std::pow(10.0, e >= 6   ? e - 6
+                                 : e >= 3 ? e - 3
+                                          : e));
     dl->AddText({o.x, y - ImGui::GetTextLineHeight() / 2}, text, label);
   }
   const std::size_t stride = std::max<std::size_t>(1, n / 8);
@@ -151,7 +154,8 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
     dl->AddLine({x, y0}, {x, y1}, IM_COL32(255, 214, 64, 150), 1.5f * scale);
     // Labels on alternate lines, so that two close crossovers stay readable.
     const float ly = y0 + 2 * scale + static_cast<float>(k % 2) * ImGui::GetTextLineHeightWithSpacing();
-    dl->AddText({x + 3 * scale, ly}, IM_COL32(255, 214, 64, 255), (c.to + " from " + view::size_label(c.bytes)).c_str());
+    dl->AddText({x + 3 * scale, ly}, IM_COL32(255, 214, 64, 255),
+                (c.to + " from " + view::size_label(c.bytes)).c_str());
   }
   for (std::size_t k = 0; k < w.series.size(); ++k) {
     const auto& s = w.series[k];

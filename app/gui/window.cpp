@@ -1,14 +1,14 @@
 #include "gui/window.h"
 
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "collscope/files.h"
@@ -60,7 +60,8 @@ Result<std::unique_ptr<Window>> Window::open(const WindowOptions& o) {
       if (auto text = read_input_file(win->ini_path_, kind))
         ImGui::LoadIniSettingsFromMemory(text->data(), text->size());
       else
-        std::cerr << "warning: ignoring the window layout in " << win->ini_path_ << " (" << text.error().message << ")\n";
+        std::cerr << "warning: ignoring the window layout in " << win->ini_path_ << " (" << text.error().message
+                  << ")\n";
     }
   }
   ImGui_ImplGlfw_InitForOpenGL(w, true);

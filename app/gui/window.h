@@ -17,9 +17,9 @@ namespace collscope::app {
 
 struct WindowOptions {
   int width = 1600, height = 900;
-  bool visible = true;          // false: render offscreen (screenshots, benchmarks)
+  bool visible = true;  // false: render offscreen (screenshots, benchmarks)
   bool vsync = true;
-  std::string ini_path;         // ImGui's layout file; "" = none
+  std::string ini_path;  // ImGui's layout file; "" = none
 };
 
 struct Fonts {
@@ -37,11 +37,11 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   bool should_close() const;
-  void new_frame();        // polls events, starts an ImGui frame (rebuilds fonts if asked)
-  void render();           // ImGui::Render and draw; call capture() after it, then present()
-  void present();          // swap buffers
+  void new_frame();  // polls events, starts an ImGui frame (rebuilds fonts if asked)
+  void render();     // ImGui::Render and draw; call capture() after it, then present()
+  void present();    // swap buffers
   std::vector<std::uint8_t> capture(int& w, int& h) const;  // RGBA, bottom row first
-  void finish() const;     // glFinish: wait until the frame is really drawn (benchmarks)
+  void finish() const;  // glFinish: wait until the frame is really drawn (benchmarks)
 
   // Font size from the monitor's content scale, the zoom and presenter mode; applied
   // at the start of the next frame (the atlas cannot change inside a frame).

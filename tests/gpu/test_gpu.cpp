@@ -51,8 +51,7 @@ struct Ran {
   bool ok = false;
 };
 
-Ran run(const QuickSpec& q, const std::string& backend, RunMode mode = RunMode::fast,
-        std::vector<Fault> faults = {}) {
+Ran run(const QuickSpec& q, const std::string& backend, RunMode mode = RunMode::fast, std::vector<Fault> faults = {}) {
   Ran r;
   auto s = scenario_from_spec(q);
   REQUIRE(s.ok());
@@ -63,9 +62,12 @@ Ran run(const QuickSpec& q, const std::string& backend, RunMode mode = RunMode::
   o.backend = backend;
   o.mode = mode;
   o.faults = std::move(faults);
-  auto out = execute(*sched, [&](std::int32_t b, std::int32_t rank, std::uint64_t i) {
-    return initial_value(sc.buffers[static_cast<std::size_t>(b)], rank, i);
-  }, o);
+  auto out = execute(
+      *sched,
+      [&](std::int32_t b, std::int32_t rank, std::uint64_t i) {
+        return initial_value(sc.buffers[static_cast<std::size_t>(b)], rank, i);
+      },
+      o);
   REQUIRE_MESSAGE(out.ok(), (out.ok() ? "" : out.error().format()));
   r.out = std::move(*out);
   r.ok = true;
@@ -127,9 +129,8 @@ void check_kernels(DType t) {
   struct Offsets {
     std::uint64_t dst, aux, src;
   };
-  const std::vector<Offsets> offsets = {
-      {0, 0, 0},       {per, 2 * per, 0}, {1, 1, 1},   {3, per + 3, 2 * per + 3},  // vectors
-      {0, 1, 0},       {0, 0, 1},         {1, 0, 0},   {2, 3, 5}};                  // mixed alignment
+  const std::vector<Offsets> offsets = {{0, 0, 0}, {per, 2 * per, 0}, {1, 1, 1}, {3, per + 3, 2 * per + 3},  // vectors
+                                        {0, 1, 0}, {0, 0, 1},         {1, 0, 0}, {2, 3, 5}};  // mixed alignment
   const std::array<OpKind, 4> ops = {OpKind::sum, OpKind::prod, OpKind::min, OpKind::max};
   const std::uint64_t counts[] = {1, per - 1, per, per + 1, 3 * per + 5, 1000, kMaxCount};
   auto ptr = [](const DeviceBytes& d, std::uint64_t element) { return d.at(element * sizeof(T)); };
@@ -181,7 +182,7 @@ TEST_CASE("gpu: every collective and algorithm on the cuda backend matches the c
         QuickSpec q;
         q.coll = c;
         q.algorithm = algo;
-        q.ranks = ranks;  // more ranks than GPUs: several share one
+        q.ranks = ranks;     // more ranks than GPUs: several share one
         q.count = 1000 + 3;  // not a multiple of the vector width
         q.dtype = ranks % 2 ? DType::bfloat16 : DType::float32;
         q.root = ranks - 1;
@@ -230,14 +231,30 @@ TEST_CASE("gpu: our kernels (copy, reduce, reduce-copy) match the host for every
   for (DType t : kAllDTypes) {
     CAPTURE(name_of(t));
     switch (t) {
-      case DType::int8: check_kernels<std::int8_t>(t); break;
-      case DType::uint8: check_kernels<std::uint8_t>(t); break;
-      case DType::int32: check_kernels<std::int32_t>(t); break;
-      case DType::int64: check_kernels<std::int64_t>(t); break;
-      case DType::float16: check_kernels<f16>(t); break;
-      case DType::bfloat16: check_kernels<bf16>(t); break;
-      case DType::float32: check_kernels<float>(t); break;
-      case DType::float64: check_kernels<double>(t); break;
+      case DType::int8:
+        check_kernels<std::int8_t>(t);
+        break;
+      case DType::uint8:
+        check_kernels<std::uint8_t>(t);
+        break;
+      case DType::int32:
+        check_kernels<std::int32_t>(t);
+        break;
+      case DType::int64:
+        check_kernels<std::int64_t>(t);
+        break;
+      case DType::float16:
+        check_kernels<f16>(t);
+        break;
+      case DType::bfloat16:
+        check_kernels<bf16>(t);
+        break;
+      case DType::float32:
+        check_kernels<float>(t);
+        break;
+      case DType::float64:
+        check_kernels<double>(t);
+        break;
     }
   }
 }
@@ -254,7 +271,7 @@ TEST_CASE("gpu: the ring all-reduce out of place (reduce-copy) and in place (red
         QuickSpec q;
         q.coll = Collective::allreduce;
         q.algorithm = "ring";
-        q.ranks = 5;  // several ranks per GPU on machines with fewer
+        q.ranks = 5;     // several ranks per GPU on machines with fewer
         q.count = 4099;  // blocks at odd offsets, tails of every length
         q.dtype = t;
         q.op = op;
@@ -317,7 +334,8 @@ TEST_CASE("gpu: the nccl backend runs every algorithm with one rank per GPU") {
   REQUIRE(sched.ok());
   RunOptions o;
   o.backend = "nccl";
-  auto out = execute(*sched, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
+  auto out = execute(
+      *sched, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().id == "backend.nccl_ranks");
   CHECK(out.error().exit == ExitCode::backend_failure);
@@ -354,9 +372,9 @@ TEST_CASE("gpu: lessons with point-to-point programs and compute spans run on th
     MESSAGE("skipped: no GPU");
     return;
   }
-  for (const char* name : {"16-ring-allreduce-by-hand.json", "17-ring-allreduce-chunked.json",
-                           "18-ddp-gradient-averaging.json", "19-pipeline-parallel.json", "21-hybrid-parallel.json",
-                           "22-custom-algorithm.json"}) {
+  for (const char* name :
+       {"16-ring-allreduce-by-hand.json", "17-ring-allreduce-chunked.json", "18-ddp-gradient-averaging.json",
+        "19-pipeline-parallel.json", "21-hybrid-parallel.json", "22-custom-algorithm.json"}) {
     CAPTURE(name);
     auto s = load_scenario(source_dir() + "/scenarios/" + name);
     REQUIRE(s.ok());
@@ -437,7 +455,8 @@ TEST_CASE("gpu: crash and hang faults on the GPU backends fail the run with exit
         f.kind = kind;
         o.faults = {f};
         const auto t0 = std::chrono::steady_clock::now();
-        auto out = execute(*sched, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
+        auto out = execute(
+            *sched, [](std::int32_t, std::int32_t, std::uint64_t) { return 1.0; }, o);
         const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         REQUIRE_FALSE(out.ok());
         CHECK(out.error().exit == ExitCode::backend_failure);

@@ -42,8 +42,9 @@ struct Tally {
 
 InitFn init_of(const Scenario& sc) {
   return [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
-    return static_cast<std::size_t>(b) < sc.buffers.size() ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
-                                                           : 0.0;
+    return static_cast<std::size_t>(b) < sc.buffers.size()
+               ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
+               : 0.0;
   };
 }
 
@@ -106,14 +107,16 @@ void check(const Scenario& sc, const std::string& what, Tally& t) {
       std::string where;
       for (std::size_t b = 0; b < got->result.size() && where.empty(); ++b)
         for (std::size_t r = 0; r < got->result[b].size() && where.empty(); ++r)
-          if (got->result[b][r] != cpu->result[b][r]) where = " (first difference: rank " + std::to_string(r) + " buffer " + std::to_string(b) + ")";
+          if (got->result[b][r] != cpu->result[b][r])
+            where = " (first difference: rank " + std::to_string(r) + " buffer " + std::to_string(b) + ")";
       t.fail(name + ": bytes differ from the cpu backend" + where);
     }
   }
 }
 
 void algorithms(std::int32_t ranks, bool quick, Tally& t) {
-  const std::vector<std::uint64_t> counts = quick ? std::vector<std::uint64_t>{1, 37} : std::vector<std::uint64_t>{0, 1, 5, 37, 300};
+  const std::vector<std::uint64_t> counts =
+      quick ? std::vector<std::uint64_t>{1, 37} : std::vector<std::uint64_t>{0, 1, 5, 37, 300};
   std::vector<std::string> names;
   for (Collective c : kAllCollectives) {
     std::vector<std::string> algos = algorithm_names(c);
@@ -134,8 +137,9 @@ void algorithms(std::int32_t ranks, bool quick, Tally& t) {
             q.root = root;
             q.in_place = in_place != 0;
             auto sc = scenario_from_spec(q);
-            const std::string what = std::string(name_of(c)) + " " + algo + " ranks " + std::to_string(ranks) + " count " +
-                                     std::to_string(count) + " root " + std::to_string(root) + (in_place ? " in place" : "");
+            const std::string what = std::string(name_of(c)) + " " + algo + " ranks " + std::to_string(ranks) +
+                                     " count " + std::to_string(count) + " root " + std::to_string(root) +
+                                     (in_place ? " in place" : "");
             if (!sc) {
               t.fail(what + ": " + sc.error().format());
               continue;
@@ -148,8 +152,8 @@ void algorithms(std::int32_t ranks, bool quick, Tally& t) {
   for (DType d : kAllDTypes)
     for (ReduceOp op : kAllReduceOps)
       for (const char* algo : {"ring", "rabenseifner", "mpi"}) {
-        const bool mpi_refuses = std::string(algo) == "mpi" &&
-                                 (d == DType::float16 || d == DType::bfloat16 || op == ReduceOp::avg);
+        const bool mpi_refuses =
+            std::string(algo) == "mpi" && (d == DType::float16 || d == DType::bfloat16 || op == ReduceOp::avg);
         if (quick && std::string(algo) == "rabenseifner") continue;
         QuickSpec q;
         q.algorithm = algo;
@@ -158,7 +162,8 @@ void algorithms(std::int32_t ranks, bool quick, Tally& t) {
         q.dtype = d;
         q.op = op;
         auto sc = scenario_from_spec(q);
-        const std::string what = std::string("allreduce ") + algo + " " + std::string(name_of(d)) + " " + std::string(name_of(op));
+        const std::string what =
+            std::string("allreduce ") + algo + " " + std::string(name_of(d)) + " " + std::string(name_of(op));
         if (!sc) {
           t.fail(what + ": " + sc.error().format());
           continue;
@@ -209,7 +214,6 @@ int main(int argc, char** argv) {
   }
   int failed = t.failed;
   MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (processes::reporting())
-    std::printf("%d processes: %d runs, %d failed\n", ranks, t.cases, failed);
+  if (processes::reporting()) std::printf("%d processes: %d runs, %d failed\n", ranks, t.cases, failed);
   return processes::finish(failed ? 1 : 0);
 }

@@ -75,7 +75,7 @@ std::vector<std::uint8_t> ring_coverage(float radius, float width, int size) {
   for (std::size_t y = 0; y < n; ++y)
     for (std::size_t x = 0; x < n; ++x) {
       const float d = std::hypot(static_cast<float>(x) + 0.5f - c, static_cast<float>(y) + 0.5f - c);
-      float a = clamp01(radius - d + 0.5f);                      // inside the outer edge
+      float a = clamp01(radius - d + 0.5f);                           // inside the outer edge
       if (width < radius) a *= clamp01(d - (radius - width) + 0.5f);  // outside the inner edge
       out[y * n + x] = static_cast<std::uint8_t>(std::lround(a * 255));
     }

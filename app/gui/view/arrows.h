@@ -22,11 +22,11 @@ struct Arrow {
   std::uint64_t src_offset = 0, dst_offset = 0;  // of the first transfer
   std::uint64_t elements = 0;                    // all transfers of the arrow
   std::uint64_t bytes = 0;
-  std::vector<std::int32_t> transfers;           // indices inside the step
-  std::vector<std::int32_t> token_ranks;         // what the token carries (contributors)
-  Rgba token;                                    // coloured like that data
-  std::string label;                             // a compute span: its label ("forward")
-  std::uint32_t duration_us = 0;                 // a compute span: how long it works
+  std::vector<std::int32_t> transfers;    // indices inside the step
+  std::vector<std::int32_t> token_ranks;  // what the token carries (contributors)
+  Rgba token;                             // coloured like that data
+  std::string label;                      // a compute span: its label ("forward")
+  std::uint32_t duration_us = 0;          // a compute span: how long it works
 };
 
 // `before` gives the contributors as they are when the step begins.

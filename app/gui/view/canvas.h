@@ -27,8 +27,8 @@ struct Rect {
 using MeasureText = std::function<float(float size, const std::string& text)>;
 
 struct CanvasGeometry {
-  Rect area;       // where boxes and arrows go: the canvas without the legend below
-  Layout layout;   // boxes relative to area.min
+  Rect area;      // where boxes and arrows go: the canvas without the legend below
+  Layout layout;  // boxes relative to area.min
   float font = 13, scale = 1;
   float title_h = 0, label_w = 0, row_h = 0, pad = 0;
   float label_size = 13;  // font size of the buffer names (0: no names)
@@ -49,10 +49,10 @@ CanvasGeometry canvas_geometry(const Schedule& s, const CellsView& cv, std::int3
                                float legend_h, float font, float scale, const MeasureText& measure);
 
 struct ArrowPath {
-  Vec2 p0, c, p1;    // from, control point, to (the curve lies inside their triangle)
-  Vec2 head[3];      // the arrowhead: its tip (p1) and two back corners
-  float bend = 0;    // what token_at takes to follow this curve
-  float thick = 1;   // line width
+  Vec2 p0, c, p1;        // from, control point, to (the curve lies inside their triangle)
+  Vec2 head[3];          // the arrowhead: its tip (p1) and two back corners
+  float bend = 0;        // what token_at takes to follow this curve
+  float thick = 1;       // line width
   bool clipped = false;  // the curve was pulled in to stay on the canvas
 };
 

@@ -15,8 +15,9 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   c.verified = run.outcome.verified();
   if (!run.outcome.symbolic.ok()) c.verdict = "symbolic check failed: " + run.outcome.symbolic.error().format();
   else if (run.outcome.numeric.wrong > 0) c.verdict = "numeric check failed: " + run.outcome.numeric.message();
-  else c.verdict = "verified: " + verdict_scope(s) + " (" + std::to_string(run.outcome.numeric.checked) +
-                   " elements checked)";
+  else
+    c.verdict =
+        "verified: " + verdict_scope(s) + " (" + std::to_string(run.outcome.numeric.checked) + " elements checked)";
   if (n == 0) {
     c.position = step_position(0, 0);
     return c;
@@ -52,7 +53,8 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   c.phase = st.phase;
   c.caption = st.caption;
   c.bytes = step_bytes(s, st);
-  if (static_cast<std::size_t>(k) < run.predicted_step_us.size()) c.predicted_us = run.predicted_step_us[static_cast<std::size_t>(k)];
+  if (static_cast<std::size_t>(k) < run.predicted_step_us.size())
+    c.predicted_us = run.predicted_step_us[static_cast<std::size_t>(k)];
   for (const auto& t : run.outcome.record.steps)
     if (t.step == k) c.measured_us = t.t1_us - t.t0_us;
   return c;

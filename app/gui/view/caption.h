@@ -11,18 +11,18 @@
 namespace collscope::view {
 
 struct CaptionView {
-  std::string title;       // the lesson's title
-  std::string call;        // "call 1 of 2: allreduce, ring, 4 ranks, count 8, sum"
-  std::string position;    // "step 3 of 6" / "inputs" / "done"
-  std::string phase;       // "reduce-scatter"
-  std::string caption;     // the step's caption (or the call's at the end)
-  std::uint64_t bytes = 0; // moved between ranks in this step
+  std::string title;         // the lesson's title
+  std::string call;          // "call 1 of 2: allreduce, ring, 4 ranks, count 8, sum"
+  std::string position;      // "step 3 of 6" / "inputs" / "done"
+  std::string phase;         // "reduce-scatter"
+  std::string caption;       // the step's caption (or the call's at the end)
+  std::uint64_t bytes = 0;   // moved between ranks in this step
   double predicted_us = -1;  // -1 = unknown
   // The cost model describes the cpu backend: on another one the prediction says so
   // (" (cpu cost model)"), so that nobody reads it as a GPU's.
   std::string predicted_note;
   double measured_us = -1;
-  std::string verdict;     // "verified: postcondition of allreduce (call 0) (32 elements checked)" / the error
+  std::string verdict;  // "verified: postcondition of allreduce (call 0) (32 elements checked)" / the error
   bool verified = false;
 };
 

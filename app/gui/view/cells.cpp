@@ -22,7 +22,8 @@ Cell make_cell(const Schedule& s, const HostMemory& memory, const ContributorsFn
   Cell c;
   c.first = first;
   c.count = count;
-  const auto& bytes = memory.empty() ? std::vector<std::uint8_t>{} : memory[static_cast<std::size_t>(buf)][static_cast<std::size_t>(rank)];
+  const auto& bytes = memory.empty() ? std::vector<std::uint8_t>{}
+                                     : memory[static_cast<std::size_t>(buf)][static_cast<std::size_t>(rank)];
   const std::uint64_t stride = count <= kExactValues ? 1 : count / 64;
   bool have = false;
   for (std::uint64_t i = first; i < first + count; i += stride) {
@@ -99,7 +100,8 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
         if (t.count == 0) continue;
         for (const Loc* l : {&t.src, &t.dst, &t.aux}) {
           if (l == &t.aux && t.action != Action::reduce_copy) continue;
-          if (l->buf >= 0 && static_cast<std::size_t>(l->buf) < nb && s.buffers[static_cast<std::size_t>(l->buf)].scratch)
+          if (l->buf >= 0 && static_cast<std::size_t>(l->buf) < nb &&
+              s.buffers[static_cast<std::size_t>(l->buf)].scratch)
             used[k * nb + static_cast<std::size_t>(l->buf)] = 1;
         }
       }

@@ -15,10 +15,10 @@
 namespace collscope::view {
 
 struct Cell {
-  std::uint64_t first = 0;  // first element of the chunk
-  std::uint64_t count = 0;  // elements in the chunk
-  double min = 0, max = 0;  // values in the chunk (sampled when it is large)
-  std::string text;         // the value, when the chunk holds one value; "" otherwise
+  std::uint64_t first = 0;          // first element of the chunk
+  std::uint64_t count = 0;          // elements in the chunk
+  double min = 0, max = 0;          // values in the chunk (sampled when it is large)
+  std::string text;                 // the value, when the chunk holds one value; "" otherwise
   std::vector<std::int32_t> ranks;  // contributors (union over the chunk's samples)
   CellColour colour;
 };
@@ -26,10 +26,10 @@ struct Cell {
 struct BufferRow {
   std::int32_t buf = 0;
   std::string name;
-  bool scratch = false;          // an algorithm's own workspace (BufferDecl::scratch)
-  std::uint64_t elements = 0;    // of this buffer on this rank
-  std::uint64_t per_cell = 1;    // elements per cell
-  std::vector<Cell> cells;       // at most max_cells
+  bool scratch = false;        // an algorithm's own workspace (BufferDecl::scratch)
+  std::uint64_t elements = 0;  // of this buffer on this rank
+  std::uint64_t per_cell = 1;  // elements per cell
+  std::vector<Cell> cells;     // at most max_cells
 };
 
 struct RankCells {
@@ -54,7 +54,8 @@ struct CellsView {
 std::vector<bool> buffers_shown(const Schedule& s, std::int32_t applied);
 
 // Source ranks of element `index` of `buf` on `rank`, sorted and unique.
-using ContributorsFn = std::function<std::vector<std::int32_t>(std::int32_t rank, std::int32_t buf, std::uint64_t index)>;
+using ContributorsFn =
+    std::function<std::vector<std::int32_t>(std::int32_t rank, std::int32_t buf, std::uint64_t index)>;
 
 inline constexpr std::uint32_t kMaxCellsPerRow = 64;
 
@@ -65,9 +66,9 @@ CellsView build_cells(const Schedule& s, const HostMemory& memory, const Contrib
                       std::int32_t applied, std::uint32_t max_cells = kMaxCellsPerRow);
 
 // Moves `v` from `step` steps applied to `step + 1`: rebuilds only the cells that the
-// transfers of step `step` write (everything when the scratch rows shown change) (memory and contributors already show the step done).
-// Playing forward this touches a handful of cells instead of every one; the result is
-// the same as build_cells(..., step + 1).
+// transfers of step `step` write (everything when the scratch rows shown change) (memory and contributors already show
+// the step done). Playing forward this touches a handful of cells instead of every one; the result is the same as
+// build_cells(..., step + 1).
 void advance_cells(CellsView& v, const Schedule& s, const HostMemory& memory, const ContributorsFn& contributors,
                    std::int32_t step);
 

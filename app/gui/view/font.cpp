@@ -12,7 +12,7 @@ namespace collscope::view {
 namespace {
 
 bool readable_font_file(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
          ::access(path.c_str(), R_OK) == 0;
 }
@@ -45,11 +45,11 @@ std::string fontconfig_match(const char* family) {
 
 const std::vector<std::string>& packaged_font_paths() {
   static const std::vector<std::string> paths = {
-      "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",  // Debian, Ubuntu (fonts-dejavu-core)
-      "/usr/share/fonts/TTF/DejaVuSans.ttf",              // Arch
+      "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",    // Debian, Ubuntu (fonts-dejavu-core)
+      "/usr/share/fonts/TTF/DejaVuSans.ttf",                // Arch
       "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",  // Fedora
-      "/usr/share/fonts/dejavu/DejaVuSans.ttf",           // older Fedora, openSUSE
-      "/usr/local/share/fonts/dejavu/DejaVuSans.ttf",     // FreeBSD
+      "/usr/share/fonts/dejavu/DejaVuSans.ttf",             // older Fedora, openSUSE
+      "/usr/local/share/fonts/dejavu/DejaVuSans.ttf",       // FreeBSD
   };
   return paths;
 }

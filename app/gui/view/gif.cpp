@@ -52,7 +52,8 @@ Status GifEncoder::start(int w, int h, const Quantizer& q) {
 Status GifEncoder::add(const std::vector<std::uint8_t>& rgba, int delay_cs) {
   if (!gif_ || !gif_->gif) return make_error("gui.gif", "the GIF was not started");
   const std::size_t stride = static_cast<std::size_t>(w_) * 4;
-  if (rgba.size() < stride * static_cast<std::size_t>(h_)) return make_error("gui.gif", "a frame is smaller than the GIF");
+  if (rgba.size() < stride * static_cast<std::size_t>(h_))
+    return make_error("gui.gif", "a frame is smaller than the GIF");
   // OpenGL's rows are bottom-up; a GIF's top-down.
   std::vector<std::uint8_t> flipped(stride * static_cast<std::size_t>(h_));
   for (int y = 0; y < h_; ++y)

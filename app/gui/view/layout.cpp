@@ -90,7 +90,8 @@ Layout layout_ranks(const Schedule& s, std::int32_t call, Vec2 canvas, std::int3
     }
     std::size_t widest = 1;
     for (const auto& lv : levels) widest = std::max(widest, lv.size());
-    l.box = box_size(canvas, static_cast<std::int32_t>(widest), static_cast<std::int32_t>(levels.size()), rows_per_box, rs);
+    l.box =
+        box_size(canvas, static_cast<std::int32_t>(widest), static_cast<std::int32_t>(levels.size()), rows_per_box, rs);
     const float dy = canvas.y / static_cast<float>(levels.size());
     for (std::size_t d = 0; d < levels.size(); ++d) {
       const float dx = canvas.x / static_cast<float>(levels[d].size());
@@ -107,13 +108,15 @@ Layout layout_ranks(const Schedule& s, std::int32_t call, Vec2 canvas, std::int3
   // below a readable height while a grid's taller boxes fit them.
   auto grid = [&](Layout& g) {
     g.kind = LayoutKind::grid;
-    const auto cols = static_cast<std::int32_t>(std::ceil(std::sqrt(static_cast<float>(n) * canvas.x / std::max(1.0f, canvas.y) / 2.0f)));
+    const auto cols = static_cast<std::int32_t>(
+        std::ceil(std::sqrt(static_cast<float>(n) * canvas.x / std::max(1.0f, canvas.y) / 2.0f)));
     const std::int32_t c = std::clamp(cols, 1, n);
     const std::int32_t rows = (n + c - 1) / c;
     g.box = box_size(canvas, c, rows, rows_per_box, rs);
     for (std::int32_t r = 0; r < n; ++r)
-      g.boxes[static_cast<std::size_t>(r)].centre = {canvas.x / static_cast<float>(c) * (static_cast<float>(r % c) + 0.5f),
-                                                     canvas.y / static_cast<float>(rows) * (static_cast<float>(r / c) + 0.5f)};
+      g.boxes[static_cast<std::size_t>(r)].centre = {
+          canvas.x / static_cast<float>(c) * (static_cast<float>(r % c) + 0.5f),
+          canvas.y / static_cast<float>(rows) * (static_cast<float>(r / c) + 0.5f)};
   };
   if (n > kMaxRingRanks) {
     grid(l);

@@ -25,7 +25,7 @@ struct RankBox {
 
 struct Layout {
   LayoutKind kind = LayoutKind::ring;
-  Vec2 box;  // size of every rank's box
+  Vec2 box;                    // size of every rank's box
   std::vector<RankBox> boxes;  // indexed by rank
 };
 

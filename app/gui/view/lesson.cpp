@@ -14,7 +14,7 @@
 namespace collscope::view {
 
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
-                                               std::uint64_t snapshot_budget, double timeout_s) {
+                                              std::uint64_t snapshot_budget, double timeout_s) {
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
   const BackendCapabilities caps = capabilities_of(backend);
@@ -46,10 +46,13 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   o.faults = scenario.faults;
   o.timeout_s = timeout_s;
   const Scenario& sc = run->scenario;  // the init function reads the scenario's buffers
-  auto out = execute(run->schedule, [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
-    if (b < 0 || static_cast<std::size_t>(b) >= sc.buffers.size()) return 0.0;
-    return initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i);
-  }, o);
+  auto out = execute(
+      run->schedule,
+      [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
+        if (b < 0 || static_cast<std::size_t>(b) >= sc.buffers.size()) return 0.0;
+        return initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i);
+      },
+      o);
   if (!out) return out.error();
   run->outcome = std::move(*out);
   run->backend = run->outcome.record.backend;
@@ -167,14 +170,22 @@ double element_value(const std::vector<std::uint8_t>& bytes, DType t, std::uint6
     return to_double(v);
   };
   switch (t) {
-    case DType::int8: return load(std::int8_t{});
-    case DType::uint8: return load(std::uint8_t{});
-    case DType::int32: return load(std::int32_t{});
-    case DType::int64: return load(std::int64_t{});
-    case DType::float16: return load(f16{});
-    case DType::bfloat16: return load(bf16{});
-    case DType::float32: return load(float{});
-    case DType::float64: return load(double{});
+    case DType::int8:
+      return load(std::int8_t{});
+    case DType::uint8:
+      return load(std::uint8_t{});
+    case DType::int32:
+      return load(std::int32_t{});
+    case DType::int64:
+      return load(std::int64_t{});
+    case DType::float16:
+      return load(f16{});
+    case DType::bfloat16:
+      return load(bf16{});
+    case DType::float32:
+      return load(float{});
+    case DType::float64:
+      return load(double{});
   }
   return 0;
 }

@@ -30,8 +30,8 @@ struct LessonRun {
 // fails within `timeout_s` seconds (backend.timeout, backend.rank_failed) instead of
 // blocking. Errors are bad input (exit 2) or backend failures (exit 3).
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
-                                               std::uint64_t snapshot_budget = kDefaultSnapshotBudget,
-                                               double timeout_s = kDefaultTimeoutSeconds);
+                                              std::uint64_t snapshot_budget = kDefaultSnapshotBudget,
+                                              double timeout_s = kDefaultTimeoutSeconds);
 
 // The bytes of every buffer after `applied` steps (0 = the inputs). A kept snapshot
 // is returned as is; for the others the nearest earlier snapshot is loaded into a

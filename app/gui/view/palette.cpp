@@ -12,12 +12,18 @@ Rgba from_hsv(float h, float s, float v) {
   const float f = h * 6.0f - i;
   const float p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
   switch (static_cast<int>(i) % 6) {
-    case 0: return {v, t, p, 1};
-    case 1: return {q, v, p, 1};
-    case 2: return {p, v, t, 1};
-    case 3: return {p, q, v, 1};
-    case 4: return {t, p, v, 1};
-    default: return {v, p, q, 1};
+    case 0:
+      return {v, t, p, 1};
+    case 1:
+      return {q, v, p, 1};
+    case 2:
+      return {p, v, t, 1};
+    case 3:
+      return {p, q, v, 1};
+    case 4:
+      return {t, p, v, 1};
+    default:
+      return {v, p, q, 1};
   }
 }
 

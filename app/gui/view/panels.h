@@ -6,7 +6,7 @@
 namespace collscope::view {
 
 struct Panels {
-  float left = 0;  // width of the left panel (0 in presenter mode)
+  float left = 0;                                     // width of the left panel (0 in presenter mode)
   float canvas_h = 0, caption_h = 0, timeline_h = 0;  // they add up to the window height
 };
 

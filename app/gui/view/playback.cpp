@@ -44,8 +44,6 @@ void Playback::tick(float dt) {
   }
 }
 
-std::int32_t Playback::shown() const {
-  return (t >= kTravelFraction && applied < steps) ? applied + 1 : applied;
-}
+std::int32_t Playback::shown() const { return (t >= kTravelFraction && applied < steps) ? applied + 1 : applied; }
 
 }  // namespace collscope::view

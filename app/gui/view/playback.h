@@ -10,15 +10,15 @@ namespace collscope::view {
 struct Playback {
   std::int32_t applied = 0;  // steps applied: 0 = the inputs, steps = the end
   std::int32_t steps = 0;
-  float t = 0;               // animation of step `applied`, 0..1
+  float t = 0;  // animation of step `applied`, 0..1
   bool playing = false;
-  float speed = 0.5f;        // steps per second
+  float speed = 0.5f;  // steps per second
 
   void restart() { applied = 0, t = 0, playing = false; }
-  void jump(std::int32_t k);   // to the state before step k (0..steps), animation reset
-  void forward();              // finish the current step (or the next one)
-  void back();                 // the state before the previous step
-  void toggle();               // play / pause; at the end, play restarts
+  void jump(std::int32_t k);  // to the state before step k (0..steps), animation reset
+  void forward();             // finish the current step (or the next one)
+  void back();                // the state before the previous step
+  void toggle();              // play / pause; at the end, play restarts
   // Advances the animation by dt seconds while playing; stops at the end.
   void tick(float dt);
   bool at_end() const { return applied >= steps; }

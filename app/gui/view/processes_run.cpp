@@ -74,16 +74,25 @@ Result<RunOutcome> run_in_processes(const Scenario& scenario, const std::string&
     out << to_json(scenario);
   }
   const std::string bin = collscope_binary();
-  std::vector<std::string> args = {bin, "run", file, "--backend", backend, "--mode", "observable", "--timeout",
-                                   std::to_string(timeout_s), "--snapshot-budget", std::to_string(snapshot_budget),
-                                   "--run-record", record};
+  std::vector<std::string> args = {bin,
+                                   "run",
+                                   file,
+                                   "--backend",
+                                   backend,
+                                   "--mode",
+                                   "observable",
+                                   "--timeout",
+                                   std::to_string(timeout_s),
+                                   "--snapshot-budget",
+                                   std::to_string(snapshot_budget),
+                                   "--run-record",
+                                   record};
   // Made before fork: the window has threads, and after fork its child may only exec.
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t child = fork();
-  if (child < 0)
-    return make_error("gui.run_failed", "cannot start " + bin, "", {}, ExitCode::backend_failure);
+  if (child < 0) return make_error("gui.run_failed", "cannot start " + bin, "", {}, ExitCode::backend_failure);
   if (child == 0) {
     setpgid(0, 0);  // its own group: the window can end it with every process it starts
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -94,8 +103,8 @@ Result<RunOutcome> run_in_processes(const Scenario& scenario, const std::string&
   setpgid(child, child);
   // The processes' own watchdogs end a hung run after timeout_s; this is only the last
   // resort when even they do not (or the launcher hangs).
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_s > 0 ? 3 * timeout_s + 30 : 1e9);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s > 0 ? 3 * timeout_s + 30 : 1e9);
   int status = 0;
   for (;;) {
     const pid_t r = waitpid(child, &status, WNOHANG);

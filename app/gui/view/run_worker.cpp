@@ -58,10 +58,10 @@ void RunWorker::loop() {
     RunResult r;
     r.id = job.first;
     try {
-      r.run = run_lesson(job.second.scenario, job.second.backend, job.second.snapshot_budget,
-                         job.second.timeout_s);
+      r.run = run_lesson(job.second.scenario, job.second.backend, job.second.snapshot_budget, job.second.timeout_s);
     } catch (const std::exception& e) {  // out of memory and the like: an error, never a crash
-      r.run = make_error("gui.run_failed", e.what(), "try fewer ranks or a smaller count", {}, ExitCode::backend_failure);
+      r.run =
+          make_error("gui.run_failed", e.what(), "try fewer ranks or a smaller count", {}, ExitCode::backend_failure);
     } catch (...) {  // whatever else escapes the engine: still an error shown in the window
       r.run = make_error("internal.error", "the run stopped on an unexpected failure",
                          "this is a bug; please report it with the lesson", {}, ExitCode::backend_failure);

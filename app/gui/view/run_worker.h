@@ -21,7 +21,8 @@ struct RunRequest {
   Scenario scenario;
   std::string backend = "cpu";
   std::uint64_t snapshot_budget = kDefaultSnapshotBudget;
-  double timeout_s = kDefaultTimeoutSeconds;  // a lesson whose ranks hang fails after this long instead of blocking the worker
+  double timeout_s =
+      kDefaultTimeoutSeconds;  // a lesson whose ranks hang fails after this long instead of blocking the worker
 };
 
 struct RunResult {

@@ -1,7 +1,5 @@
 #include "gui/view/settings.h"
 
-#include "gui/view/panels.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collscope/files.h"
+#include "gui/view/panels.h"
 
 namespace collscope::app {
 
@@ -48,9 +47,10 @@ Settings load_settings(const std::string& dir) {
     d.window_h = std::clamp(j.value("window_h", d.window_h), 240, 16384);
     d.show_timeline = j.value("show_timeline", d.show_timeline);
     d.left_fraction = j.value("left_fraction", d.left_fraction);
-    if (d.left_fraction != 0) d.left_fraction = std::clamp(d.left_fraction, view::kMinLeftFraction, view::kMaxLeftFraction);
-    d.timeline_fraction =
-        std::clamp(j.value("timeline_fraction", d.timeline_fraction), view::kMinTimelineFraction, view::kMaxTimelineFraction);
+    if (d.left_fraction != 0)
+      d.left_fraction = std::clamp(d.left_fraction, view::kMinLeftFraction, view::kMaxLeftFraction);
+    d.timeline_fraction = std::clamp(j.value("timeline_fraction", d.timeline_fraction), view::kMinTimelineFraction,
+                                     view::kMaxTimelineFraction);
     s = d;
   } catch (const std::exception& e) {
     std::cerr << "warning: ignoring the settings in " << path.string() << " (" << e.what()
@@ -64,10 +64,16 @@ bool save_settings(const std::string& dir, const Settings& s) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path path = fs::path(dir) / "settings.json";
-  nlohmann::json j{{"zoom", s.zoom},         {"presenter", s.presenter}, {"speed", s.speed},
-                   {"backend", s.backend},   {"last_file", s.last_file}, {"window_w", s.window_w},
-                   {"window_h", s.window_h}, {"show_timeline", s.show_timeline},
-                   {"left_fraction", s.left_fraction}, {"timeline_fraction", s.timeline_fraction}};
+  nlohmann::json j{{"zoom", s.zoom},
+                   {"presenter", s.presenter},
+                   {"speed", s.speed},
+                   {"backend", s.backend},
+                   {"last_file", s.last_file},
+                   {"window_w", s.window_w},
+                   {"window_h", s.window_h},
+                   {"show_timeline", s.show_timeline},
+                   {"left_fraction", s.left_fraction},
+                   {"timeline_fraction", s.timeline_fraction}};
   if (auto st = write_file_atomically(path.string(), j.dump(2) + "\n", "gui.settings_io"); !st) {
     std::cerr << "warning: settings not saved: " << st.error().message << "\n";
     return false;

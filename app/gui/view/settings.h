@@ -15,8 +15,8 @@ struct Settings {
   std::string last_file;
   int window_w = 1600, window_h = 900;
   bool show_timeline = true;
-  float left_fraction = 0;          // the left panel's share of the width; 0: automatic
-  float timeline_fraction = 0.2f;   // the timeline's share of the height
+  float left_fraction = 0;         // the left panel's share of the width; 0: automatic
+  float timeline_fraction = 0.2f;  // the timeline's share of the height
 };
 
 // "" when neither $XDG_CONFIG_HOME nor $HOME is set (then nothing is persisted).

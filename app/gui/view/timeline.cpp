@@ -60,7 +60,8 @@ TimelinePixels rasterise_timeline(const TimelineView& v, std::int32_t width, std
   for (const auto& sl : v.slices) {
     if (sl.rank < 0 || sl.rank >= v.ranks) continue;
     const auto a = std::clamp(static_cast<std::int32_t>(std::floor(sl.x0 * w)), 0, width - 1);
-    const auto b = std::min(width, std::max(static_cast<std::int32_t>(std::ceil(sl.x1 * w)), a + std::max(1, min_width)));
+    const auto b =
+        std::min(width, std::max(static_cast<std::int32_t>(std::ceil(sl.x1 * w)), a + std::max(1, min_width)));
     const auto kind = static_cast<std::uint8_t>(1 + static_cast<int>(sl.action));
     for (std::int32_t y = sl.rank * rows_per_rank + top; y < sl.rank * rows_per_rank + bottom; ++y)
       std::fill_n(px.kind.begin() + static_cast<std::ptrdiff_t>(y) * width + a, b - a, kind);

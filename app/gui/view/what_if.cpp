@@ -24,8 +24,7 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
   if (!machine->cpu) lowering.cache_slices = false;
 
   // Message bytes per count: nccl-tests' size of one element of `count`.
-  const double per_count =
-      static_cast<double>(message_bytes(q.coll, q.ranks, 1, q.dtype));
+  const double per_count = static_cast<double>(message_bytes(q.coll, q.ranks, 1, q.dtype));
   for (double b = static_cast<double>(q.min_bytes); b <= static_cast<double>(q.max_bytes) * 1.0001; b *= q.factor) {
     const auto count = static_cast<std::uint64_t>(std::floor(b / std::max(1.0, per_count)));
     w.bytes.push_back(static_cast<std::uint64_t>(b));

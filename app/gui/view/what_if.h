@@ -16,13 +16,13 @@ namespace collscope::view {
 struct WhatIfQuery {
   Collective coll = Collective::allreduce;
   std::int32_t ranks = 8;
-  std::int64_t nodes = 0;       // 0: the topology's own count
-  std::string topology;         // "" or "this-machine": this machine's cpu model
+  std::int64_t nodes = 0;  // 0: the topology's own count
+  std::string topology;    // "" or "this-machine": this machine's cpu model
   DType dtype = DType::float32;
   ReduceOp op = ReduceOp::sum;
   std::uint64_t min_bytes = 8, max_bytes = 64u << 20;  // message sizes, as nccl-tests counts them
-  double factor = 4;            // each size this many times the one before
-  bool fast = true;             // fast mode's estimate (else observable mode's)
+  double factor = 4;                                   // each size this many times the one before
+  bool fast = true;                                    // fast mode's estimate (else observable mode's)
 };
 
 struct WhatIfSeries {
@@ -31,17 +31,17 @@ struct WhatIfSeries {
 };
 
 struct Crossover {
-  std::size_t index = 0;      // the first size at which `to` is the fastest
+  std::size_t index = 0;  // the first size at which `to` is the fastest
   std::uint64_t bytes = 0;
   std::string from, to;
 };
 
 struct WhatIf {
-  std::string model;                 // Machine::label()
-  std::vector<std::uint64_t> bytes;  // the message sizes
-  std::vector<std::uint64_t> counts; // the `count` each size is
-  std::vector<WhatIfSeries> series;  // one per algorithm, in the registry's order
-  std::vector<std::string> fastest;  // per size (within 2%, the one fastest at the size before)
+  std::string model;                  // Machine::label()
+  std::vector<std::uint64_t> bytes;   // the message sizes
+  std::vector<std::uint64_t> counts;  // the `count` each size is
+  std::vector<WhatIfSeries> series;   // one per algorithm, in the registry's order
+  std::vector<std::string> fastest;   // per size (within 2%, the one fastest at the size before)
   std::vector<Crossover> crossovers;
 };
 

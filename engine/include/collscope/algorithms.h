@@ -114,7 +114,7 @@ const std::vector<NativeLibrary>& native_libraries();
 // The library whose name is `algorithm`, nullptr when it is none.
 const NativeLibrary* find_native(std::string_view algorithm);
 inline constexpr std::string_view kNativeAlgorithm = "nccl";  // NCCL's, the first native library
-bool has_native(Collective c);  // NCCL has c (every collective but barrier)
+bool has_native(Collective c);                                // NCCL has c (every collective but barrier)
 // Does library `algorithm` implement c?
 bool has_native(std::string_view algorithm, Collective c);
 // ", nccl (--backend nccl), mpi (--backend mpi)": the native choices for c, for messages.

@@ -36,7 +36,7 @@ struct BackendInfo {
   std::string name;         // what --backend takes: "cpu", "cuda", "nccl"
   std::string description;  // one line
   bool available = false;
-  std::string reason;       // why not available ("not built", "no CUDA driver", ...)
+  std::string reason;  // why not available ("not built", "no CUDA driver", ...)
   BackendCapabilities caps;
 };
 
@@ -89,8 +89,8 @@ struct SessionOptions {
 // One timed transfer, measured by the rank that executed it (the receiver).
 struct TransferTiming {
   std::int32_t step = 0;
-  std::int32_t transfer = 0;  // index inside the step
-  std::int32_t rank = 0;      // executing rank
+  std::int32_t transfer = 0;    // index inside the step
+  std::int32_t rank = 0;        // executing rank
   double t0_us = 0, t1_us = 0;  // microseconds since the session's clock origin
 };
 

@@ -18,20 +18,20 @@ inline constexpr std::size_t kCalibratedDTypes = 8;  // every DType, indexed by 
 static_assert(static_cast<std::size_t>(DType::float64) + 1 == kCalibratedDTypes);
 
 struct Calibration {
-  std::string date;      // UTC, "2026-12-01T21:40Z"
-  std::string machine;   // "2 cores, x86_64, AMD EPYC 7B13"
-  double seconds = 0;    // how long the measurement took
+  std::string date;     // UTC, "2026-12-01T21:40Z"
+  std::string machine;  // "2 cores, x86_64, AMD EPYC 7B13"
+  double seconds = 0;   // how long the measurement took
   int cores = 0;
-  double cache_bytes = 0;           // last-level cache, shared by the cores
-  double copy_in_cache_gbps = 0;    // one thread, a buffer that stays in the cache
-  double copy_gbps = 0;             // one thread, from memory to memory
+  double cache_bytes = 0;         // last-level cache, shared by the cores
+  double copy_in_cache_gbps = 0;  // one thread, a buffer that stays in the cache
+  double copy_gbps = 0;           // one thread, from memory to memory
   // Reduce (dst = dst + src, per dtype), one thread, from memory.
   std::array<double, kCalibratedDTypes> reduce_gbps{};
   std::array<double, kCalibratedDTypes> reduce_in_cache_gbps{};
-  double shared_gbps = 0;   // every core copying at once: the memory system's bandwidth
-  double wake_us = 0;       // one thread waking another that spins on its own core
-  double switch_us = 0;     // the same when threads outnumber cores (a scheduler round trip)
-  double barrier_us = 0;    // observable mode's barrier after a step, ranks = cores
+  double shared_gbps = 0;          // every core copying at once: the memory system's bandwidth
+  double wake_us = 0;              // one thread waking another that spins on its own core
+  double switch_us = 0;            // the same when threads outnumber cores (a scheduler round trip)
+  double barrier_us = 0;           // observable mode's barrier after a step, ranks = cores
   double barrier_per_rank_us = 0;  // and what each rank beyond the cores adds
 
   // The cost model these figures give (dtype: the reduce bandwidth's).

@@ -107,10 +107,10 @@ enum class MpiArg : std::uint8_t {
   root,      // the root, as a rank of the communicator
   comm,      // a communicator of the call's ranks, in group-rank order
   // Per-peer collectives (MPI_Alltoallv), from CollArgs::peers, as int arrays indexed by peer:
-  send_counts,   // elements this rank sends to each peer
-  send_displs,   // where in sendbuf each peer's block starts
-  recv_counts,   // elements this rank receives from each peer
-  recv_displs,   // where in recvbuf each peer's block lands
+  send_counts,  // elements this rank sends to each peer
+  send_displs,  // where in sendbuf each peer's block starts
+  recv_counts,  // elements this rank receives from each peer
+  recv_displs,  // where in recvbuf each peer's block lands
 };
 // How an in-place call (one buffer, NCCL's conventions, see CollArgs) is passed to MPI.
 enum class MpiInPlace : std::uint8_t {
@@ -132,12 +132,12 @@ struct CollectiveDescriptor {
   Collective coll;
   std::string_view name;        // the CLI's and the scenario's name: "allreduce"
   std::string_view definition;  // one sentence for students
-  bool reducing;      // combines values with the call's operator
-  bool rooted;        // has a root rank
-  bool moves_data;    // has buffers and a count (false: barrier)
-  bool synchronizes;  // no rank may leave before every rank has arrived (barrier)
-  bool in_place;      // may run in one buffer
-  bool out_of_place;  // may run from a send into a separate receive buffer
+  bool reducing;                // combines values with the call's operator
+  bool rooted;                  // has a root rank
+  bool moves_data;              // has buffers and a count (false: barrier)
+  bool synchronizes;            // no rank may leave before every rank has arrived (barrier)
+  bool in_place;                // may run in one buffer
+  bool out_of_place;            // may run from a send into a separate receive buffer
   // Counts differ per pair of ranks (alltoallv): a call gives them as "counts" (and
   // optional offsets) instead of one "count", and they travel in CollArgs::peers.
   bool per_peer;

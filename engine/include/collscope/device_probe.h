@@ -11,12 +11,12 @@
 namespace collscope {
 
 struct DeviceBandwidth {
-  std::string device;            // the GPU's name
-  std::uint64_t bytes = 0;       // buffer size measured
+  std::string device;       // the GPU's name
+  std::uint64_t bytes = 0;  // buffer size measured
   // Bytes of destination written per second, best of several runs:
-  double memcpy_gbps = 0;        // cudaMemcpyAsync, device to device
-  double copy_kernel_gbps = 0;   // our vectorized copy kernel
-  double reduce_kernel_gbps = 0; // our reduce kernel (float32 sum: dst = dst + src)
+  double memcpy_gbps = 0;         // cudaMemcpyAsync, device to device
+  double copy_kernel_gbps = 0;    // our vectorized copy kernel
+  double reduce_kernel_gbps = 0;  // our reduce kernel (float32 sum: dst = dst + src)
   // Memory traffic per byte written: 2 for the copies (read, write), 3 for the reduce
   // (read both, write one). Traffic bandwidth = gbps x this.
   static constexpr double kCopyTraffic = 2, kReduceTraffic = 3;

@@ -69,7 +69,7 @@ COLLSCOPE_HD inline f16 to_f16(float f) {
   const std::uint32_t u = float_bits(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return f16{static_cast<std::uint16_t>(sign | 0x7e00u)};  // NaN
+  if (a > 0x7f800000u) return f16{static_cast<std::uint16_t>(sign | 0x7e00u)};   // NaN
   if (a >= 0x477ff000u) return f16{static_cast<std::uint16_t>(sign | 0x7c00u)};  // overflow -> inf
   if (a < 0x38800000u) {
     // Subnormal or zero in half: value = a * 2^24 rounded to an integer number of 2^-24 units.
@@ -102,23 +102,30 @@ COLLSCOPE_HD inline T combine(OpKind op, T a, T b) {
   } else if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
-      case OpKind::sum: return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+      case OpKind::sum:
+        return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
       case OpKind::prod: {
         // Promote to a wide unsigned type so the multiplication wraps without UB.
         using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
         return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
       }
-      case OpKind::min: return b < a ? b : a;
-      case OpKind::max: return a < b ? b : a;
+      case OpKind::min:
+        return b < a ? b : a;
+      case OpKind::max:
+        return a < b ? b : a;
     }
     return a;
   } else {
     switch (op) {
-      case OpKind::sum: return a + b;
-      case OpKind::prod: return a * b;
+      case OpKind::sum:
+        return a + b;
+      case OpKind::prod:
+        return a * b;
       // NaN propagates, like fmin/fmax would not: a wrong input must stay visible.
-      case OpKind::min: return (b < a || b != b) ? b : a;
-      case OpKind::max: return (a < b || b != b) ? b : a;
+      case OpKind::min:
+        return (b < a || b != b) ? b : a;
+      case OpKind::max:
+        return (a < b || b != b) ? b : a;
     }
     return a;
   }
@@ -140,23 +147,18 @@ COLLSCOPE_HD inline T divide(T a, std::uint32_t divisor) {
 
 template <class T>
 COLLSCOPE_HD inline double to_double(T v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
-    return static_cast<double>(to_float(v));
-  else
-    return static_cast<double>(v);
+  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return static_cast<double>(to_float(v));
+  else return static_cast<double>(v);
 }
 
 template <class T>
 COLLSCOPE_HD inline T from_double(double v) {
-  if constexpr (std::is_same_v<T, f16>)
-    return to_f16(static_cast<float>(v));
-  else if constexpr (std::is_same_v<T, bf16>)
-    return to_bf16(static_cast<float>(v));
+  if constexpr (std::is_same_v<T, f16>) return to_f16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, bf16>) return to_bf16(static_cast<float>(v));
   else if constexpr (std::is_integral_v<T>)
     // Wrap like a two's-complement store of an integer value.
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<std::int64_t>(v)));
-  else
-    return static_cast<T>(v);
+  else return static_cast<T>(v);
 }
 
 }  // namespace collscope

@@ -35,8 +35,8 @@ struct FlightOp {
   std::string buffer;       // the buffer it reads or writes ("send -> recv" out of place)
   std::uint64_t count = 0;  // elements (NCCL's count for a collective)
   DType dtype = DType::float32;
-  std::int32_t root = -1;   // -1: the collective has no root
-  std::string reduce_op;    // "" when it does not reduce
+  std::int32_t root = -1;             // -1: the collective has no root
+  std::string reduce_op;              // "" when it does not reduce
   std::vector<std::int32_t> members;  // world ranks of its group; empty = every rank
   std::int32_t first_step = -1, last_step = -1;
   FlightState state = FlightState::scheduled;
@@ -56,10 +56,10 @@ struct FlightRank {
 struct FlightRecord {
   int version = 1;
   std::string backend;
-  std::string mode;               // "fast" or "observable"
-  std::string reason;             // the error that aborted the run; "" for a run that completed
-  std::int32_t world = 0;         // ranks
-  std::int32_t steps = 0;         // steps of the schedule
+  std::string mode;        // "fast" or "observable"
+  std::string reason;      // the error that aborted the run; "" for a run that completed
+  std::int32_t world = 0;  // ranks
+  std::int32_t steps = 0;  // steps of the schedule
   double timeout_s = 0;
   std::int32_t capacity = 0;      // ops kept per rank
   std::vector<FlightRank> ranks;  // one per rank; empty = no record kept

@@ -68,21 +68,21 @@ struct JobCall {
   // rank's input (allgather, gather), per rank's output (reduce_scatter, scatter), per
   // peer block (alltoall). Empty when the file has no sizes.
   std::optional<std::uint64_t> count;
-  std::string sizes;       // the sizes as written, for messages ("[[1024, 1024]]")
-  std::string dtype;       // as written ("Float", "float32", "ncclFloat32")
-  std::optional<DType> dt;      // collscope's element type of the same size and kind
+  std::string sizes;              // the sizes as written, for messages ("[[1024, 1024]]")
+  std::string dtype;              // as written ("Float", "float32", "ncclFloat32")
+  std::optional<DType> dt;        // collscope's element type of the same size and kind
   std::uint32_t dtype_bytes = 0;  // element size, 0 when unknown
-  std::string reduce_op;   // "sum", ...; "" when not recorded
-  bool async_op = false;   // returned at once; completed at a wait
-  bool async_known = false;  // the file says whether it was (a recording does; traces and dumps do not)
-  std::string state;       // "completed", "started", "scheduled"; "" when not recorded
+  std::string reduce_op;          // "sum", ...; "" when not recorded
+  bool async_op = false;          // returned at once; completed at a wait
+  bool async_known = false;       // the file says whether it was (a recording does; traces and dumps do not)
+  std::string state;              // "completed", "started", "scheduled"; "" when not recorded
   // Times in microseconds on the rank's clock (kNoTime: not recorded):
-  double t_issue = kNoTime, t_return = kNoTime;  // the call entered and returned
-  double t_start = kNoTime, t_end = kNoTime;     // the communication began and ended
+  double t_issue = kNoTime, t_return = kNoTime;         // the call entered and returned
+  double t_start = kNoTime, t_end = kNoTime;            // the communication began and ended
   double t_wait_begin = kNoTime, t_wait_end = kNoTime;  // async: the wait that completed it
-  std::string file;        // where it was read
-  std::string where;       // "/entries/41", "line 1203", "event 77"
-  std::string site;        // the program line that made it ("train.py:42"), when recorded
+  std::string file;                                     // where it was read
+  std::string where;                                    // "/entries/41", "line 1203", "event 77"
+  std::string site;                                     // the program line that made it ("train.py:42"), when recorded
 
   // The interval the rank spent in this call (before any wait).
   double begin() const;
@@ -91,27 +91,27 @@ struct JobCall {
 
 // A process group as the files describe it.
 struct JobGroup {
-  std::string id;                  // "0", "1", a hash
-  std::string desc;                // "default_pg", ...
+  std::string id;                   // "0", "1", a hash
+  std::string desc;                 // "default_pg", ...
   std::vector<std::int32_t> ranks;  // world ranks, in group-rank order
-  bool world = false;              // the default group
+  bool world = false;               // the default group
 };
 
 struct JobRank {
   std::int32_t rank = -1;
-  bool present = false;            // a file was given for this rank
+  bool present = false;  // a file was given for this rank
   std::string file;
-  std::vector<JobCall> calls;      // in the order the rank made them
+  std::vector<JobCall> calls;                               // in the order the rank made them
   std::map<std::string, std::vector<std::int32_t>> groups;  // the groups as this rank's file lists them
-  std::string clock;               // what its times are relative to ("epoch", "profiler start", "")
+  std::string clock;  // what its times are relative to ("epoch", "profiler start", "")
 };
 
 // The channels NCCL built for a communicator: each a ring of world ranks, and each
 // rank's place in the channel's tree.
 struct JobChannels {
-  std::string comm;                       // NCCL's communicator id, or "comm of N ranks #k"
-  std::string group;                      // the job's group it belongs to ("" if unknown)
-  std::vector<std::int32_t> members;      // world ranks, in communicator-rank order
+  std::string comm;                              // NCCL's communicator id, or "comm of N ranks #k"
+  std::string group;                             // the job's group it belongs to ("" if unknown)
+  std::vector<std::int32_t> members;             // world ranks, in communicator-rank order
   std::vector<std::vector<std::int32_t>> rings;  // per channel: world ranks in ring order
   // per channel, per member (communicator rank): {up, down0, down1, down2} in world ranks, -1 = none
   std::vector<std::vector<std::vector<std::int32_t>>> trees;
@@ -124,11 +124,11 @@ struct Job {
   std::vector<JobRank> ranks;              // index = world rank
   std::map<std::string, JobGroup> groups;  // by id
   std::vector<JobChannels> channels;
-  std::vector<std::string> files;          // every file read, in order
-  std::vector<std::string> notes;          // what the files lack and what import assumed
-  bool sizes_known = true;                 // every call has its count
-  bool clocks_comparable = false;          // the ranks' times share one clock (epoch)
-  std::string sizes_from;                  // the second source, when one gave the sizes
+  std::vector<std::string> files;  // every file read, in order
+  std::vector<std::string> notes;  // what the files lack and what import assumed
+  bool sizes_known = true;         // every call has its count
+  bool clocks_comparable = false;  // the ranks' times share one clock (epoch)
+  std::string sizes_from;          // the second source, when one gave the sizes
 };
 
 // Reads files (or folders of them) into a job. `size_sources` is a second source of
@@ -151,12 +151,12 @@ struct JobStraggler {
   std::int32_t rank = -1;
   std::int64_t last_at = 0, calls = 0;  // arrived last at this many of the calls it joined
   double mean_wait_us = 0, max_wait_us = 0;
-  std::string max_call;                // "seq 17 of group 0 (nccl:all_reduce)"
+  std::string max_call;  // "seq 17 of group 0 (nccl:all_reduce)"
 };
 
 struct JobAnalysis {
-  std::vector<JobFinding> findings;    // problems, in a fixed order
-  std::vector<std::string> facts;      // what was checked, for the report
+  std::vector<JobFinding> findings;  // problems, in a fixed order
+  std::vector<std::string> facts;    // what was checked, for the report
   std::optional<JobStraggler> straggler;
   std::int64_t calls = 0, matched = 0;
 };
@@ -174,11 +174,11 @@ struct ImportOptions {
   // program would have more than 20000 compute entries or exceed 4 MiB (then rounded
   // to 3, then 2 digits, which lets the ranks' spans between two calls share entries).
   int compute_digits = -1;
-  std::string source_label;      // how captions name the files ("" = from the job)
+  std::string source_label;  // how captions name the files ("" = from the job)
 };
 
 struct ImportedScenario {
-  std::string json;                 // the scenario, format version 1
+  std::string json;  // the scenario, format version 1
   std::int32_t ranks = 0;
   std::int64_t calls = 0, collectives = 0, p2p = 0, compute_spans = 0, groups = 0;
   std::int64_t custom_channels = 0;  // calls that run on the log's channels

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 #include "collscope/backend.h"
 #include "collscope/calibration.h"
@@ -16,12 +16,12 @@
 namespace collscope {
 
 struct Machine {
-  bool cpu = true;           // this machine's cpu cost model; else `topology`
+  bool cpu = true;  // this machine's cpu cost model; else `topology`
   CpuModel cpu_model;
   Topology topology;
-  std::int64_t nodes = 1;    // topology: nodes the ranks fill
-  int devices_used = 0;      // topology: devices per node in use (0: all of them)
-  bool assumed = false;      // the topology was chosen for lack of a better one
+  std::int64_t nodes = 1;  // topology: nodes the ranks fill
+  int devices_used = 0;    // topology: devices per node in use (0: all of them)
+  bool assumed = false;    // the topology was chosen for lack of a better one
 
   // "cpu model, calibrated 2026-12-01T21:40Z", "topology dgx-h100, 2 nodes x 8 GPUs".
   std::string label() const;

@@ -20,10 +20,10 @@ namespace collscope::processes {
 
 // What the environment says about this process, read without starting MPI.
 struct Launch {
-  bool launched = false;   // a launcher started it as one process of a job
-  std::int32_t rank = 0;   // its rank in the job
-  std::int32_t size = 1;   // processes in the job
-  std::string via;         // the variable that told: "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", ...
+  bool launched = false;  // a launcher started it as one process of a job
+  std::int32_t rank = 0;  // its rank in the job
+  std::int32_t size = 1;  // processes in the job
+  std::string via;        // the variable that told: "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", ...
 };
 Launch from_environment();
 

@@ -13,7 +13,7 @@
 namespace collscope {
 
 struct OpTiming {
-  bool timed = false;         // false: the op moved nothing that was timed (a wait, an empty message)
+  bool timed = false;           // false: the op moved nothing that was timed (a wait, an empty message)
   double t0_us = 0, t1_us = 0;  // on the run record's clock
 };
 

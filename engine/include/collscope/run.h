@@ -81,9 +81,9 @@ struct RunRecord {
   std::vector<std::string> device_labels;  // per rank
   double time_us = 0;                      // wall time of the execution
   std::vector<TransferTiming> transfers;
-  std::vector<StepTiming> steps;           // observable mode only
-  std::vector<Snapshot> snapshots;         // observable mode only, bounded
-  FlightRecord flight;                     // every rank's last ops (empty when the backend keeps none)
+  std::vector<StepTiming> steps;    // observable mode only
+  std::vector<Snapshot> snapshots;  // observable mode only, bounded
+  FlightRecord flight;              // every rank's last ops (empty when the backend keeps none)
 };
 
 struct RunOptions {

@@ -88,8 +88,8 @@ struct BufferSpec {
   std::string name;
   std::vector<std::uint64_t> count;  // one entry per rank
   BufferInit init;
-  bool scratch = false;              // workspace: starts as zeros, not compared with a reference
-  Location where;                    // of the buffer's entry
+  bool scratch = false;  // workspace: starts as zeros, not compared with a reference
+  Location where;        // of the buffer's entry
 };
 
 // Which ranks run a program op: "all" (or ""), a list, a range "1..3" (inclusive), or
@@ -123,15 +123,26 @@ struct TransferSpec {
 // scenario leaves the default: a collective), and every part of the program layer
 // dispatches on it.
 enum class ProgramOpKind : std::uint8_t {
-  collective, send, recv, isend, irecv, wait, compute, copy, accumulate, repeat, step
+  collective,
+  send,
+  recv,
+  isend,
+  irecv,
+  wait,
+  compute,
+  copy,
+  accumulate,
+  repeat,
+  step
 };
 
 // The names of the ops a program has besides the collectives, with their kinds.
 inline constexpr std::pair<std::string_view, ProgramOpKind> kProgramOps[] = {
-    {"send", ProgramOpKind::send},       {"recv", ProgramOpKind::recv},     {"isend", ProgramOpKind::isend},
-    {"irecv", ProgramOpKind::irecv},     {"wait", ProgramOpKind::wait},     {"compute", ProgramOpKind::compute},
-    {"copy", ProgramOpKind::copy},       {"accumulate", ProgramOpKind::accumulate},
-    {"repeat", ProgramOpKind::repeat},   {"step", ProgramOpKind::step}};
+    {"send", ProgramOpKind::send},     {"recv", ProgramOpKind::recv},
+    {"isend", ProgramOpKind::isend},   {"irecv", ProgramOpKind::irecv},
+    {"wait", ProgramOpKind::wait},     {"compute", ProgramOpKind::compute},
+    {"copy", ProgramOpKind::copy},     {"accumulate", ProgramOpKind::accumulate},
+    {"repeat", ProgramOpKind::repeat}, {"step", ProgramOpKind::step}};
 
 // A message: send, recv, isend or irecv.
 inline bool is_message(ProgramOpKind k) {
@@ -157,10 +168,10 @@ struct PeerTable {
 struct ProgramOp {
   using Kind = ProgramOpKind;
   Kind kind = Kind::collective;
-  std::string op;                    // as written: "allreduce", "scatter", "send", "repeat", ...
-  std::optional<Collective> coll;    // set for collective calls
-  std::string buffer;                // in place: the one buffer
-  std::string send, recv;            // out of place
+  std::string op;                      // as written: "allreduce", "scatter", "send", "repeat", ...
+  std::optional<Collective> coll;      // set for collective calls
+  std::string buffer;                  // in place: the one buffer
+  std::string send, recv;              // out of place
   std::optional<std::uint64_t> count;  // NCCL's count; derived from the buffers when absent
   // alltoallv: elements rank sends to peer; where its blocks start in the send and the
   // receive buffer (empty: packed in rank order). Receive counts follow: rank r
@@ -170,25 +181,25 @@ struct ProgramOp {
   ReduceOp reduce_op = ReduceOp::sum;
   std::int32_t root = 0;
   std::string caption;
-  Location where;                            // of the program entry
+  Location where;                               // of the program entry
   std::map<std::string, Location> field_where;  // of each key that was present
 
   // --- programs (point-to-point, local and structural ops) -----------------------
-  std::string group;              // a collective on a named group ("" = every rank)
-  RankSelector ranks;             // point-to-point and local ops: who runs it
-  std::string peer;               // send/isend "to", recv/irecv "from" (an expression)
-  std::string offset;             // send/recv family: slice of "buffer" (expressions)
+  std::string group;   // a collective on a named group ("" = every rank)
+  RankSelector ranks;  // point-to-point and local ops: who runs it
+  std::string peer;    // send/isend "to", recv/irecv "from" (an expression)
+  std::string offset;  // send/recv family: slice of "buffer" (expressions)
   std::string count_expr;
-  std::string request;            // isend/irecv, and a collective that returns at once: the request's name
-  std::vector<std::string> requests;  // wait
-  std::optional<DType> dtype;     // send/recv family: the element type it declares
-  std::uint32_t duration_us = 0;  // compute
-  std::string label;              // compute
-  SliceSpec src, dst;             // copy, accumulate (dst also: what a compute writes)
-  std::vector<SliceSpec> reads;   // compute: the slices it reads
-  std::string times, var;         // repeat: "times" iterations with variable "var"
-  std::vector<ProgramOp> body;    // repeat; a collective with "algorithm": "custom"
-  std::string phase;              // step
+  std::string request;                  // isend/irecv, and a collective that returns at once: the request's name
+  std::vector<std::string> requests;    // wait
+  std::optional<DType> dtype;           // send/recv family: the element type it declares
+  std::uint32_t duration_us = 0;        // compute
+  std::string label;                    // compute
+  SliceSpec src, dst;                   // copy, accumulate (dst also: what a compute writes)
+  std::vector<SliceSpec> reads;         // compute: the slices it reads
+  std::string times, var;               // repeat: "times" iterations with variable "var"
+  std::vector<ProgramOp> body;          // repeat; a collective with "algorithm": "custom"
+  std::string phase;                    // step
   std::vector<TransferSpec> transfers;  // step
 };
 
@@ -219,11 +230,11 @@ struct ExpectSpec {
   std::string block;                  // holds: one statement per block of this many elements
   std::vector<double> values;         // literal values, the same on every selected rank
   bool holds = false;
-  std::string from_rank;              // holds a copy of this rank's input ("": a reduction)
+  std::string from_rank;  // holds a copy of this rank's input ("": a reduction)
   std::string from_buffer, from_offset;
   ReduceOp reduce_op = ReduceOp::sum;
-  RankSelector over;                  // a reduction over these ranks ("all" when empty), or
-  std::string over_group;             // over the part of this group that holds the checked rank
+  RankSelector over;       // a reduction over these ranks ("all" when empty), or
+  std::string over_group;  // over the part of this group that holds the checked rank
   Location where;
   std::map<std::string, Location> field_where;  // of each key present ("holds/rank" for nested ones)
 };
@@ -242,7 +253,7 @@ struct Scenario {
   // for lessons about stragglers, crashes, hangs and corrupted data.
   std::vector<Fault> faults;
   std::vector<Location> fault_where;  // of each fault entry (for errors found once the schedule exists)
-  std::string file;  // where it was read from ("" for scenarios built from flags)
+  std::string file;                   // where it was read from ("" for scenarios built from flags)
 };
 
 // Hard limits, checked before anything is allocated.

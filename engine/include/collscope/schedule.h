@@ -27,11 +27,11 @@
 namespace collscope {
 
 enum class Action : std::uint8_t {
-  copy,    // dst = src
-  reduce,  // dst = dst (op) src   (op = the call's reduction operator)
+  copy,         // dst = src
+  reduce,       // dst = dst (op) src   (op = the call's reduction operator)
   reduce_copy,  // dst = aux (op) src (aux on the destination rank, not overlapping dst)
-  scale,   // dst = dst / divisor  (src == dst; finishes an average)
-  compute, // rank dst.rank works for duration_us (src == dst); data unchanged
+  scale,        // dst = dst / divisor  (src == dst; finishes an average)
+  compute,      // rank dst.rank works for duration_us (src == dst); data unchanged
 };
 
 // A place in memory: element `offset` of buffer `buf` on rank `rank`.
@@ -46,7 +46,7 @@ struct Transfer {
   Loc dst;
   std::uint64_t count = 0;
   Action action = Action::copy;
-  std::uint32_t divisor = 1;  // only for Action::scale
+  std::uint32_t divisor = 1;      // only for Action::scale
   std::uint32_t duration_us = 0;  // only for Action::compute
   std::int32_t label = -1;        // only for Action::compute: index into Schedule::labels
   Loc aux;                        // only for Action::reduce_copy: the second operand
@@ -60,8 +60,8 @@ struct Slice {
 };
 
 struct Step {
-  std::string phase;    // "reduce-scatter", "tree up", ...
-  std::string caption;  // plain words for teaching
+  std::string phase;      // "reduce-scatter", "tree up", ...
+  std::string caption;    // plain words for teaching
   std::int32_t call = 0;  // index into Schedule::calls
   std::vector<Transfer> transfers;
   // The whole call in one piece by a library's own implementation (algorithm "nccl" or
@@ -147,9 +147,9 @@ struct Call {
   // buffers are its workspace, so only the call's own input must survive it.
   bool custom = false;
   CollArgs args;
-  std::string algorithm;   // the algorithm that ran (after `auto` was resolved)
+  std::string algorithm;  // the algorithm that ran (after `auto` was resolved)
   bool auto_picked = false;
-  std::string caption;     // the program's caption for this call
+  std::string caption;  // the program's caption for this call
   std::int32_t first_step = 0;
   std::int32_t num_steps = 0;
   std::int32_t program_index = 0;  // position in the scenario's program
@@ -174,12 +174,12 @@ enum class OpOrder : std::uint8_t { blocking, nonblocking, wait };
 // order, for per-rank progress and per-op timings.
 struct OpRecord {
   std::int32_t rank = 0;
-  std::string op;        // "send", "irecv", "allreduce", ...
-  std::string text;      // "isend x[0..4) to rank 1 as req0"
-  std::string pointer;   // JSON Pointer of the program entry ("/program/3/body/1")
-  std::int32_t iteration = -1;  // inside a repeat: the innermost loop value, else -1
+  std::string op;                                // "send", "irecv", "allreduce", ...
+  std::string text;                              // "isend x[0..4) to rank 1 as req0"
+  std::string pointer;                           // JSON Pointer of the program entry ("/program/3/body/1")
+  std::int32_t iteration = -1;                   // inside a repeat: the innermost loop value, else -1
   std::int32_t first_step = -1, last_step = -1;  // steps it spans (-1: none, e.g. a wait that was free)
-  std::int32_t call = -1;  // a collective: its call
+  std::int32_t call = -1;                        // a collective: its call
   // Point-to-point, local and compute ops: the (step, transfer) pairs it owns.
   std::vector<std::pair<std::int32_t, std::int32_t>> transfers;
   // Program order. Records of a rank are in program order, except that the ops of a
@@ -210,7 +210,7 @@ struct Expectation {
   std::uint64_t from_offset = 0;
   std::vector<std::int32_t> over;  // sorted world ranks
   ReduceOp op = ReduceOp::sum;
-  std::int32_t spec = 0;           // its entry in the scenario's "expect"
+  std::int32_t spec = 0;  // its entry in the scenario's "expect"
 };
 
 // How much of each rank's buffer one slice of a sliced algorithm covers (the
@@ -227,8 +227,8 @@ struct Schedule {
   // What compute spans read (Transfer::reads): they move no data, but wait for the last
   // writes of these slices, and later writes of them wait for the span.
   std::vector<std::vector<Slice>> reads;
-  std::vector<OpRecord> ops;        // empty for programs of collectives only
-  std::vector<Expectation> expect;  // the scenario's "expect", rank by rank
+  std::vector<OpRecord> ops;           // empty for programs of collectives only
+  std::vector<Expectation> expect;     // the scenario's "expect", rank by rank
   std::vector<Location> expect_where;  // per "expect" entry: where it is written ("/expect/0")
   // What the schedule was lowered for: bytes of each rank's buffer per slice, or 0 for
   // no slices (LowerOptions, scenario.h).

@@ -46,27 +46,27 @@ struct NicSpec {
 // switch group of this tier; what leaves the group is `oversubscription` times
 // slower than what enters it from below (1 = a non-blocking fat tree).
 struct SwitchTier {
-  std::string name;           // "leaf", "spine", "core"
-  std::int64_t nodes = 0;     // nodes under one switch group of this tier
+  std::string name;        // "leaf", "spine", "core"
+  std::int64_t nodes = 0;  // nodes under one switch group of this tier
   double oversubscription = 1;
-  double latency_us = 0;      // added for every message that crosses this tier
+  double latency_us = 0;  // added for every message that crosses this tier
 };
 
 struct Topology {
-  std::string name;   // "dgx-h100", or the file's stem
-  std::string title;  // one line
-  std::string file;   // where it was read from; empty for built-ins
+  std::string name;                  // "dgx-h100", or the file's stem
+  std::string title;                 // one line
+  std::string file;                  // where it was read from; empty for built-ins
   std::vector<std::string> sources;  // where its figures come from
 
   std::string device_kind = "gpu";  // "gpu" or "cpu"
   int devices_per_node = 1;
-  double memory_gbps = 0;    // a device's own memory: local copies and the reduce's reads and writes
-  double launch_us = 0;      // fixed cost of a device's part of a step (one kernel launch)
-  double step_us = 0;        // fixed cost of every step (synchronisation between devices)
-  LinkSpec intra;            // between two devices of one node
-  NicSpec nic;               // between nodes
+  double memory_gbps = 0;  // a device's own memory: local copies and the reduce's reads and writes
+  double launch_us = 0;    // fixed cost of a device's part of a step (one kernel launch)
+  double step_us = 0;      // fixed cost of every step (synchronisation between devices)
+  LinkSpec intra;          // between two devices of one node
+  NicSpec nic;             // between nodes
   std::vector<SwitchTier> tiers;
-  std::int64_t nodes = 1;    // the default number of nodes (--nodes overrides it)
+  std::int64_t nodes = 1;  // the default number of nodes (--nodes overrides it)
   // kind "cpu": the cost model's parameters come from the calibration (model.h).
 };
 
@@ -92,9 +92,7 @@ struct Placement {
   std::int64_t ranks_per_node = 1;
   int devices_per_node = 1;
   std::int64_t node_of(std::int64_t rank) const { return rank / ranks_per_node; }
-  int device_of(std::int64_t rank) const {
-    return static_cast<int>((rank % ranks_per_node) % devices_per_node);
-  }
+  int device_of(std::int64_t rank) const { return static_cast<int>((rank % ranks_per_node) % devices_per_node); }
 };
 Placement place(const Topology& t, std::int64_t ranks, std::int64_t nodes);
 

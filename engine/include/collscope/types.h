@@ -33,9 +33,9 @@ inline constexpr DType kAllDTypes[] = {DType::int8,    DType::uint8,    DType::i
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
 inline constexpr Collective kAllCollectives[] = {
-    Collective::broadcast, Collective::reduce,         Collective::allreduce, Collective::scatter, Collective::gather,
-    Collective::allgather, Collective::reduce_scatter, Collective::alltoall,  Collective::alltoallv,
-    Collective::barrier};
+    Collective::broadcast, Collective::reduce,    Collective::allreduce,      Collective::scatter,
+    Collective::gather,    Collective::allgather, Collective::reduce_scatter, Collective::alltoall,
+    Collective::alltoallv, Collective::barrier};
 
 std::string_view name_of(DType t);
 std::string_view name_of(ReduceOp op);

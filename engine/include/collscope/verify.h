@@ -74,7 +74,7 @@ struct HeldRun {
   // False when the sets cannot tell what it holds: an input counted twice, or data
   // combined after an average (possible only in a whole-program state).
   bool exact = true;
-  std::int32_t last_step = -1;       // the step that last wrote it (-1: never written)
+  std::int32_t last_step = -1;  // the step that last wrote it (-1: never written)
 };
 
 // Symbolic state of one call, advanced step by step.

@@ -60,8 +60,7 @@ void allgather_ring(StepBuilder& b) {
     if (k == 1)
       caption += std::string("every rank sends its own block to its right neighbour") +
                  (b.args().in_place ? "" : " and copies it into its own output");
-    else
-      caption += "every rank passes the block it received in the last step on to its right neighbour";
+    else caption += "every rank passes the block it received in the last step on to its right neighbour";
     b.begin_step("ring", caption);
     for (std::int32_t r = 0; r < n; ++r) {
       // In step k rank r forwards the block of rank r-k+1: its own in step 1, then

@@ -80,10 +80,8 @@ void allreduce_flat(StepBuilder& b) {
   for (std::int32_t r = 1; r < n; ++r) {
     b.begin_step("fan-in", step_of(r, n - 1) + b.rank_name(0) + " adds the buffer of " + b.rank_name(r) + "; " +
                                std::to_string(r + 1) + " of " + std::to_string(n) + " inputs are in");
-    if (r == 1)
-      b.reduce_copy(b.in(1), b.in(0), b.out(0), count);
-    else
-      b.reduce(b.in(r), b.out(0), count);
+    if (r == 1) b.reduce_copy(b.in(1), b.in(0), b.out(0), count);
+    else b.reduce(b.in(r), b.out(0), count);
   }
 
   // Phase 2, fan-out: rank 0 sends the finished sum to everyone at once.
@@ -136,7 +134,8 @@ namespace {
 std::uint64_t ring_slices(const StepBuilder& b) {
   if (b.slice_bytes() == 0) return 1;
   const std::uint64_t bytes = b.count() * size_of(b.args().dtype);
-  const std::uint64_t slice = std::max<std::uint64_t>(b.slice_bytes(), static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
+  const std::uint64_t slice =
+      std::max<std::uint64_t>(b.slice_bytes(), static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
   return std::max<std::uint64_t>(1, (bytes + slice - 1) / slice);
 }
 
@@ -189,7 +188,8 @@ void allreduce_ring(StepBuilder& b) {
   if (n == 1) return single_rank(b);
   const std::uint64_t slices = ring_slices(b);
   for (std::uint64_t c = 0; c < slices; ++c) {
-    const std::string prefix = slices > 1 ? "slice " + std::to_string(c + 1) + " of " + std::to_string(slices) + ", " : "";
+    const std::string prefix =
+        slices > 1 ? "slice " + std::to_string(c + 1) + " of " + std::to_string(slices) + ", " : "";
     ring_slice(b, block_begin(b.count(), slices, c), block_size(b.count(), slices, c), prefix);
   }
 }
@@ -209,7 +209,8 @@ void fold_in(StepBuilder& b, const PowerOfTwoFold& fold) {
                               agree(e, "it waits", "they wait"));
   // Out of place the sum goes straight into the stand-in's output (a reduce-copy of the
   // two inputs); in place it adds into the stand-in's buffer.
-  for (std::int32_t i = 0; i < fold.extra; ++i) b.reduce_copy(b.in(2 * i), b.in(2 * i + 1), b.out(2 * i + 1), b.count());
+  for (std::int32_t i = 0; i < fold.extra; ++i)
+    b.reduce_copy(b.in(2 * i), b.in(2 * i + 1), b.out(2 * i + 1), b.count());
 }
 
 void fold_out(StepBuilder& b, const PowerOfTwoFold& fold) {
@@ -279,20 +280,25 @@ void allreduce_recursive_doubling(StepBuilder& b) {
   const std::int32_t sum2_id = uses_sum2 ? b.add_scratch("sum2", count) : -1;
   auto at = [&](std::int32_t r, Where w) {
     switch (w) {
-      case input: return b.in(r);
-      case output: return b.out(r);
-      case sum: return b.scratch(sum_id, r);
-      case sum2: break;
+      case input:
+        return b.in(r);
+      case output:
+        return b.out(r);
+      case sum:
+        return b.scratch(sum_id, r);
+      case sum2:
+        break;
     }
     return b.scratch(sum2_id, r);
   };
 
   for (std::int32_t k = 0; k < rounds; ++k) {
     const std::int32_t d = 1 << k;
-    b.begin_step("recursive doubling",
-                 step_of(k + 1, rounds) + "partners " + std::to_string(d) +
-                     " apart add each other's partial sum to their own, into a buffer not read this round; each covers " +
-                     std::to_string(2 * d) + " of " + std::to_string(fold.p) + " ranks");
+    b.begin_step(
+        "recursive doubling",
+        step_of(k + 1, rounds) + "partners " + std::to_string(d) +
+            " apart add each other's partial sum to their own, into a buffer not read this round; each covers " +
+            std::to_string(2 * d) + " of " + std::to_string(fold.p) + " ranks");
     for (std::int32_t v = 0; v < fold.p; ++v) {
       const std::int32_t r = fold.real_rank(v);
       const std::int32_t partner = fold.real_rank(v ^ d);

@@ -115,8 +115,9 @@ void alltoallv_linear(StepBuilder& b) {
     copy_own_blocks(b);
     return;
   }
-  b.begin_step("spread out", "every rank sends all its blocks at once, of whatever size, the k-th to rank r+k for k = 1.." +
-                                 std::to_string(n - 1) + ", and copies the block it keeps for itself");
+  b.begin_step("spread out",
+               "every rank sends all its blocks at once, of whatever size, the k-th to rank r+k for k = 1.." +
+                   std::to_string(n - 1) + ", and copies the block it keeps for itself");
   copy_own_blocks(b);
   // Round k of the sends, for every rank, before round k+1, so at each moment the
   // ranks a rank receives from differ (as in alltoall's linear).

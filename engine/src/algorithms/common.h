@@ -217,12 +217,9 @@ void move_blocks(StepBuilder& b, Action action, std::int64_t first, std::int64_t
       ++y;
     }
     const auto elems = static_cast<std::uint64_t>(y - x) * block_elems;
-    if (action == Action::reduce_copy)
-      b.reduce_copy(s, a, d, elems);
-    else if (action == Action::reduce)
-      b.reduce(s, d, elems);
-    else
-      b.copy(s, d, elems);
+    if (action == Action::reduce_copy) b.reduce_copy(s, a, d, elems);
+    else if (action == Action::reduce) b.reduce(s, d, elems);
+    else b.copy(s, d, elems);
     x = y;
   }
 }
@@ -272,8 +269,7 @@ void binomial_tree_up(StepBuilder& b, const std::vector<TreeRound>& rounds, std:
     for (const TreeEdge& e : round.edges) {
       if (std::exchange(started[static_cast<std::size_t>(e.parent)], 1))
         b.reduce(from(e.child), into(e.parent), b.count());
-      else
-        b.reduce_copy(from(e.child), own(e.parent), into(e.parent), b.count());
+      else b.reduce_copy(from(e.child), own(e.parent), into(e.parent), b.count());
     }
   }
 }

@@ -205,7 +205,9 @@ void reduce_scatter_hierarchical(StepBuilder& b) {
   auto slot = [&](std::int32_t r, std::size_t l, std::size_t k) {
     return b.scratch(partial, r, at_block(static_cast<std::int64_t>(l * N + k), count));
   };
-  auto block_of = [&](std::size_t k, std::size_t l) { return static_cast<std::int64_t>(nodes[k][l]); };  // group rank = block
+  auto block_of = [&](std::size_t k, std::size_t l) {
+    return static_cast<std::int64_t>(nodes[k][l]);
+  };  // group rank = block
 
   // Phase 1, inside every node: a ring reduce-scatter whose "blocks" are the sets of N
   // blocks each local rank looks after. After G-1 steps local l holds, in its slots,
@@ -219,7 +221,8 @@ void reduce_scatter_hierarchical(StepBuilder& b) {
     for (const auto& node : nodes)
       for (std::size_t i = 0; i < G; ++i) {
         const std::int32_t r = node[i], next = node[(i + 1) % G];
-        const std::size_t l = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - 1 - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));
+        const std::size_t l = static_cast<std::size_t>(
+            wrap(static_cast<std::int64_t>(i) - 1 - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));
         for (std::size_t k = 0; k < N; ++k) {
           const std::uint64_t at = at_block(block_of(k, l), count);
           const Loc src = s == 0 ? b.in(r, at) : slot(r, l, k);
@@ -243,7 +246,8 @@ void reduce_scatter_hierarchical(StepBuilder& b) {
     for (std::size_t l = 0; l < G; ++l)
       for (std::size_t i = 0; i < N; ++i) {
         const std::int32_t r = nodes[i][l], next = nodes[(i + 1) % N][l];
-        const auto k = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - 1 - static_cast<std::int64_t>(s), static_cast<std::int32_t>(N)));
+        const auto k = static_cast<std::size_t>(
+            wrap(static_cast<std::int64_t>(i) - 1 - static_cast<std::int64_t>(s), static_cast<std::int32_t>(N)));
         const std::uint64_t at = at_block(block_of(k, l), count);
         const Loc src = G == 1 && s == 0 ? b.in(r, at) : slot(r, l, k);
         const Loc own = G == 1 ? b.in(next, at) : slot(next, l, k);
@@ -277,7 +281,8 @@ void allgather_hierarchical(StepBuilder& b) {
                      "across the nodes, every rank passes the block it got last to its peer in the next node");
     for (std::size_t l = 0; l < G; ++l)
       for (std::size_t i = 0; i < N; ++i) {
-        const auto k = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(N)));
+        const auto k = static_cast<std::size_t>(
+            wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(N)));
         b.copy(b.out(nodes[i][l], at(k, l)), b.out(nodes[(i + 1) % N][l], at(k, l)), count);
       }
   }
@@ -289,7 +294,8 @@ void allgather_hierarchical(StepBuilder& b) {
                      "inside each node, every rank passes on the blocks of one local rank of every node");
     for (const auto& node : nodes)
       for (std::size_t i = 0; i < G; ++i) {
-        const auto l = static_cast<std::size_t>(wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));
+        const auto l = static_cast<std::size_t>(
+            wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));
         for (std::size_t k = 0; k < N; ++k) b.copy(b.out(node[i], at(k, l)), b.out(node[(i + 1) % G], at(k, l)), count);
       }
   }

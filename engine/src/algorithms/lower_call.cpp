@@ -110,11 +110,12 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
                       valid_algorithms_hint(args.coll));
   if (native && !lib->reduces_everything && is_reducing(args.coll) &&
       (args.dtype == DType::float16 || args.dtype == DType::bfloat16 || args.op == ReduceOp::avg))
-    return make_error("scenario.native_unsupported",
-                      std::string(lib->title) + " cannot reduce " +
-                          (args.op == ReduceOp::avg ? std::string("with op avg (it has no average)")
-                                                    : std::string(name_of(args.dtype)) + " (it has no 16-bit floating types)"),
-                      "use one of our algorithms (they reduce every dtype and op), or --dtype float32 and op sum");
+    return make_error(
+        "scenario.native_unsupported",
+        std::string(lib->title) + " cannot reduce " +
+            (args.op == ReduceOp::avg ? std::string("with op avg (it has no average)")
+                                      : std::string(name_of(args.dtype)) + " (it has no 16-bit floating types)"),
+        "use one of our algorithms (they reduce every dtype and op), or --dtype float32 and op sum");
 
   // Emitting adds steps and scratch buffers, never calls, so `call` stays valid.
   const auto call_index = static_cast<std::int32_t>(schedule.calls.size());

@@ -43,12 +43,11 @@ void reduce_flat(StepBuilder& b) {
   // first rank's input).
   for (std::int32_t k = 1; k < n; ++k) {
     const std::int32_t r = absolute_rank(k, root, n);
-    b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + b.rank_name(root) + ") adds the buffer of " + b.rank_name(r) +
-                               "; " + std::to_string(k + 1) + " of " + std::to_string(n) + " inputs are in");
-    if (k == 1)
-      b.reduce_copy(b.in(r), b.in(root), b.out(root), b.count());
-    else
-      b.reduce(b.in(r), b.out(root), b.count());
+    b.begin_step("fan-in", step_of(k, n - 1) + "the root (" + b.rank_name(root) + ") adds the buffer of " +
+                               b.rank_name(r) + "; " + std::to_string(k + 1) + " of " + std::to_string(n) +
+                               " inputs are in");
+    if (k == 1) b.reduce_copy(b.in(r), b.in(root), b.out(root), b.count());
+    else b.reduce(b.in(r), b.out(root), b.count());
   }
 }
 

@@ -69,8 +69,7 @@ void reduce_scatter_ring(StepBuilder& b) {
 
   for (std::int32_t k = 1; k < n; ++k) {
     std::string caption = step_of(k, n - 1);
-    if (k == 1)
-      caption += "every rank sends its part of one block to its right neighbour, which adds its own part";
+    if (k == 1) caption += "every rank sends its part of one block to its right neighbour, which adds its own part";
     else
       caption += "every rank passes its partial sum (" + plural(k, "part") +
                  ") to its right neighbour, which adds its own part";
@@ -148,10 +147,8 @@ void reduce_scatter_recursive_halving(StepBuilder& b) {
       const std::int64_t lo = first_block(theirs), hi = first_block(theirs + d);
       const bool first_round = i == 0;
       const Action add = first_round && !stands_in(partner) ? Action::reduce_copy : Action::reduce;
-      if (first_round && !stands_in(v))
-        move_blocks(b, add, lo, hi, c, input_at(me), input_at(to), sums_of(to));
-      else
-        move_blocks(b, add, lo, hi, c, sums_of(me), input_at(to), sums_of(to));
+      if (first_round && !stands_in(v)) move_blocks(b, add, lo, hi, c, input_at(me), input_at(to), sums_of(to));
+      else move_blocks(b, add, lo, hi, c, sums_of(me), input_at(to), sums_of(to));
     }
   }
 
@@ -179,10 +176,8 @@ void reduce_scatter_pairwise(StepBuilder& b) {
                                  " to rank r+" + std::to_string(k) + ", which adds it to its output");
     for (std::int32_t r = 0; r < n; ++r) {
       const std::int32_t to = wrap(static_cast<std::int64_t>(r) + k, n);
-      if (k == 1)
-        b.reduce_copy(b.in(r, at_block(to, c)), b.in(to, at_block(to, c)), b.out(to), c);
-      else
-        b.reduce(b.in(r, at_block(to, c)), b.out(to), c);
+      if (k == 1) b.reduce_copy(b.in(r, at_block(to, c)), b.in(to, at_block(to, c)), b.out(to), c);
+      else b.reduce(b.in(r, at_block(to, c)), b.out(to), c);
     }
   }
 }

@@ -116,10 +116,8 @@ TreePlaces tree_places(StepBuilder& b, bool scatter) {
 void root_keeps_own_block(StepBuilder& b) {
   const std::int32_t root = b.root();
   const std::uint64_t own = at_block(root, b.count());
-  if (b.collective() == Collective::scatter)
-    copy_unless_same(b, b.in(root, own), b.out(root), b.count());
-  else
-    copy_unless_same(b, b.in(root), b.out(root, own), b.count());
+  if (b.collective() == Collective::scatter) copy_unless_same(b, b.in(root, own), b.out(root), b.count());
+  else copy_unless_same(b, b.in(root), b.out(root, own), b.count());
 }
 
 }  // namespace
@@ -156,8 +154,7 @@ void scatter_binomial(StepBuilder& b) {
   for (std::int64_t d = std::int64_t{1} << (steps - 1); d >= 1; d /= 2) {
     ++step;
     std::string caption = step_of(step, steps);
-    if (d == 1)
-      caption += "every rank still holding a block for another rank hands it to the next rank along";
+    if (d == 1) caption += "every rank still holding a block for another rank hands it to the next rank along";
     else
       caption += "every rank holding blocks for others hands the far half of them (up to " + plural(d, "block") +
                  ") to the rank " + std::to_string(d) + " further from the root";
@@ -207,8 +204,7 @@ void gather_binomial(StepBuilder& b) {
   for (std::int64_t d = 1; d < n; d *= 2) {
     ++step;
     std::string caption = step_of(step, steps);
-    if (d == 1)
-      caption += "every rank at an odd distance from the root sends its block to the rank just before it";
+    if (d == 1) caption += "every rank at an odd distance from the root sends its block to the rank just before it";
     else
       caption += "every rank an odd multiple of " + std::to_string(d) + " from the root sends the blocks it " +
                  "collected (up to " + std::to_string(d) + ") " + std::to_string(d) + " ranks towards the root";
@@ -302,11 +298,11 @@ void gather_chain(StepBuilder& b) {
     // the block of position i+s, which set out from its owner in step 1.
     const std::int32_t links = n - s;
     std::string caption = step_of(s, total);
-    if (s == 1)
-      caption += "every rank but the root sends its own block one rank nearer the root along the chain";
+    if (s == 1) caption += "every rank but the root sends its own block one rank nearer the root along the chain";
     else
       caption += plural(links, "rank") + agree(links, " passes on the block it", " pass on the blocks they") +
-                 " got last; the root (" + b.rank_name(root) + ") receives the block of " + b.rank_name(chain.rank_at(s));
+                 " got last; the root (" + b.rank_name(root) + ") receives the block of " +
+                 b.rank_name(chain.rank_at(s));
     b.begin_step("chain", caption);
     if (s == 1) root_keeps_own_block(b);
     for (std::int32_t i = 0; i < links; ++i) {

@@ -81,7 +81,8 @@ void tree(ShapeBuilder& b, std::int32_t n, std::int32_t root, std::uint64_t coun
     auto edges = std::make_shared<std::vector<algo::TreeEdge>>(round.edges);
     b.add(1, up ? "tree up" : "tree down", [edges, count, up](std::vector<Transfer>& t) {
       for (const auto& e : *edges)
-        t.push_back(up ? xfer(e.child, e.parent, count, Action::reduce_copy) : xfer(e.parent, e.child, count, Action::copy));
+        t.push_back(up ? xfer(e.child, e.parent, count, Action::reduce_copy)
+                       : xfer(e.parent, e.child, count, Action::copy));
     });
   }
 }
@@ -90,7 +91,8 @@ void tree(ShapeBuilder& b, std::int32_t n, std::int32_t root, std::uint64_t coun
 void ring(ShapeBuilder& b, std::int64_t n, std::uint64_t block, bool reduce_scatter, bool all_gather) {
   auto next = [n](std::int64_t r) { return (r + 1) % n; };
   if (reduce_scatter)
-    b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::reduce_copy, next); });
+    b.add(n - 1, "reduce-scatter",
+          [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::reduce_copy, next); });
   if (all_gather)
     b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::copy, next); });
 }
@@ -120,7 +122,8 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
     fold_in(b, f, c);
     for (std::int32_t d = 1; d < f.p; d *= 2)
       b.add(1, "recursive doubling", [f, d, c](std::vector<Transfer>& t) {
-        for (std::int32_t v = 0; v < f.p; ++v) t.push_back(xfer(f.real_rank(v ^ d), f.real_rank(v), c, Action::reduce_copy));
+        for (std::int32_t v = 0; v < f.p; ++v)
+          t.push_back(xfer(f.real_rank(v ^ d), f.real_rank(v), c, Action::reduce_copy));
       });
     // A single round that read the output leaves the sum in scratch (allreduce.cpp).
     if (f.p == 2 && (a.in_place || f.extra > 0))
@@ -139,7 +142,8 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
     for (std::int32_t d = f.p / 2; d >= 1; d /= 2)
       b.add(1, "reduce-scatter", [f, d, blk](std::vector<Transfer>& t) {
         for (std::int32_t v = 0; v < f.p; ++v)
-          t.push_back(xfer(f.real_rank(v), f.real_rank(v ^ d), blk * static_cast<std::uint64_t>(d), Action::reduce_copy));
+          t.push_back(
+              xfer(f.real_rank(v), f.real_rank(v ^ d), blk * static_cast<std::uint64_t>(d), Action::reduce_copy));
       });
     for (std::int32_t d = 1; d < f.p; d *= 2)
       b.add(1, "all-gather", [f, d, blk](std::vector<Transfer>& t) {
@@ -168,14 +172,17 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
       // Channel ch visits every node from local rank ch: it leaves local rank ch-1 for
       // local rank ch of the next node.
       const std::int64_t channels = N > 1 ? G : 1;
-      const std::uint64_t block = ceil_div(ceil_div(c, static_cast<std::uint64_t>(channels)), static_cast<std::uint64_t>(n));
+      const std::uint64_t block =
+          ceil_div(ceil_div(c, static_cast<std::uint64_t>(channels)), static_cast<std::uint64_t>(n));
       auto fill = [=](std::vector<Transfer>& t, Action act) {
         t.reserve(static_cast<std::size_t>(n * channels));
         for (std::int64_t ch = 0; ch < channels; ++ch)
           for (std::int64_t r = 0; r < n; ++r) {
             const std::int64_t node = r / G, l = r % G;
             const std::int64_t last = (ch + G - 1) % G;  // the local rank that leaves the node
-            const std::int64_t to = channels == 1 ? (r + 1) % n : l == last ? (node + 1) % N * G + ch : node * G + (l + 1) % G;
+            const std::int64_t to = channels == 1 ? (r + 1) % n
+                                    : l == last   ? (node + 1) % N * G + ch
+                                                  : node * G + (l + 1) % G;
             t.push_back(xfer(r, to, block, act));
           }
       };
@@ -196,7 +203,8 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
   const std::uint64_t c = a.count;
   if (n < 1) return std::nullopt;
   switch (a.coll) {
-    case Collective::allreduce: return allreduce_shape(a, algo, ranks_per_node);
+    case Collective::allreduce:
+      return allreduce_shape(a, algo, ranks_per_node);
     case Collective::allgather: {
       ShapeBuilder b;
       if (c == 0) return b.phases;
@@ -255,7 +263,8 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
       }
       return b.phases;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

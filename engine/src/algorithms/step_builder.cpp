@@ -2,7 +2,6 @@
 // ranks, element indices into buffer offsets (the in-place offsets included), and
 // drops steps that end up empty.
 #include "collscope/algorithms.h"
-
 #include "collscope/collective.h"
 
 namespace collscope {
@@ -112,8 +111,6 @@ std::string StepBuilder::rank_name(std::int32_t r) const {
   return "rank " + std::to_string(world_of(args_, r));
 }
 
-std::int32_t StepBuilder::steps_emitted() const {
-  return static_cast<std::int32_t>(s_.steps.size()) - first_step_;
-}
+std::int32_t StepBuilder::steps_emitted() const { return static_cast<std::int32_t>(s_.steps.size()) - first_step_; }
 
 }  // namespace collscope

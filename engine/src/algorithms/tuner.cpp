@@ -56,7 +56,9 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::
   bool nodes = false;
   if (ranks_per_node > 0)
     for (std::int32_t r = 1; r < args.ranks && !nodes; ++r) {
-      auto world = [&](std::int32_t g) { return args.world_rank.empty() ? g : args.world_rank[static_cast<std::size_t>(g)]; };
+      auto world = [&](std::int32_t g) {
+        return args.world_rank.empty() ? g : args.world_rank[static_cast<std::size_t>(g)];
+      };
       nodes = world(r) / ranks_per_node != world(0) / ranks_per_node;
     }
   struct Candidate {

@@ -34,8 +34,8 @@ std::string default_dump_path() {
   std::string d = dir && *dir ? dir : "/tmp";
   if (d.back() != '/') d += '/';
   // The process and the time tell runs apart without any shared counter.
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   return d + "collscope-flight-" + std::to_string(getpid()) + "-" + std::to_string(ns) + ".json";
 }
 
@@ -49,7 +49,8 @@ Error with_flight_record(Error e, const Session& session, const RunOptions& o) {
                            : !o.failure_record_path.empty() ? o.failure_record_path
                                                             : default_dump_path();
   if (auto st = write_flight_record(path, rec); !st) {
-    e.hint += (e.hint.empty() ? "" : "; ") + std::string("the flight record could not be written: ") + st.error().message;
+    e.hint +=
+        (e.hint.empty() ? "" : "; ") + std::string("the flight record could not be written: ") + st.error().message;
     return e;
   }
   e.message += "; flight record: " + path;

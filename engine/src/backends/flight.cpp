@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
-
 namespace collscope::flight {
 
 namespace {
 
 std::string buffer_name(const Schedule& s, std::int32_t buf) {
   return buf >= 0 && static_cast<std::size_t>(buf) < s.buffers.size() ? s.buffers[static_cast<std::size_t>(buf)].name
-                                                                       : std::string();
+                                                                      : std::string();
 }
 
 bool is_member(const Call& c, std::int32_t rank) {
@@ -79,7 +78,7 @@ FlightOp describe(const Schedule& s, std::int32_t rank, const PlannedOp& p) {
     if (is_reducing(a.coll)) f.reduce_op = std::string(name_of(a.op));
     if (a.in_buf >= 0)
       f.buffer = a.in_place || a.in_buf == a.out_buf ? buffer_name(s, a.in_buf)
-                                                      : buffer_name(s, a.in_buf) + " -> " + buffer_name(s, a.out_buf);
+                                                     : buffer_name(s, a.in_buf) + " -> " + buffer_name(s, a.out_buf);
     f.members = a.world_rank;
     f.text = rec ? rec->text : f.op + (f.buffer.empty() ? "" : " " + f.buffer) + " (" + call->algorithm + ")";
     f.pointer = rec ? rec->pointer : "/program/" + std::to_string(call->program_index);

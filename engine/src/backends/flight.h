@@ -24,7 +24,7 @@ struct PlannedOp {
   std::int32_t call = -1;
   std::int32_t record = -1;  // index into Schedule::ops, -1 for a collective-only schedule
   std::int32_t first_step = 0, last_step = 0;
-  bool compute = false;      // a compute span: kept by the rank's compute lane
+  bool compute = false;  // a compute span: kept by the rank's compute lane
 };
 
 // Every rank's ops in order: the calls it is a member of (collective-only schedules),
@@ -65,14 +65,14 @@ class Recorder {
     FlightState state = FlightState::scheduled;
     double t[3] = {-1, -1, -1};
   };
-  struct alignas(64) Lane {  // one cache line apart: each lane's thread writes its own
-    std::vector<std::int32_t> ops;    // indices into planned_[rank], by first step
-    std::size_t next = 0;             // the next op to reach
-    std::int32_t last_step = -1;      // to notice a new iteration
+  struct alignas(64) Lane {         // one cache line apart: each lane's thread writes its own
+    std::vector<std::int32_t> ops;  // indices into planned_[rank], by first step
+    std::size_t next = 0;           // the next op to reach
+    std::int32_t last_step = -1;    // to notice a new iteration
     std::int64_t iteration = 0;
-    std::vector<std::int32_t> open;   // ring slots of ops reached but not completed
+    std::vector<std::int32_t> open;  // ring slots of ops reached but not completed
     std::vector<Slot> ring;
-    std::uint64_t written = 0;        // slots ever written
+    std::uint64_t written = 0;  // slots ever written
   };
 
   const Schedule& s_;

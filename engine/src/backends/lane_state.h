@@ -12,12 +12,18 @@ enum class LaneState : std::uint32_t { idle, running, waiting, hung, crashed, fi
 
 inline const char* name_of(LaneState s) {
   switch (s) {
-    case LaneState::idle: return "idle";
-    case LaneState::running: return "running";
-    case LaneState::waiting: return "waiting";
-    case LaneState::hung: return "hung";
-    case LaneState::crashed: return "crashed";
-    case LaneState::finished: return "finished";
+    case LaneState::idle:
+      return "idle";
+    case LaneState::running:
+      return "running";
+    case LaneState::waiting:
+      return "waiting";
+    case LaneState::hung:
+      return "hung";
+    case LaneState::crashed:
+      return "crashed";
+    case LaneState::finished:
+      return "finished";
   }
   return "idle";
 }

@@ -132,7 +132,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
     const std::string gname = "group " + gid + (group.desc.empty() || group.desc == gid ? "" : " (" + group.desc + ")");
     // seq -> (rank, call) for every present member.
     std::map<std::int64_t, std::vector<std::pair<std::int32_t, const JobCall*>>> by_seq;
-    std::vector<std::pair<std::int64_t, std::int64_t>> range(static_cast<std::size_t>(job.world), {-1, -1});  // rank -> first, last seq
+    std::vector<std::pair<std::int64_t, std::int64_t>> range(static_cast<std::size_t>(job.world),
+                                                             {-1, -1});  // rank -> first, last seq
     std::map<std::int32_t, const JobCall*> last_call;
     std::vector<std::int32_t> present;
     for (auto r : members) {
@@ -193,8 +194,7 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
         if (it != last_call.end() && it->second->seq < seq)
           msg += "; its last call on " + gname + " was seq " + std::to_string(it->second->seq) + " (" +
                  base_name(it->second->name) + (it->second->state.empty() ? "" : ", " + it->second->state) + ")";
-        else if (it == last_call.end())
-          msg += "; it made no call on " + gname + " at all";
+        else if (it == last_call.end()) msg += "; it made no call on " + gname + " at all";
         m.add("analyze.missing_rank", msg);
       }
       // Do the members agree on what the call is? (Compared field by field first: the
@@ -221,7 +221,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
         bool firstv = true;
         // The most common call first.
         std::vector<std::pair<std::string, std::vector<std::int32_t>>> v(variants.begin(), variants.end());
-        std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second.size() > y.second.size(); });
+        std::stable_sort(v.begin(), v.end(),
+                         [](const auto& x, const auto& y) { return x.second.size() > y.second.size(); });
         for (const auto& [sig, who] : v) {
           const JobCall* example = nullptr;
           for (const auto& [r, c] : calls)
@@ -245,7 +246,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
           std::string msg = what + " never completed:";
           if (!started.empty()) msg += " it started on " + ranks_text(started);
           if (!scheduled.empty())
-            msg += std::string(started.empty() ? " it was" : " and was") + " only scheduled on " + ranks_text(scheduled);
+            msg +=
+                std::string(started.empty() ? " it was" : " and was") + " only scheduled on " + ranks_text(scheduled);
           std::vector<std::int32_t> done;
           for (const auto& [r, c] : calls)
             if (c->state == "completed") done.push_back(r);
@@ -288,8 +290,9 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       }
     }
     if (later_incomplete > 0)
-      inc.add("analyze.incomplete", std::to_string(later_incomplete) + " later call" + (later_incomplete == 1 ? "" : "s") +
-                                        " on " + gname + " did not complete either");
+      inc.add("analyze.incomplete", std::to_string(later_incomplete) + " later call" +
+                                        (later_incomplete == 1 ? "" : "s") + " on " + gname +
+                                        " did not complete either");
   }
   a.matched = matched;
 
@@ -316,7 +319,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
   };
   for (const auto& [src, dst] : pairs) {
     if (src < 0 || dst < 0 || src >= job.world || dst >= job.world) continue;
-    if (!job.ranks[static_cast<std::size_t>(src)].present || !job.ranks[static_cast<std::size_t>(dst)].present) continue;
+    if (!job.ranks[static_cast<std::size_t>(src)].present || !job.ranks[static_cast<std::size_t>(dst)].present)
+      continue;
     const auto& s = sends[{src, dst}];
     const auto& r = recvs[{src, dst}];
     const std::size_t both = std::min(s.size(), r.size());
@@ -329,16 +333,17 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
                                     std::to_string(*r[i]->count));
       for (const JobCall* c : {s[i], r[i]})
         if (c->state == "started" || c->state == "scheduled")
-          inc.add("analyze.incomplete", "rank " + std::to_string(c->rank) + "'s " + c->kind + (c->kind == "send" ? " to" : " from") +
-                                            " rank " + std::to_string(c->kind == "send" ? dst : src) + " (" + p2p_what(*c) +
+          inc.add("analyze.incomplete", "rank " + std::to_string(c->rank) + "'s " + c->kind +
+                                            (c->kind == "send" ? " to" : " from") + " rank " +
+                                            std::to_string(c->kind == "send" ? dst : src) + " (" + p2p_what(*c) +
                                             ") never completed (" + c->state + ")");
     }
     if (s.size() > r.size())
       u.add("analyze.unmatched", "rank " + std::to_string(src) + " sent " + std::to_string(s.size()) + " message" +
                                      (s.size() == 1 ? "" : "s") + " to rank " + std::to_string(dst) + " but rank " +
-                                     std::to_string(dst) + " received " + std::to_string(r.size()) + " from it: message " +
-                                     std::to_string(both + 1) + " (" + p2p_what(*s[both]) + ", " + size_of_call(*s[both]) +
-                                     ") was never received");
+                                     std::to_string(dst) + " received " + std::to_string(r.size()) +
+                                     " from it: message " + std::to_string(both + 1) + " (" + p2p_what(*s[both]) +
+                                     ", " + size_of_call(*s[both]) + ") was never received");
     if (r.size() > s.size())
       u.add("analyze.unmatched", "rank " + std::to_string(dst) + " expects " + std::to_string(r.size()) + " message" +
                                      (r.size() == 1 ? "" : "s") + " from rank " + std::to_string(src) + " but rank " +
@@ -378,14 +383,14 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       a.straggler = s;
       // Last most of the time, and more than twice: once is chance.
       const bool often = ar.last >= 3 && ar.last * 2 > ar.joined;
-      const std::string text = "rank " + std::to_string(best) + " arrived last at " + std::to_string(ar.last) + " of the " +
-                               std::to_string(ar.joined) + " collectives it joined; the first rank to arrive waited for it " +
-                               ms_text(mean) + " on average (median " + ms_text(median) + ", " + ms_text(ar.max_wait) +
+      const std::string text = "rank " + std::to_string(best) + " arrived last at " + std::to_string(ar.last) +
+                               " of the " + std::to_string(ar.joined) +
+                               " collectives it joined; the first rank to arrive waited for it " + ms_text(mean) +
+                               " on average (median " + ms_text(median) + ", " + ms_text(ar.max_wait) +
                                " at most, at " + ar.max_call + ")";
       if (often && median >= options.straggler_ms * 1000.0)
         a.findings.push_back({"analyze.straggler", "the straggler: " + text});
-      else
-        a.facts.push_back("no straggler: " + text);
+      else a.facts.push_back("no straggler: " + text);
     }
   } else if (job.format != JobFormat::nccl_log) {
     a.facts.push_back("no straggler analysis: the ranks' times are not on one clock");
@@ -394,11 +399,11 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
   }
   if (peers_unknown) a.facts.push_back("point-to-point calls whose peers the files do not name were not matched");
   for (auto& f : dropped_facts) a.facts.push_back(std::move(f));
-  a.facts.insert(a.facts.begin(),
-                 std::to_string(job.world) + " ranks, " + std::to_string(a.calls) + " calls over all ranks (" + std::to_string(collectives) +
-                     " collective, " + std::to_string(p2p) + " point-to-point) on " + std::to_string(job.groups.size()) +
-                     " group" + (job.groups.size() == 1 ? "" : "s") + "; " + std::to_string(matched) +
-                     " collectives matched on every member");
+  a.facts.insert(a.facts.begin(), std::to_string(job.world) + " ranks, " + std::to_string(a.calls) +
+                                      " calls over all ranks (" + std::to_string(collectives) + " collective, " +
+                                      std::to_string(p2p) + " point-to-point) on " + std::to_string(job.groups.size()) +
+                                      " group" + (job.groups.size() == 1 ? "" : "s") + "; " + std::to_string(matched) +
+                                      " collectives matched on every member");
   return a;
 }
 

@@ -80,7 +80,9 @@ std::string files_label(const Job& job, const std::vector<std::int32_t>& ranks) 
   if (ranks.size() == 1) return file_name(job.ranks[static_cast<std::size_t>(ranks[0])].file);
   // One file for all of them (an NCCL log of every process).
   bool one_file = true;
-  for (auto r : ranks) one_file = one_file && job.ranks[static_cast<std::size_t>(r)].file == job.ranks[static_cast<std::size_t>(ranks[0])].file;
+  for (auto r : ranks)
+    one_file =
+        one_file && job.ranks[static_cast<std::size_t>(r)].file == job.ranks[static_cast<std::size_t>(ranks[0])].file;
   if (one_file) return file_name(job.ranks[static_cast<std::size_t>(ranks[0])].file);
   std::string prefix, suffix;
   bool pattern = true;
@@ -107,9 +109,12 @@ std::string files_label(const Job& job, const std::vector<std::int32_t>& ranks) 
 std::string source_word(JobFormat f) {
   switch (f) {
     case JobFormat::profiler:
-    case JobFormat::profiler_legacy: return "trace";
-    case JobFormat::flight_recorder: return "dump";
-    case JobFormat::nccl_log: return "log";
+    case JobFormat::profiler_legacy:
+      return "trace";
+    case JobFormat::flight_recorder:
+      return "dump";
+    case JobFormat::nccl_log:
+      return "log";
   }
   return "file";
 }
@@ -157,9 +162,9 @@ struct Ev {
 struct RankState {
   std::vector<Ev> events;
   std::size_t pos = 0;
-  std::set<int> busy;         // slots of calls still in flight (or reserved for one)
-  std::vector<int> pending;   // slots whose completion the next compute span must follow
-  bool unconsumed = false;    // a compute span no later call waits for yet
+  std::set<int> busy;        // slots of calls still in flight (or reserved for one)
+  std::vector<int> pending;  // slots whose completion the next compute span must follow
+  bool unconsumed = false;   // a compute span no later call waits for yet
   double last_end = kNoTime;
   std::map<std::size_t, int> slot_of;  // call -> its slot while in flight
   std::map<std::size_t, std::string> request_of;
@@ -170,11 +175,11 @@ struct RankState {
 // differ only in their rank (and a peer at the same distance) become one entry.
 struct RankLine {
   std::int32_t rank = -1;
-  json entry;                     // without "ranks", the peer and the caption
-  std::string key;                // what must agree for lines to merge
-  std::int32_t peer = -1;         // send/recv: the peer's world rank
+  json entry;                      // without "ranks", the peer and the caption
+  std::string key;                 // what must agree for lines to merge
+  std::int32_t peer = -1;          // send/recv: the peer's world rank
   const char* peer_key = nullptr;  // "to" or "from"
-  const JobCall* call = nullptr;  // what the caption describes
+  const JobCall* call = nullptr;   // what the caption describes
 };
 
 class Builder {
@@ -217,9 +222,7 @@ class Builder {
   }
   const JobCall& call(std::int32_t r, std::size_t i) const { return job_.ranks[static_cast<std::size_t>(r)].calls[i]; }
   const JobGroup& group(const std::string& id) const { return job_.groups.at(id); }
-  std::int32_t group_size(const std::string& id) const {
-    return static_cast<std::int32_t>(group(id).ranks.size());
-  }
+  std::int32_t group_size(const std::string& id) const { return static_cast<std::int32_t>(group(id).ranks.size()); }
 
   std::uint64_t elems(const JobCall& c) {
     if (c.kind == "barrier") return 0;
@@ -227,8 +230,8 @@ class Builder {
     const std::uint32_t b = c.dtype_bytes ? c.dtype_bytes : esize_;
     if (b != esize_ && n) {
       n = (n * b + esize_ - 1) / esize_;
-      note(c.dtype + " calls move their bytes as " + std::string(name_of(dtype_)) + " elements (" +
-           std::to_string(b) + " bytes each in the job, " + std::to_string(esize_) + " in the replay)");
+      note(c.dtype + " calls move their bytes as " + std::string(name_of(dtype_)) + " elements (" + std::to_string(b) +
+           " bytes each in the job, " + std::to_string(esize_) + " in the replay)");
     }
     if (opt_.scale_down > 1 && n) n = std::max<std::uint64_t>(1, (n + opt_.scale_down - 1) / opt_.scale_down);
     return n;
@@ -262,7 +265,8 @@ class Builder {
     for (int s = 0;; ++s) {
       const bool ok = usable(s);
       if (ok) {
-        if (s >= static_cast<int>(xcount_.size())) xcount_.resize(static_cast<std::size_t>(s) + 1, 0), ycount_.resize(xcount_.size(), 0);
+        if (s >= static_cast<int>(xcount_.size()))
+          xcount_.resize(static_cast<std::size_t>(s) + 1, 0), ycount_.resize(xcount_.size(), 0);
         return s;
       }
     }
@@ -429,7 +433,8 @@ class Builder {
     if (c.p2p && !peer_text.empty()) t += (c.kind == "send" ? " to " : " from ") + peer_text;
     const std::string size = size_text(c);
     if (!size.empty()) t += ", " + size;
-    t += ", from " + (opt_.source_label.empty() ? source_word(job_.format) + " " + files_label(job_, who) : opt_.source_label);
+    t += ", from " +
+         (opt_.source_label.empty() ? source_word(job_.format) + " " + files_label(job_, who) : opt_.source_label);
     if (!c.site.empty()) t += " (" + c.site + ")";
     return literal_braces(t);
   }
@@ -460,8 +465,9 @@ std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, con
     return std::nullopt;
   }
   if (program_bytes_ > kChannelBudgetBytes) {
-    note("later all-reduces run collscope's auto pick rather than NCCL's channels, to keep the scenario within its "
-         "4 MiB");
+    note(
+        "later all-reduces run collscope's auto pick rather than NCCL's channels, to keep the scenario within its "
+        "4 MiB");
     return std::nullopt;
   }
   json rs_lines = json::array(), ag_lines = json::array();
@@ -492,7 +498,8 @@ std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, con
     if (auto f = world ? affine_ring(ring) : std::nullopt) {
       // Every rank's position in the ring, and its left neighbour, as expressions.
       const std::string pos = "((rank - " + std::to_string(f->b) + ") * " + std::to_string(f->a_inv) + " % " + N + ")";
-      const std::string prev = "((" + std::to_string(f->a) + " * (" + pos + " - 1) + " + std::to_string(f->b) + ") % " + N + ")";
+      const std::string prev =
+          "((" + std::to_string(f->a) + " * (" + pos + " - 1) + " + std::to_string(f->b) + ") % " + N + ")";
       const std::string j_rs = "((" + pos + " - 1 - k) % " + N + ")";
       const std::string j_ag = "((" + pos + " - k) % " + N + ")";
       rs_lines.push_back(line("all", prev, "rank", j_rs, "reduce"));
@@ -512,8 +519,9 @@ std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, con
         ag_lines.push_back(line(std::to_string(r), left, r, "((" + P + " - k) % " + N + ")", "copy"));
       }
     } else {
-      note("NCCL's rings that are not the ranks in (rotated or reversed) order are drawn for up to 16 ranks; "
-           "the all-reduces run collscope's auto pick");
+      note(
+          "NCCL's rings that are not the ranks in (rotated or reversed) order are drawn for up to 16 ranks; "
+          "the all-reduces run collscope's auto pick");
       return std::nullopt;
     }
     c0 += cc;
@@ -530,8 +538,9 @@ std::optional<json> Builder::channel_body(const JobCall& c, std::uint64_t n, con
                   {"var", "k"},
                   {"body", json::array({{{"op", "step"},
                                          {"phase", "reduce-scatter"},
-                                         {"caption", "NCCL's rings (" + rings_text + "): every rank adds the chunk its "
-                                                     "left neighbour passes on, on every channel at once"},
+                                         {"caption", "NCCL's rings (" + rings_text +
+                                                         "): every rank adds the chunk its "
+                                                         "left neighbour passes on, on every channel at once"},
                                          {"transfers", rs_lines}}})}});
   body.push_back({{"op", "repeat"},
                   {"times", nr - 1},
@@ -668,8 +677,8 @@ void Builder::emit_rank_event(std::int32_t r) {
   // A send or recv.
   const std::uint64_t n = elems(c);
   const bool async = is_async(c);
-  const int slot = slot_free_on({r}, async ? std::vector<int>{} : std::vector<int>(s.pending.rbegin(), s.pending.rend()),
-                                async);
+  const int slot =
+      slot_free_on({r}, async ? std::vector<int>{} : std::vector<int>(s.pending.rbegin(), s.pending.rend()), async);
   compute_before_call(r, ev, slot);
   RankLine l;
   l.rank = r;
@@ -708,20 +717,25 @@ Result<ImportedScenario> Builder::build() {
       if (!c.reduce_op.empty()) ++reduce_ops[c.reduce_op];
     }
   if (!dtypes.empty()) {
-    dtype_ = std::max_element(dtypes.begin(), dtypes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    dtype_ = std::max_element(dtypes.begin(), dtypes.end(), [](const auto& a, const auto& b) {
+               return a.second < b.second;
+             })->first;
   } else {
     note("the files name no dtypes; float32 is taken");
   }
   esize_ = static_cast<std::uint32_t>(size_of(dtype_));
   if (unsupported)
-    note(std::to_string(unsupported) + " calls collscope cannot replay (coalesced groups of calls, object collectives) "
-                                       "were left out");
+    note(std::to_string(unsupported) +
+         " calls collscope cannot replay (coalesced groups of calls, object collectives) "
+         "were left out");
   for (const auto& n : job_.notes) note(n);
   if (p2p_nonblocking_)
-    note("the files do not say whether send and recv were blocking; as blocking calls they deadlock, so they run "
-         "as isend and irecv, waited before the rank's next other call");
+    note(
+        "the files do not say whether send and recv were blocking; as blocking calls they deadlock, so they run "
+        "as isend and irecv, waited before the rank's next other call");
   if (digits_)
-    note("compute spans are rounded to " + std::to_string(digits_) + " significant digits (--compute-digits), so that "
+    note("compute spans are rounded to " + std::to_string(digits_) +
+         " significant digits (--compute-digits), so that "
          "the ranks' spans between two calls share program entries: the scenario stays within 4 MiB and quick to plan");
   if (opt_.scale_down > 1)
     note("every element count is divided by " + std::to_string(opt_.scale_down) +
@@ -752,9 +766,10 @@ Result<ImportedScenario> Builder::build() {
                           "give --sizes with a recording of the same program (`collscope record`), which names them",
                           Location{jr.file, 0, 0, c.where.rfind('/', 0) == 0 ? c.where : std::string()});
       if (!c.p2p && (!job_.groups.count(c.group) || job_.groups.at(c.group).ranks.empty()))
-        return make_error("import.inconsistent", "rank " + std::to_string(r) + "'s " + c.name + " is on group " + c.group +
-                                                     ", whose members no file lists",
-                          "give the files that describe the process groups (pg_config)", Location{jr.file, 0, 0, ""});
+        return make_error(
+            "import.inconsistent",
+            "rank " + std::to_string(r) + "'s " + c.name + " is on group " + c.group + ", whose members no file lists",
+            "give the files that describe the process groups (pg_config)", Location{jr.file, 0, 0, ""});
       calls.push_back(i);
     }
     // Where each asynchronous call's wait goes: before the first later call that began
@@ -867,7 +882,8 @@ Result<ImportedScenario> Builder::build() {
     }
     const std::uint64_t biggest = std::max(x, ycount_[s]) * esize_;
     if (biggest > kMaxBufferBytes) {
-      const std::uint64_t k = (biggest + kMaxBufferBytes - 1) / kMaxBufferBytes * std::max<std::uint64_t>(1, opt_.scale_down);
+      const std::uint64_t k =
+          (biggest + kMaxBufferBytes - 1) / kMaxBufferBytes * std::max<std::uint64_t>(1, opt_.scale_down);
       return make_error("import.too_large",
                         "one call moves " + job::human_size(static_cast<double>(biggest)) + " per rank, over the " +
                             job::human_size(static_cast<double>(kMaxBufferBytes)) + " a buffer may hold",
@@ -888,12 +904,14 @@ Result<ImportedScenario> Builder::build() {
   }
 
   // The file.
-  std::string desc = "The communication of a job of " + std::to_string(world) + " ranks, read by `collscope import` from " +
-                     files_noun(job_.format, job_.files.size()) +
-                     (job_.files.empty() ? "" : " (" + file_name(job_.files.front()) + (job_.files.size() > 1 ? ", ...)" : ")")) +
-                     ". Every call comes with the rank, sequence number, name and size it had in the job; the time a "
-                     "rank spent between two calls is a compute span.";
-  for (const auto& n : note_order_) desc += " " + std::string(1, static_cast<char>(std::toupper(n[0]))) + n.substr(1) + ".";
+  std::string desc =
+      "The communication of a job of " + std::to_string(world) + " ranks, read by `collscope import` from " +
+      files_noun(job_.format, job_.files.size()) +
+      (job_.files.empty() ? "" : " (" + file_name(job_.files.front()) + (job_.files.size() > 1 ? ", ...)" : ")")) +
+      ". Every call comes with the rank, sequence number, name and size it had in the job; the time a "
+      "rank spent between two calls is a compute span.";
+  for (const auto& n : note_order_)
+    desc += " " + std::string(1, static_cast<char>(std::toupper(n[0]))) + n.substr(1) + ".";
   json head;
   head["version"] = 1;
   head["title"] = "A job of " + std::to_string(world) + " ranks from " + files_noun(job_.format, job_.files.size());
@@ -901,7 +919,8 @@ Result<ImportedScenario> Builder::build() {
   head["ranks"] = world;
   head["dtype"] = std::string(name_of(dtype_));
   std::string text = "{\n";
-  for (auto it = head.begin(); it != head.end(); ++it) text += "  " + json(it.key()).dump() + ": " + it.value().dump() + ",\n";
+  for (auto it = head.begin(); it != head.end(); ++it)
+    text += "  " + json(it.key()).dump() + ": " + it.value().dump() + ",\n";
   text += "  \"buffers\": {";
   {
     bool first = true;
@@ -952,8 +971,8 @@ Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& optio
   std::optional<Error> last;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool nonblocking = attempt == 1;
-    const std::vector<int> tries = options.compute_digits >= 0 ? std::vector<int>{options.compute_digits}
-                                                                : std::vector<int>{0, 3, 2};
+    const std::vector<int> tries =
+        options.compute_digits >= 0 ? std::vector<int>{options.compute_digits} : std::vector<int>{0, 3, 2};
     for (std::size_t ti = 0; ti < tries.size(); ++ti) {
       const int digits = tries[ti];
       Builder b(job, options, nonblocking, digits);
@@ -984,8 +1003,9 @@ Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& optio
           break;
         }
         Error e = lowered.error();
-        e.message = std::string(sc ? "the imported scenario does not plan: " : "the imported scenario does not read back: ") +
-                    e.message;
+        e.message =
+            std::string(sc ? "the imported scenario does not plan: " : "the imported scenario does not read back: ") +
+            e.message;
         e.hint = "`collscope analyze` on the same files may say why; " + e.hint;
         e.id = "import.replay";
         return e;

@@ -52,18 +52,29 @@ void Cursor::wrong_type(const char* what, const char* expected) const {
   const char* got = "something else";
   if (p_ < end_) {
     switch (*p_) {
-      case '{': got = "an object"; break;
-      case '[': got = "an array"; break;
-      case '"': got = "a string"; break;
+      case '{':
+        got = "an object";
+        break;
+      case '[':
+        got = "an array";
+        break;
+      case '"':
+        got = "a string";
+        break;
       case 't':
-      case 'f': got = "a boolean"; break;
-      case 'n': got = "null"; break;
-      default: got = "a number"; break;
+      case 'f':
+        got = "a boolean";
+        break;
+      case 'n':
+        got = "null";
+        break;
+      default:
+        got = "a number";
+        break;
     }
   }
   fail("import.bad_field", std::string(what) + " should be " + expected + ", not " + got,
-       "the file does not follow the format it claims; was it written by another version or edited by hand?",
-       offset());
+       "the file does not follow the format it claims; was it written by another version or edited by hand?", offset());
 }
 
 void Cursor::ws() {
@@ -81,12 +92,17 @@ Cursor::Type Cursor::peek() {
   ws();
   if (p_ >= end_) syntax("the text ends where a value was expected");
   switch (*p_) {
-    case '{': return Type::object;
-    case '[': return Type::array;
-    case '"': return Type::string;
+    case '{':
+      return Type::object;
+    case '[':
+      return Type::array;
+    case '"':
+      return Type::string;
     case 't':
-    case 'f': return Type::boolean;
-    case 'n': return Type::null;
+    case 'f':
+      return Type::boolean;
+    case 'n':
+      return Type::null;
     default:
       if (*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) return Type::number;
       if (*p_ == 'N' || *p_ == 'I') syntax("NaN and Infinity are not JSON numbers");
@@ -187,14 +203,30 @@ std::string_view Cursor::read_string() {
       const char e = p_[1];
       p_ += 2;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           auto hex4 = [&](std::uint32_t& v) {
             if (end_ - p_ < 4) syntax("\\u needs four hexadecimal digits");
@@ -223,7 +255,8 @@ std::string_view Cursor::read_string() {
           put_utf8(out, cp);
           break;
         }
-        default: syntax("an unknown escape in a string");
+        default:
+          syntax("an unknown escape in a string");
       }
       continue;
     }
@@ -346,10 +379,18 @@ void Cursor::skip() {
       begin_array();
       while (next_item()) skip();
       return;
-    case Type::string: read_string(); return;
-    case Type::number: number_text(); return;
-    case Type::boolean: boolean("value"); return;
-    case Type::null: null(); return;
+    case Type::string:
+      read_string();
+      return;
+    case Type::number:
+      number_text();
+      return;
+    case Type::boolean:
+      boolean("value");
+      return;
+    case Type::null:
+      null();
+      return;
   }
 }
 

@@ -23,7 +23,7 @@ namespace collscope::job {
 
 // Thrown inside the readers and turned into an Error at their edge.
 struct ReadFailure {
-  std::string id;       // "import.parse", "import.bad_field", ...
+  std::string id;  // "import.parse", "import.bad_field", ...
   std::string message;
   std::string hint;
   std::size_t offset;   // byte offset in the text the error points at
@@ -50,10 +50,10 @@ class Cursor {
   // Values. Each fails (import.bad_field at the value, naming `what`) on another type.
   std::string_view string(const char* what);  // valid until the next string is read
   double number(const char* what);
-  std::int64_t integer(const char* what);     // a whole number that fits 64 bits
+  std::int64_t integer(const char* what);  // a whole number that fits 64 bits
   bool boolean(const char* what);
   void null();
-  void skip();                                // any value, however nested
+  void skip();  // any value, however nested
 
   // After the document: only white space may follow.
   void finish();

@@ -143,12 +143,13 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
         return make_error("import.unknown_format", "this is collscope's own flight record, not a job's file",
                           "read it with `collscope analyze " + f.path + "`", Location{f.path, 0, 0, ""});
       if (f.pickled)
-        return make_error("import.unknown_format", "this looks like a pickled Flight Recorder dump (PyTorch's default)",
-                          "turn it into JSON: python3 -c 'import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
-                          "\"rb\")), sys.stdout)' " + f.path + " > " + f.path + ".json (only unpickle files you trust)",
-                          Location{f.path, 0, 0, ""});
-      return make_error("import.unknown_format",
-                        "not a PyTorch profiler trace, Flight Recorder dump or NCCL log",
+        return make_error(
+            "import.unknown_format", "this looks like a pickled Flight Recorder dump (PyTorch's default)",
+            "turn it into JSON: python3 -c 'import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
+            "\"rb\")), sys.stdout)' " +
+                f.path + " > " + f.path + ".json (only unpickle files you trust)",
+            Location{f.path, 0, 0, ""});
+      return make_error("import.unknown_format", "not a PyTorch profiler trace, Flight Recorder dump or NCCL log",
                         "give the files a job left behind: profiler traces (prof.export_chrome_trace), Flight "
                         "Recorder dumps in JSON, NCCL_DEBUG=INFO logs, or what `collscope record` wrote",
                         Location{f.path, 1, 1, ""});
@@ -165,9 +166,9 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
     if (call_format && *call_format != kind)
       return make_error("import.mixed_formats",
                         "this is a " + std::string(name_of(rf.format)) + " but " + short_name(call_format_file) +
-                            " is a " + std::string(name_of(*call_format == JobFormat::flight_recorder
-                                                               ? JobFormat::flight_recorder
-                                                               : JobFormat::profiler)),
+                            " is a " +
+                            std::string(name_of(*call_format == JobFormat::flight_recorder ? JobFormat::flight_recorder
+                                                                                           : JobFormat::profiler)),
                         "give one kind of file per rank; to take sizes from the other, pass it with --sizes",
                         Location{f.path, 0, 0, ""});
     if (!call_format) call_format_file = f.path;
@@ -216,8 +217,9 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
   }
   if (!all_named) {
     for (std::size_t i = 0; i < calls_files.size(); ++i) rank_of[i] = static_cast<std::int32_t>(i);
-    job.notes.push_back("the files do not all say their rank (in their contents or as a number in their name); "
-                        "ranks follow the order of the files");
+    job.notes.push_back(
+        "the files do not all say their rank (in their contents or as a number in their name); "
+        "ranks follow the order of the files");
   }
   std::map<std::int32_t, std::size_t> owner;
   std::int32_t world = 0;
@@ -232,8 +234,7 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
     }
     world = std::max({world, rank_of[i] + 1, calls_files[i].world});
     for (const auto& [id, g] : calls_files[i].groups)
-      if (g.world || id == "0")
-        world = std::max(world, static_cast<std::int32_t>(g.ranks.size()));
+      if (g.world || id == "0") world = std::max(world, static_cast<std::int32_t>(g.ranks.size()));
   }
   if (world > 1 << 16)
     return make_error("import.ranks", "the job has " + std::to_string(world) + " ranks", "collscope replays up to 1024",
@@ -310,31 +311,35 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
     std::set<std::int32_t> seen;
     for (auto r : g.ranks)
       if (r < 0 || r >= world || !seen.insert(r).second)
-        return make_error("import.bad_field",
-                          "group " + id + " lists rank " + std::to_string(r) +
-                              (r < 0 || r >= world ? ", outside the job's " + std::to_string(world) + " ranks" : " twice"),
-                          "the files describe another job, or were edited: give one job's files",
-                          Location{calls_paths.empty() ? std::string() : calls_paths[0], 0, 0, ""});
+        return make_error(
+            "import.bad_field",
+            "group " + id + " lists rank " + std::to_string(r) +
+                (r < 0 || r >= world ? ", outside the job's " + std::to_string(world) + " ranks" : " twice"),
+            "the files describe another job, or were edited: give one job's files",
+            Location{calls_paths.empty() ? std::string() : calls_paths[0], 0, 0, ""});
   }
   for (const auto& jr : job.ranks)
     for (const auto& c : jr.calls)
       if (c.peer >= world || c.root >= world)
         return make_error("import.bad_field",
                           "rank " + std::to_string(jr.rank) + "'s " + c.name + " names rank " +
-                              std::to_string(std::max(c.peer, c.root)) + ", outside the job's " + std::to_string(world) +
-                              " ranks",
-                          "give the files of every rank of the job", Location{jr.file, 0, 0, c.where.rfind('/', 0) == 0 ? c.where : ""});
+                              std::to_string(std::max(c.peer, c.root)) + ", outside the job's " +
+                              std::to_string(world) + " ranks",
+                          "give the files of every rank of the job",
+                          Location{jr.file, 0, 0, c.where.rfind('/', 0) == 0 ? c.where : ""});
   // Point-to-point peers: a job of two ranks has only one possible peer.
   if (!peers && world == 2) {
     for (auto& jr : job.ranks)
       for (auto& c : jr.calls)
         if (c.p2p && c.peer < 0) c.peer = 1 - jr.rank;
-    job.notes.push_back("the files do not name the peers of send and recv; with two ranks each one's peer is the other");
+    job.notes.push_back(
+        "the files do not name the peers of send and recv; with two ranks each one's peer is the other");
     peers = true;
   }
   if (!peers && !second)
-    job.notes.push_back("the files do not name the peers of send and recv: give --sizes with a recording of the same "
-                        "program (`collscope record`) to replay them");
+    job.notes.push_back(
+        "the files do not name the peers of send and recv: give --sizes with a recording of the same "
+        "program (`collscope record`) to replay them");
   job.sizes_known = sizes;
   job.clocks_comparable = epoch;
 
@@ -361,7 +366,8 @@ Status merge_second_source(Job& job, const Job& sizes) {
   std::string window_note;
   for (auto& jr : job.ranks) {
     if (!jr.present) continue;
-    if (static_cast<std::size_t>(jr.rank) >= sizes.ranks.size() || !sizes.ranks[static_cast<std::size_t>(jr.rank)].present)
+    if (static_cast<std::size_t>(jr.rank) >= sizes.ranks.size() ||
+        !sizes.ranks[static_cast<std::size_t>(jr.rank)].present)
       return make_error("import.sources_disagree", "the second source has no file for rank " + std::to_string(jr.rank),
                         "give --sizes the files of every rank", Location{jr.file, 0, 0, ""});
     const JobRank& sr = sizes.ranks[static_cast<std::size_t>(jr.rank)];
@@ -380,9 +386,9 @@ Status merge_second_source(Job& job, const Job& sizes) {
       auto calls_text = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " call" : " calls"); };
       if (i < n && i < m)
         return make_error("import.sources_disagree",
-                          "rank " + std::to_string(jr.rank) + "'s call " + std::to_string(i) + " is " + jr.calls[i].name +
-                              " here but " + sr.calls[i].name + " in " + sr.file + " (" + sr.calls[i].where + "), and its " +
-                              calls_text(n) + " appear nowhere in that order there",
+                          "rank " + std::to_string(jr.rank) + "'s call " + std::to_string(i) + " is " +
+                              jr.calls[i].name + " here but " + sr.calls[i].name + " in " + sr.file + " (" +
+                              sr.calls[i].where + "), and its " + calls_text(n) + " appear nowhere in that order there",
                           "the second source must record the same program", Location{jr.file, 0, 0, ""});
       return make_error("import.sources_disagree",
                         "rank " + std::to_string(jr.rank) + " made " + calls_text(n) + " here but " + calls_text(m) +
@@ -425,9 +431,10 @@ Status merge_second_source(Job& job, const Job& sizes) {
   job.groups = sizes.groups;
   job.sizes_known = sizes.sizes_known;
   job.sizes_from = sizes.files.empty() ? std::string() : sizes.files.front();
-  job.notes.erase(std::remove_if(job.notes.begin(), job.notes.end(),
-                                 [](const std::string& n) { return n.find("do not name the peers") != std::string::npos; }),
-                  job.notes.end());
+  job.notes.erase(
+      std::remove_if(job.notes.begin(), job.notes.end(),
+                     [](const std::string& n) { return n.find("do not name the peers") != std::string::npos; }),
+      job.notes.end());
   job.notes.push_back("sizes, dtypes, peers and groups come from " + fs::path(job.sizes_from).parent_path().string() +
                       (job.sizes_from.empty() ? std::string() : " (" + short_name(job.sizes_from) + ", ...)") +
                       ", call by call; the times from the first files");
@@ -445,16 +452,17 @@ Result<Job> load_job(const std::vector<std::string>& paths, const std::vector<st
     auto sizes = build(size_sources, true);
     if (!sizes) return sizes.error();
     if (sizes->world != job->world)
-      return make_error("import.sources_disagree",
-                        "the job has " + std::to_string(job->world) + " ranks but the second source " +
-                            std::to_string(sizes->world),
-                        "give --sizes a recording of the same job", Location{size_sources[0], 0, 0, ""});
+      return make_error(
+          "import.sources_disagree",
+          "the job has " + std::to_string(job->world) + " ranks but the second source " + std::to_string(sizes->world),
+          "give --sizes a recording of the same job", Location{size_sources[0], 0, 0, ""});
     if (auto st = merge_second_source(*job, *sizes); !st) return st.error();
   }
   if (!job->sizes_known)
-    job->notes.push_back("the files record no sizes (older PyTorch's profiler traces carry none): every call moves 1 "
-                         "element in the replay; give --sizes with a recording of the same program (`collscope "
-                         "record`) for the real sizes");
+    job->notes.push_back(
+        "the files record no sizes (older PyTorch's profiler traces carry none): every call moves 1 "
+        "element in the replay; give --sizes with a recording of the same program (`collscope "
+        "record`) for the real sizes");
   if (!job->clocks_comparable && job->format != JobFormat::nccl_log)
     job->notes.push_back("each rank's times start at its own profiler's start, so times are not compared across ranks");
   if (job->format == JobFormat::nccl_log)

@@ -73,7 +73,8 @@ Result<std::string> read_job_file(const std::string& path, std::uint64_t max_byt
   }
   text.resize(got);
   if (got > max_bytes)
-    return make_error("import.io", "file is too large (the limit is " + human_size(static_cast<double>(max_bytes)) + ")",
+    return make_error("import.io",
+                      "file is too large (the limit is " + human_size(static_cast<double>(max_bytes)) + ")",
                       "split the trace, or record fewer steps", where);
   return text;
 }
@@ -162,30 +163,48 @@ DTypeInfo dtype_info(std::string_view name) {
 
 DTypeInfo nccl_dtype(int number) {
   switch (number) {
-    case 0: return {DType::int8, 1};
-    case 1: return {DType::uint8, 1};
-    case 2: return {DType::int32, 4};
-    case 3: return {std::nullopt, 4};
-    case 4: return {DType::int64, 8};
-    case 5: return {std::nullopt, 8};
-    case 6: return {DType::float16, 2};
-    case 7: return {DType::float32, 4};
-    case 8: return {DType::float64, 8};
-    case 9: return {DType::bfloat16, 2};
+    case 0:
+      return {DType::int8, 1};
+    case 1:
+      return {DType::uint8, 1};
+    case 2:
+      return {DType::int32, 4};
+    case 3:
+      return {std::nullopt, 4};
+    case 4:
+      return {DType::int64, 8};
+    case 5:
+      return {std::nullopt, 8};
+    case 6:
+      return {DType::float16, 2};
+    case 7:
+      return {DType::float32, 4};
+    case 8:
+      return {DType::float64, 8};
+    case 9:
+      return {DType::bfloat16, 2};
     case 10:
-    case 11: return {std::nullopt, 1};
-    default: return {};
+    case 11:
+      return {std::nullopt, 1};
+    default:
+      return {};
   }
 }
 
 std::string nccl_reduce_op(int number) {
   switch (number) {
-    case 0: return "sum";
-    case 1: return "prod";
-    case 2: return "max";
-    case 3: return "min";
-    case 4: return "avg";
-    default: return "";
+    case 0:
+      return "sum";
+    case 1:
+      return "prod";
+    case 2:
+      return "max";
+    case 3:
+      return "min";
+    case 4:
+      return "avg";
+    default:
+      return "";
   }
 }
 
@@ -260,10 +279,14 @@ namespace collscope {
 
 const char* name_of(JobFormat f) {
   switch (f) {
-    case JobFormat::profiler: return "PyTorch profiler trace";
-    case JobFormat::profiler_legacy: return "PyTorch profiler trace (older format)";
-    case JobFormat::flight_recorder: return "Flight Recorder dump";
-    case JobFormat::nccl_log: return "NCCL log";
+    case JobFormat::profiler:
+      return "PyTorch profiler trace";
+    case JobFormat::profiler_legacy:
+      return "PyTorch profiler trace (older format)";
+    case JobFormat::flight_recorder:
+      return "Flight Recorder dump";
+    case JobFormat::nccl_log:
+      return "NCCL log";
   }
   return "?";
 }
@@ -271,12 +294,18 @@ const char* name_of(JobFormat f) {
 std::string files_noun(JobFormat f, std::size_t n) {
   std::string noun;
   switch (f) {
-    case JobFormat::profiler: noun = n == 1 ? "PyTorch profiler trace" : "PyTorch profiler traces"; break;
+    case JobFormat::profiler:
+      noun = n == 1 ? "PyTorch profiler trace" : "PyTorch profiler traces";
+      break;
     case JobFormat::profiler_legacy:
       noun = n == 1 ? "PyTorch profiler trace (older format)" : "PyTorch profiler traces (older format)";
       break;
-    case JobFormat::flight_recorder: noun = n == 1 ? "Flight Recorder dump" : "Flight Recorder dumps"; break;
-    case JobFormat::nccl_log: noun = n == 1 ? "NCCL log" : "NCCL logs"; break;
+    case JobFormat::flight_recorder:
+      noun = n == 1 ? "Flight Recorder dump" : "Flight Recorder dumps";
+      break;
+    case JobFormat::nccl_log:
+      noun = n == 1 ? "NCCL log" : "NCCL logs";
+      break;
   }
   return std::to_string(n) + " " + noun;
 }

@@ -57,24 +57,65 @@ enum class Field : std::uint8_t {
 // An entry's key, found with one switch on its length: a dump has millions of them.
 Field field_of(std::string_view k) {
   switch (k.size()) {
-    case 4: if (k == "peer") return Field::peer; if (k == "root") return Field::root; break;
-    case 5: if (k == "pg_id") return Field::pg_id; if (k == "state") return Field::state; break;
-    case 6: if (k == "is_p2p") return Field::is_p2p; break;
-    case 8: if (k == "async_op") return Field::async_op; break;
-    case 9: if (k == "reduce_op") return Field::reduce_op; if (k == "call_site") return Field::call_site; break;
-    case 10: if (k == "p2p_seq_id") return Field::p2p_seq_id; break;
-    case 11: if (k == "input_sizes") return Field::input_sizes; if (k == "duration_ms") return Field::duration_ms; break;
-    case 12: if (k == "output_sizes") return Field::output_sizes; if (k == "input_dtypes") return Field::input_dtypes; break;
-    case 13: if (k == "process_group") return Field::process_group; if (k == "output_dtypes") return Field::output_dtypes; break;
-    case 14: if (k == "profiling_name") return Field::profiling_name; break;
-    case 15: if (k == "time_created_ns") return Field::time_created_ns; break;
-    case 16: if (k == "time_returned_ns") return Field::time_returned_ns; break;
-    case 17: if (k == "collective_seq_id") return Field::collective_seq_id; break;
-    case 20: if (k == "time_wait_started_ns") return Field::time_wait_started_ns; break;
-    case 22: if (k == "time_wait_completed_ns") return Field::time_wait_completed_ns; break;
-    case 26: if (k == "time_discovered_started_ns") return Field::time_discovered_started_ns; break;
-    case 28: if (k == "time_discovered_completed_ns") return Field::time_discovered_completed_ns; break;
-    default: break;
+    case 4:
+      if (k == "peer") return Field::peer;
+      if (k == "root") return Field::root;
+      break;
+    case 5:
+      if (k == "pg_id") return Field::pg_id;
+      if (k == "state") return Field::state;
+      break;
+    case 6:
+      if (k == "is_p2p") return Field::is_p2p;
+      break;
+    case 8:
+      if (k == "async_op") return Field::async_op;
+      break;
+    case 9:
+      if (k == "reduce_op") return Field::reduce_op;
+      if (k == "call_site") return Field::call_site;
+      break;
+    case 10:
+      if (k == "p2p_seq_id") return Field::p2p_seq_id;
+      break;
+    case 11:
+      if (k == "input_sizes") return Field::input_sizes;
+      if (k == "duration_ms") return Field::duration_ms;
+      break;
+    case 12:
+      if (k == "output_sizes") return Field::output_sizes;
+      if (k == "input_dtypes") return Field::input_dtypes;
+      break;
+    case 13:
+      if (k == "process_group") return Field::process_group;
+      if (k == "output_dtypes") return Field::output_dtypes;
+      break;
+    case 14:
+      if (k == "profiling_name") return Field::profiling_name;
+      break;
+    case 15:
+      if (k == "time_created_ns") return Field::time_created_ns;
+      break;
+    case 16:
+      if (k == "time_returned_ns") return Field::time_returned_ns;
+      break;
+    case 17:
+      if (k == "collective_seq_id") return Field::collective_seq_id;
+      break;
+    case 20:
+      if (k == "time_wait_started_ns") return Field::time_wait_started_ns;
+      break;
+    case 22:
+      if (k == "time_wait_completed_ns") return Field::time_wait_completed_ns;
+      break;
+    case 26:
+      if (k == "time_discovered_started_ns") return Field::time_discovered_started_ns;
+      break;
+    case 28:
+      if (k == "time_discovered_completed_ns") return Field::time_discovered_completed_ns;
+      break;
+    default:
+      break;
   }
   return Field::other;
 }

@@ -10,7 +10,8 @@
 //       per channel: this rank's children (down to three) -> itself -> its parent
 //   Ring 00 : 3 -> 0 -> 1
 //       (older NCCL) per channel: the previous rank -> itself -> the next one
-//   AllReduce: opCount 2a sendbuff 0x7f.. recvbuff 0x7f.. count 1048576 datatype 7 op 0 root 0 comm 0x55d0c8a0 [nranks=4] stream 0x..
+//   AllReduce: opCount 2a sendbuff 0x7f.. recvbuff 0x7f.. count 1048576 datatype 7 op 0 root 0 comm 0x55d0c8a0
+//   [nranks=4] stream 0x..
 //       (NCCL_DEBUG_SUBSYS=COLL) one call: its count, datatype and op as NCCL's enums,
 //       its root (the peer for Send and Recv), and the communicator's call counter
 //
@@ -29,10 +30,10 @@ namespace {
 struct CommInst {
   std::string ptr, id;
   std::int32_t rank = -1, nranks = 0;
-  std::int32_t order = 0;  // among this unit's communicators of the same size
-  std::map<int, std::vector<std::int32_t>> rings;                // channel -> comm ranks (rank 0 prints them)
-  std::map<int, std::pair<std::int32_t, std::int32_t>> links;    // channel -> (prev, next) of this rank
-  std::map<int, std::vector<std::int32_t>> trees;                // channel -> {up, down0, down1, down2}
+  std::int32_t order = 0;                                      // among this unit's communicators of the same size
+  std::map<int, std::vector<std::int32_t>> rings;              // channel -> comm ranks (rank 0 prints them)
+  std::map<int, std::pair<std::int32_t, std::int32_t>> links;  // channel -> (prev, next) of this rank
+  std::map<int, std::vector<std::int32_t>> trees;              // channel -> {up, down0, down1, down2}
   int line = 0;
 };
 
@@ -106,9 +107,10 @@ std::vector<std::int32_t> ints_in(std::string_view s, bool* ok) {
 
 const std::map<std::string_view, std::string_view>& op_kinds() {
   static const std::map<std::string_view, std::string_view> m = {
-      {"AllReduce", "allreduce"}, {"Broadcast", "broadcast"},          {"Bcast", "broadcast"}, {"Reduce", "reduce"},
-      {"AllGather", "allgather"}, {"ReduceScatter", "reduce_scatter"}, {"Send", "send"},       {"Recv", "recv"},
-      {"AllToAll", "alltoall"},   {"Gather", "gather"},                {"Scatter", "scatter"}};
+      {"AllReduce", "allreduce"}, {"Broadcast", "broadcast"}, {"Bcast", "broadcast"},
+      {"Reduce", "reduce"},       {"AllGather", "allgather"}, {"ReduceScatter", "reduce_scatter"},
+      {"Send", "send"},           {"Recv", "recv"},           {"AllToAll", "alltoall"},
+      {"Gather", "gather"},       {"Scatter", "scatter"}};
   return m;
 }
 
@@ -137,7 +139,8 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       const auto lb = prefix.find('[');
       const auto rb = lb == std::string_view::npos ? lb : prefix.find(']', lb);
       key.assign(c2 != std::string_view::npos ? prefix.substr(0, c2) : prefix.substr(0, std::min(prefix.size(), lb)));
-      if (lb != std::string_view::npos && rb != std::string_view::npos) key += std::string(prefix.substr(lb, rb - lb + 1));
+      if (lb != std::string_view::npos && rb != std::string_view::npos)
+        key += std::string(prefix.substr(lb, rb - lb + 1));
     }
     auto [uit, fresh] = units.try_emplace(key);
     Unit& u = uit->second;
@@ -154,14 +157,16 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       Unit::Call call;
       call.op = std::string(op);
       call.line = line_no;
-      const bool ok = to_int(word_after(msg, "opCount"), call.op_count, 16) && to_int(word_after(msg, "count"), call.count) &&
+      const bool ok = to_int(word_after(msg, "opCount"), call.op_count, 16) &&
+                      to_int(word_after(msg, "count"), call.count) &&
                       to_int(word_after(msg, "datatype"), call.datatype) && to_int(word_after(msg, "op"), call.redop) &&
                       to_int(word_after(msg, "root"), call.root);
       call.comm_ptr = std::string(word_after(msg, "comm"));
       if (!ok || call.comm_ptr.empty())
-        return make_error("import.parse", "this NCCL call line does not read as NCCL prints them",
-                          "expected \"" + call.op + ": opCount HEX sendbuff P recvbuff P count N datatype D op O root R comm P ...\"",
-                          Location{file, line_no, static_cast<int>(tag + 10), ""});
+        return make_error(
+            "import.parse", "this NCCL call line does not read as NCCL prints them",
+            "expected \"" + call.op + ": opCount HEX sendbuff P recvbuff P count N datatype D op O root R comm P ...\"",
+            Location{file, line_no, static_cast<int>(tag + 10), ""});
       u.calls.push_back(std::move(call));
       log.has_calls = true;
       continue;
@@ -215,7 +220,8 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       bool ok = true;
       auto ranks = ints_in(list, &ok);
       if (!ok) {
-        log.notes.push_back("line " + std::to_string(line_no) + " of " + file + " lists a ring cut short (\"...\"); "
+        log.notes.push_back("line " + std::to_string(line_no) + " of " + file +
+                            " lists a ring cut short (\"...\"); "
                             "that channel is left out");
         continue;
       }
@@ -302,7 +308,8 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
   // Communicators across units: by NCCL's id when the log prints it, else by size and
   // the order each unit created them in.
   auto comm_key = [](const CommInst& c) {
-    return !c.id.empty() ? "commId " + c.id : "comm of " + std::to_string(c.nranks) + " ranks #" + std::to_string(c.order);
+    return !c.id.empty() ? "commId " + c.id
+                         : "comm of " + std::to_string(c.nranks) + " ranks #" + std::to_string(c.order);
   };
   std::map<std::string, std::vector<std::int32_t>> members;  // key -> world rank per comm rank
   std::vector<std::string> comm_order;
@@ -313,7 +320,8 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       const std::string key = comm_key(c);
       auto [it, fresh] = members.try_emplace(key, std::vector<std::int32_t>(static_cast<std::size_t>(c.nranks), -1));
       if (fresh) comm_order.push_back(key);
-      if (static_cast<std::size_t>(c.rank) < it->second.size()) it->second[static_cast<std::size_t>(c.rank)] = u.world_rank;
+      if (static_cast<std::size_t>(c.rank) < it->second.size())
+        it->second[static_cast<std::size_t>(c.rank)] = u.world_rank;
     }
   }
   std::map<std::string, std::string> group_of;  // comm key -> group id
@@ -354,7 +362,8 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
     }
     // Rings from "Ring" lines where no "Channel" line gave them: follow next from rank 0.
     for (const auto& [chn, l] : links) {
-      if (rings.count(chn) || static_cast<std::int32_t>(l.size()) != static_cast<std::int32_t>(ch.members.size())) continue;
+      if (rings.count(chn) || static_cast<std::int32_t>(l.size()) != static_cast<std::int32_t>(ch.members.size()))
+        continue;
       std::vector<std::int32_t> ring;
       std::int32_t cur = 0;
       for (std::size_t i = 0; i < ch.members.size(); ++i) {
@@ -392,8 +401,9 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
     const Unit& u = units[k];
     if (u.world_rank < 0) {
       if (!u.calls.empty())
-        log.notes.push_back("the process " + k + " in " + file + " made calls but never said its rank in a communicator of " +
-                            std::to_string(world) + " ranks; its calls are left out");
+        log.notes.push_back("the process " + k + " in " + file +
+                            " made calls but never said its rank in a communicator of " + std::to_string(world) +
+                            " ranks; its calls are left out");
       continue;
     }
     if (u.calls.empty() && u.comms.empty()) continue;
@@ -425,10 +435,11 @@ Result<NcclLog> read_nccl_log(std::string_view text, const std::string& file) {
       call.count = c.count;
       call.sizes = std::to_string(c.count) + " elements";
       const auto info = nccl_dtype(c.datatype);
-      static const char* const kNcclTypes[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",    "ncclUint32",
-                                               "ncclInt64",   "ncclUint64",  "ncclFloat16",  "ncclFloat32",
+      static const char* const kNcclTypes[] = {"ncclInt8",    "ncclUint8",    "ncclInt32",      "ncclUint32",
+                                               "ncclInt64",   "ncclUint64",   "ncclFloat16",    "ncclFloat32",
                                                "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
-      call.dtype = c.datatype >= 0 && c.datatype < 12 ? kNcclTypes[c.datatype] : "ncclDataType " + std::to_string(c.datatype);
+      call.dtype =
+          c.datatype >= 0 && c.datatype < 12 ? kNcclTypes[c.datatype] : "ncclDataType " + std::to_string(c.datatype);
       call.dt = info.dt;
       call.dtype_bytes = info.bytes;
       if (call.kind == "allreduce" || call.kind == "reduce" || call.kind == "reduce_scatter")

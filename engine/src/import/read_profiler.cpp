@@ -216,9 +216,13 @@ bool is_dispatcher_event(const std::string& n) { return n.rfind("c10d::", 0) == 
 
 std::string reduce_op_from_kernel(const std::string& name) {
   // ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_AllReduce_RING_LL_Sum_float
-  for (const auto& [token, op] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"_Sum", "sum"}, {"_Prod", "prod"}, {"_Max", "max"}, {"_Min", "min"}, {"_Avg", "avg"}, {"_PreMulSum", "sum"},
-           {"_SumPostDiv", "avg"}}) {
+  for (const auto& [token, op] : std::initializer_list<std::pair<const char*, const char*>>{{"_Sum", "sum"},
+                                                                                            {"_Prod", "prod"},
+                                                                                            {"_Max", "max"},
+                                                                                            {"_Min", "min"},
+                                                                                            {"_Avg", "avg"},
+                                                                                            {"_PreMulSum", "sum"},
+                                                                                            {"_SumPostDiv", "avg"}}) {
     const auto at = name.find(token);
     if (at != std::string::npos) {
       const char next = at + std::strlen(token) < name.size() ? name[at + std::strlen(token)] : '_';
@@ -297,8 +301,9 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
                 c.begin_object();
                 std::string_view gk;
                 while (c.next_member(gk)) {
-                  if (gk == "pg_name") g.id.assign(c.peek() == Cursor::Type::string ? c.string("pg_name")
-                                                                                 : std::to_string(c.integer("pg_name")));
+                  if (gk == "pg_name")
+                    g.id.assign(c.peek() == Cursor::Type::string ? c.string("pg_name")
+                                                                 : std::to_string(c.integer("pg_name")));
                   else if (gk == "pg_desc" && c.peek() == Cursor::Type::string) g.desc.assign(c.string("pg_desc"));
                   else if (gk == "ranks" && c.peek() == Cursor::Type::array) {
                     c.begin_array();
@@ -411,10 +416,10 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
         if (peer < 0) peer = e->rank;
         if (peer >= 0) {
           const auto& ranks = rf.groups[g.id].ranks;
-          call.peer = ranks.empty() ? static_cast<std::int32_t>(peer)
-                                    : (static_cast<std::size_t>(peer) < ranks.size()
-                                           ? ranks[static_cast<std::size_t>(peer)]
-                                           : -1);
+          call.peer =
+              ranks.empty()
+                  ? static_cast<std::int32_t>(peer)
+                  : (static_cast<std::size_t>(peer) < ranks.size() ? ranks[static_cast<std::size_t>(peer)] : -1);
         }
       } else if (rf.rank < 0 && e->rank >= 0) {
         const auto& ranks = rf.groups[g.id].ranks;
@@ -478,7 +483,8 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
     }
     rf.calls.push_back(std::move(call));
   }
-  rf.sizes = any_size || std::all_of(rf.calls.begin(), rf.calls.end(), [](const JobCall& c) { return c.kind == "barrier"; });
+  rf.sizes =
+      any_size || std::all_of(rf.calls.begin(), rf.calls.end(), [](const JobCall& c) { return c.kind == "barrier"; });
   rf.peers = std::none_of(rf.calls.begin(), rf.calls.end(), [](const JobCall& c) { return c.p2p; });
   // Sequence numbers: the position of each collective on the default group.
   std::int64_t seq = 0;

@@ -21,9 +21,9 @@ struct RankFile {
   std::int32_t world = -1;  // -1: the file does not say
   std::vector<JobCall> calls;
   std::map<std::string, JobGroup> groups;
-  std::string clock;        // "epoch", "profiler start", ""
-  bool sizes = true;        // the file records sizes
-  bool peers = true;        // ... and the peers of point-to-point calls
+  std::string clock;  // "epoch", "profiler start", ""
+  bool sizes = true;  // the file records sizes
+  bool peers = true;  // ... and the peers of point-to-point calls
   std::vector<std::string> notes;
 };
 

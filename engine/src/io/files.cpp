@@ -125,14 +125,19 @@ namespace {
 // What to do about the usual reasons.
 std::string hint_for(int err) {
   switch (err) {
-    case ENOENT: return "check that the folder exists";
+    case ENOENT:
+      return "check that the folder exists";
     case EACCES:
     case EPERM:
-    case EROFS: return "choose a folder you may write to";
-    case EISDIR: return "give a file name, not a folder";
+    case EROFS:
+      return "choose a folder you may write to";
+    case EISDIR:
+      return "give a file name, not a folder";
     case ENOSPC:
-    case EDQUOT: return "free some disk space or write elsewhere";
-    default: return {};
+    case EDQUOT:
+      return "free some disk space or write elsewhere";
+    default:
+      return {};
   }
 }
 
@@ -159,7 +164,7 @@ std::string parent_of(const std::string& path) {
 // link to a link ...), so that a link keeps pointing at the new contents. A dangling
 // link is followed too: the file is created where it points, as a shell's ">" does.
 struct Target {
-  std::string path;    // after the links
+  std::string path;  // after the links
   bool exists = false;
   struct stat st {};
 };
@@ -228,7 +233,8 @@ Status check_output_target(const std::string& path, const std::string& error_id)
   struct stat ds {};
   if (::stat(dir.c_str(), &ds) != 0) return io_error(error_id, path, "its folder cannot be used", errno);
   if (!S_ISDIR(ds.st_mode)) return io_error(error_id, path, "its folder cannot be used", ENOTDIR);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return io_error(error_id, path, "cannot create a file in its folder", errno);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return io_error(error_id, path, "cannot create a file in its folder", errno);
   return ok_status();
 }
 
@@ -313,7 +319,8 @@ Status check_outputs(const std::vector<std::string>& inputs, const std::vector<O
       const auto id = file_id(in);
       if (id && w.id && *id == *w.id)
         return make_error("cli.output_path",
-                          o.flag + " " + o.path + " is the same file as " + in + ", which this command reads: writing it would destroy it",
+                          o.flag + " " + o.path + " is the same file as " + in +
+                              ", which this command reads: writing it would destroy it",
                           "give " + o.flag + " another file name");
     }
     for (std::size_t i = 0; i < seen.size(); ++i)

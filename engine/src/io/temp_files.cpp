@@ -20,7 +20,7 @@ constexpr std::size_t kMaxPath = 4096;
 
 struct Slot {
   std::atomic<bool> taken{false};
-  std::atomic<unsigned> seq{0};      // odd while `path` or `armed` change
+  std::atomic<unsigned> seq{0};  // odd while `path` or `armed` change
   std::atomic<bool> armed{false};
   std::atomic<char> path[kMaxPath];  // atomics: the handler reads them while others may write
 };

@@ -20,19 +20,21 @@ const Table& table() {
     Table x{};
     for (const CollectiveDescriptor* d :
          {&collectives::broadcast(), &collectives::reduce(), &collectives::allreduce(), &collectives::scatter(),
-          &collectives::gather(), &collectives::allgather(), &collectives::reduce_scatter(),
-          &collectives::alltoall(), &collectives::alltoallv(), &collectives::barrier()})
+          &collectives::gather(), &collectives::allgather(), &collectives::reduce_scatter(), &collectives::alltoall(),
+          &collectives::alltoallv(), &collectives::barrier()})
       x[static_cast<std::size_t>(d->coll)] = d;
     return x;
   }();
   return t;
 }
 
-static_assert([] {
-  for (std::size_t i = 0; i < std::size(kAllCollectives); ++i)
-    if (static_cast<std::size_t>(kAllCollectives[i]) != i) return false;
-  return true;
-}(), "kAllCollectives lists the collectives in the order of their enum values");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kAllCollectives); ++i)
+        if (static_cast<std::size_t>(kAllCollectives[i]) != i) return false;
+      return true;
+    }(),
+    "kAllCollectives lists the collectives in the order of their enum values");
 
 }  // namespace
 
@@ -53,8 +55,7 @@ bool supports_out_of_place(Collective c) { return collective_descriptor(c).out_o
 
 CollectiveShape shape_of(const CollArgs& a, std::int32_t g) { return collective_descriptor(a.coll).shape(a, g); }
 
-CollectiveShape shape_of(Collective c, std::int32_t ranks, std::int32_t rank, std::int32_t root,
-                         std::uint64_t count) {
+CollectiveShape shape_of(Collective c, std::int32_t ranks, std::int32_t rank, std::int32_t root, std::uint64_t count) {
   CollArgs a;
   a.coll = c;
   a.ranks = ranks;

@@ -152,17 +152,17 @@ class ProgramOrder {
 
   const Schedule& s_;
   std::vector<Op> ops_;
-  std::vector<std::vector<std::int32_t>> kids_;   // per op, in program order
-  std::vector<std::vector<std::int32_t>> roots_;  // per rank, in program order
-  std::vector<Fence> done_;                       // per op: its completion
-  std::vector<Fence> fences_{Fence{}};            // fence 0: nothing to wait for
-  std::vector<std::int32_t> fence_of_;            // per op: the fence it starts behind
+  std::vector<std::vector<std::int32_t>> kids_;                               // per op, in program order
+  std::vector<std::vector<std::int32_t>> roots_;                              // per rank, in program order
+  std::vector<Fence> done_;                                                   // per op: its completion
+  std::vector<Fence> fences_{Fence{}};                                        // fence 0: nothing to wait for
+  std::vector<std::int32_t> fence_of_;                                        // per op: the fence it starts behind
   std::vector<std::vector<std::pair<std::int32_t, std::int32_t>>> explicit_;  // per step: (transfer, fence)
   std::vector<std::vector<std::int32_t>> spans_;  // per rank: its spanning ops without a body, by first step
   std::vector<std::size_t> at_;                   // per rank: the first of them not yet over
   std::int32_t step_ = -1;
-  std::size_t claim_ = 0;                         // the next claim of explicit_[step_]
-  std::unordered_set<std::uint64_t> applied_;     // (lane, fence) pairs already waited for
+  std::size_t claim_ = 0;                      // the next claim of explicit_[step_]
+  std::unordered_set<std::uint64_t> applied_;  // (lane, fence) pairs already waited for
 
   void collect_ops() {
     const auto R = static_cast<std::size_t>(s_.ranks);
@@ -200,8 +200,7 @@ class ProgramOrder {
       if (o.rank < 0 || o.rank >= s_.ranks) continue;
       if (o.parent >= 0 && static_cast<std::size_t>(o.parent) < ops_.size())
         kids_[static_cast<std::size_t>(o.parent)].push_back(static_cast<std::int32_t>(i));
-      else
-        roots_[static_cast<std::size_t>(o.rank)].push_back(static_cast<std::int32_t>(i));
+      else roots_[static_cast<std::size_t>(o.rank)].push_back(static_cast<std::int32_t>(i));
     }
     spans_.assign(R, {});
     for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -336,8 +335,8 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   auto slot = [&](const Loc& l) -> Segments& {
     return memory[static_cast<std::size_t>(l.rank) * nbuf + static_cast<std::size_t>(l.buf)];
   };
-  std::vector<std::vector<std::vector<Dep>>> deps(
-      static_cast<std::size_t>(lane_count(s)), std::vector<std::vector<Dep>>(static_cast<std::size_t>(S)));
+  std::vector<std::vector<std::vector<Dep>>> deps(static_cast<std::size_t>(lane_count(s)),
+                                                  std::vector<std::vector<Dep>>(static_cast<std::size_t>(S)));
   // Keep only the latest required step per (waiting lane, awaited lane).
   std::unordered_map<std::int64_t, std::int32_t> need;
 
@@ -370,8 +369,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       for (const Range& in : inputs)
         if (!merged.empty() && merged.back().slot == in.slot && in.a <= merged.back().b)
           merged.back().b = std::max(merged.back().b, in.b);
-        else
-          merged.push_back(in);
+        else merged.push_back(in);
       inputs = std::move(merged);
       // Between two iterations every rank writes its inputs afresh, as a program that
       // calls the collective in a loop does (and as an algorithm must not rely on them
@@ -383,7 +381,8 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       // synchronisation at all, and a benchmark would time no communication.
       for (const Range& in : inputs) {
         const auto owner = static_cast<std::int32_t>(in.slot / nbuf);
-        before_overwrite(memory[in.slot], in.a, in.b, [&](std::int32_t lane, std::int32_t step) { require(owner, lane, step); });
+        before_overwrite(memory[in.slot], in.a, in.b,
+                         [&](std::int32_t lane, std::int32_t step) { require(owner, lane, step); });
       }
       for (const Range& in : inputs)
         overwrite(memory[in.slot], in.a, in.b, static_cast<std::int32_t>(in.slot / nbuf), S - 1);
@@ -407,8 +406,8 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
         for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
           if (it->second.write_lane >= 0) require(d, it->second.write_lane, it->second.write_step);
           else if (!record)
-            inputs.push_back({static_cast<std::size_t>(from.rank) * nbuf + static_cast<std::size_t>(from.buf), it->first,
-                              it->second.end});
+            inputs.push_back({static_cast<std::size_t>(from.rank) * nbuf + static_cast<std::size_t>(from.buf),
+                              it->first, it->second.end});
         }
       });
       if (t.count == 0) continue;  // a compute span that writes nothing
@@ -439,8 +438,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
     }
   }
   for (auto& per_lane : deps)
-    for (auto& v : per_lane)
-      std::sort(v.begin(), v.end(), [](const Dep& x, const Dep& y) { return x.rank < y.rank; });
+    for (auto& v : per_lane) std::sort(v.begin(), v.end(), [](const Dep& x, const Dep& y) { return x.rank < y.rank; });
   return deps;
 }
 

@@ -123,8 +123,8 @@ std::string schedule_summary(const Schedule& s) {
     if (is_reducing(c.args.coll)) calls += " " + std::string(name_of(c.args.op));
     if (c.args.in_place) calls += " in place";
   }
-  return std::to_string(s.ranks) + " ranks, " + std::string(name_of(s.dtype)) + ", " + (calls.empty() ? "no calls" : calls) +
-         ", " + std::to_string(s.steps.size()) + " steps";
+  return std::to_string(s.ranks) + " ranks, " + std::string(name_of(s.dtype)) + ", " +
+         (calls.empty() ? "no calls" : calls) + ", " + std::to_string(s.steps.size()) + " steps";
 }
 
 }  // namespace collscope

@@ -58,8 +58,9 @@ std::string group_text(const Call& c) {
 
 std::string rank_text(const Call& c, std::int32_t group_rank) {
   const auto& w = c.args.world_rank;
-  const std::int32_t world =
-      group_rank >= 0 && static_cast<std::size_t>(group_rank) < w.size() ? w[static_cast<std::size_t>(group_rank)] : group_rank;
+  const std::int32_t world = group_rank >= 0 && static_cast<std::size_t>(group_rank) < w.size()
+                                 ? w[static_cast<std::size_t>(group_rank)]
+                                 : group_rank;
   if (c.group.empty() || w.empty()) return "rank " + std::to_string(world);
   return "rank " + std::to_string(world) + " (" + c.group + " rank " + std::to_string(group_rank) + ")";
 }

@@ -1,8 +1,8 @@
 // Names and sizes of element types and reduction operators. What a collective is
 // (its name included) comes from its descriptor (collective.h, ir/collective.cpp).
-#include <array>
-
 #include "collscope/types.h"
+
+#include <array>
 
 namespace collscope {
 namespace {
@@ -26,13 +26,17 @@ std::optional<ReduceOp> parse_reduce_op(std::string_view s) { return find_name<R
 std::size_t size_of(DType t) {
   switch (t) {
     case DType::int8:
-    case DType::uint8: return 1;
+    case DType::uint8:
+      return 1;
     case DType::float16:
-    case DType::bfloat16: return 2;
+    case DType::bfloat16:
+      return 2;
     case DType::int32:
-    case DType::float32: return 4;
+    case DType::float32:
+      return 4;
     case DType::int64:
-    case DType::float64: return 8;
+    case DType::float64:
+      return 8;
   }
   return 1;
 }
@@ -43,11 +47,16 @@ bool is_floating(DType t) {
 
 int precision_bits(DType t) {
   switch (t) {
-    case DType::float16: return 11;
-    case DType::bfloat16: return 8;
-    case DType::float32: return 24;
-    case DType::float64: return 53;
-    default: return 63;
+    case DType::float16:
+      return 11;
+    case DType::bfloat16:
+      return 8;
+    case DType::float32:
+      return 24;
+    case DType::float64:
+      return 53;
+    default:
+      return 63;
   }
 }
 

@@ -13,10 +13,14 @@ namespace collscope::kernels {
 
 inline OpKind op_kind(ReduceOp op) {
   switch (op) {
-    case ReduceOp::prod: return OpKind::prod;
-    case ReduceOp::min: return OpKind::min;
-    case ReduceOp::max: return OpKind::max;
-    default: return OpKind::sum;  // sum, and avg (divided at the end)
+    case ReduceOp::prod:
+      return OpKind::prod;
+    case ReduceOp::min:
+      return OpKind::min;
+    case ReduceOp::max:
+      return OpKind::max;
+    default:
+      return OpKind::sum;  // sum, and avg (divided at the end)
   }
 }
 
@@ -36,10 +40,18 @@ void reduce_copy_typed(OpKind k, void* dst, const void* aux, const void* src, st
   const T* a = static_cast<const T*>(aux);
   const T* s = static_cast<const T*>(src);
   switch (k) {
-    case OpKind::sum: reduce_copy_loop<T, OpKind::sum>(d, a, s, n); break;
-    case OpKind::prod: reduce_copy_loop<T, OpKind::prod>(d, a, s, n); break;
-    case OpKind::min: reduce_copy_loop<T, OpKind::min>(d, a, s, n); break;
-    case OpKind::max: reduce_copy_loop<T, OpKind::max>(d, a, s, n); break;
+    case OpKind::sum:
+      reduce_copy_loop<T, OpKind::sum>(d, a, s, n);
+      break;
+    case OpKind::prod:
+      reduce_copy_loop<T, OpKind::prod>(d, a, s, n);
+      break;
+    case OpKind::min:
+      reduce_copy_loop<T, OpKind::min>(d, a, s, n);
+      break;
+    case OpKind::max:
+      reduce_copy_loop<T, OpKind::max>(d, a, s, n);
+      break;
   }
 }
 
@@ -48,10 +60,18 @@ void reduce_typed(OpKind k, void* dst, const void* src, std::uint64_t n) {
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
   switch (k) {
-    case OpKind::sum: reduce_loop<T, OpKind::sum>(d, s, n); break;
-    case OpKind::prod: reduce_loop<T, OpKind::prod>(d, s, n); break;
-    case OpKind::min: reduce_loop<T, OpKind::min>(d, s, n); break;
-    case OpKind::max: reduce_loop<T, OpKind::max>(d, s, n); break;
+    case OpKind::sum:
+      reduce_loop<T, OpKind::sum>(d, s, n);
+      break;
+    case OpKind::prod:
+      reduce_loop<T, OpKind::prod>(d, s, n);
+      break;
+    case OpKind::min:
+      reduce_loop<T, OpKind::min>(d, s, n);
+      break;
+    case OpKind::max:
+      reduce_loop<T, OpKind::max>(d, s, n);
+      break;
   }
 }
 
@@ -65,14 +85,30 @@ void scale_typed(void* dst, std::uint64_t n, std::uint32_t divisor) {
 template <class F>
 void with_type(DType t, F&& f) {
   switch (t) {
-    case DType::int8: f.template operator()<std::int8_t>(); break;
-    case DType::uint8: f.template operator()<std::uint8_t>(); break;
-    case DType::int32: f.template operator()<std::int32_t>(); break;
-    case DType::int64: f.template operator()<std::int64_t>(); break;
-    case DType::float16: f.template operator()<f16>(); break;
-    case DType::bfloat16: f.template operator()<bf16>(); break;
-    case DType::float32: f.template operator()<float>(); break;
-    case DType::float64: f.template operator()<double>(); break;
+    case DType::int8:
+      f.template operator()<std::int8_t>();
+      break;
+    case DType::uint8:
+      f.template operator()<std::uint8_t>();
+      break;
+    case DType::int32:
+      f.template operator()<std::int32_t>();
+      break;
+    case DType::int64:
+      f.template operator()<std::int64_t>();
+      break;
+    case DType::float16:
+      f.template operator()<f16>();
+      break;
+    case DType::bfloat16:
+      f.template operator()<bf16>();
+      break;
+    case DType::float32:
+      f.template operator()<float>();
+      break;
+    case DType::float64:
+      f.template operator()<double>();
+      break;
   }
 }
 

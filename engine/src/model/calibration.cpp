@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "scenario/json.h"
 #include "collscope/files.h"
+#include "scenario/json.h"
 
 namespace collscope {
 
@@ -106,16 +106,19 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
       (std::string(key) == "date" ? c.date : c.machine) = m->value.text;
     }
   double cores = 0;
-  for (auto [key, out, req] : {std::tuple{"seconds", &c.seconds, false}, std::tuple{"cores", &cores, true},
-                               std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
-                               std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false},
-                               std::tuple{"shared_gbps", &c.shared_gbps, true}, std::tuple{"wake_us", &c.wake_us, true},
-                               std::tuple{"switch_us", &c.switch_us, true}, std::tuple{"barrier_us", &c.barrier_us, false},
-                               std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
+  for (auto [key, out, req] :
+       {std::tuple{"seconds", &c.seconds, false}, std::tuple{"cores", &cores, true},
+        std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
+        std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false}, std::tuple{"shared_gbps", &c.shared_gbps, true},
+        std::tuple{"wake_us", &c.wake_us, true}, std::tuple{"switch_us", &c.switch_us, true},
+        std::tuple{"barrier_us", &c.barrier_us, false},
+        std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
     if (auto st = num(key, *out, req); !st) return st.error();
-  if (cores < 1 || cores > 65536 || cores != std::floor(cores)) return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");
+  if (cores < 1 || cores > 65536 || cores != std::floor(cores))
+    return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");
   c.cores = static_cast<int>(cores);
-  for (auto [key, table] : {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps}}) {
+  for (auto [key, table] :
+       {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps}}) {
     const json::Member* m = doc->find(key);
     if (!m) continue;
     if (!m->value.is_object()) return bad(m->value, std::string("\"") + key + "\" must be an object of dtypes");

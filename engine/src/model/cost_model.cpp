@@ -3,13 +3,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <string>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "collscope/model.h"
-
 #include "ir/deps.h"
 
 namespace collscope {
@@ -41,7 +40,8 @@ constexpr std::uint64_t kMaxTransfersForReuse = 250000;
 // under it by one.
 class Reuse {
  public:
-  Reuse(const Schedule& s, double cache) : buffers_(s.buffers.size()), pieces_(static_cast<std::size_t>(s.ranks) * buffers_), cache_(cache) {}
+  Reuse(const Schedule& s, double cache)
+      : buffers_(s.buffers.size()), pieces_(static_cast<std::size_t>(s.ranks) * buffers_), cache_(cache) {}
 
   // Bytes of [a, b) (elements of esize bytes) last touched more than the cache ago, or
   // never: what comes from memory.
@@ -79,7 +79,9 @@ class Reuse {
     std::uint64_t end;
     double when;
   };
-  std::size_t slot(const Loc& l) const { return static_cast<std::size_t>(l.rank) * buffers_ + static_cast<std::size_t>(l.buf); }
+  std::size_t slot(const Loc& l) const {
+    return static_cast<std::size_t>(l.rank) * buffers_ + static_cast<std::size_t>(l.buf);
+  }
   std::size_t buffers_;
   std::vector<std::map<std::uint64_t, Piece>> pieces_;
   double cache_;
@@ -98,16 +100,13 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
       per_rank[static_cast<std::size_t>(t.dst.rank)] += t.duration_us;
       continue;
     }
-    if (t.action == Action::copy)
-      us = bytes / (m.beta_gbps * 1e3);
-    else
-      us = bytes / (m.gamma_gbps * 1e3);
+    if (t.action == Action::copy) us = bytes / (m.beta_gbps * 1e3);
+    else us = bytes / (m.gamma_gbps * 1e3);
     per_rank[static_cast<std::size_t>(t.dst.rank)] += us;
     total_bytes += bytes * (t.action == Action::copy ? 2.0 : 3.0);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
-  if (m.cores > 0)
-    slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
+  if (m.cores > 0) slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
   if (memory_bytes >= 0) total_bytes = memory_bytes;
   if (m.shared_gbps > 0) slowest = std::max(slowest, total_bytes / (m.shared_gbps * 1e3));
   const double extra = m.cores > 0 ? std::max(0, s.ranks - m.cores) : 0;

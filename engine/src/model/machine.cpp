@@ -30,7 +30,8 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
                             DType dtype, const std::string& config_dir) {
   Machine m;
   if (nodes < 0)
-    return make_error("cli.usage", "--nodes " + std::to_string(nodes) + " is below 1", "give the number of nodes, 1 or more");
+    return make_error("cli.usage", "--nodes " + std::to_string(nodes) + " is below 1",
+                      "give the number of nodes, 1 or more");
   const bool this_machine = topology.empty() ? !backend.devices : topology == "this-machine";
   if (this_machine) {
     if (backend.devices)
@@ -69,7 +70,10 @@ std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view a
                                         std::int64_t ranks_per_node) {
   if (m.cpu) return std::nullopt;
   const Placement p = m.placement(args.ranks);
-  auto shape = algorithm_shape(args, algorithm, ranks_per_node > 0 ? ranks_per_node : p.nodes > 1 ? p.ranks_per_node : 0);
+  auto shape = algorithm_shape(args, algorithm,
+                               ranks_per_node > 0 ? ranks_per_node
+                               : p.nodes > 1      ? p.ranks_per_node
+                                                  : 0);
   if (!shape) return std::nullopt;
   TopologyPricer pricer(m.topology, p);
   Schedule s;  // the pricer reads the dtype only

@@ -40,8 +40,7 @@ class TopologyReader {
     check_keys(doc, {"version", "name", "title", "sources", "devices", "intra", "nic", "tiers", "nodes"}, "at the top");
     Topology t;
     const Member* version = doc.find("version");
-    if (!version)
-      fail("topology.missing_key", "missing \"version\"", "start the file with \"version\": 1", at(doc));
+    if (!version) fail("topology.missing_key", "missing \"version\"", "start the file with \"version\": 1", at(doc));
     if (integer(version->value, "version", 1, 1) != 1)
       fail("topology.out_of_range", "unsupported version", "this collscope reads topology files of version 1",
            at(version->value));
@@ -53,8 +52,10 @@ class TopologyReader {
     }
     const Member* devices = doc.find("devices");
     if (!devices)
-      fail("topology.missing_key", "missing \"devices\"", "say what a node holds: \"devices\": {\"kind\": \"gpu\", "
-           "\"per_node\": 8, \"memory_gbps\": 3350}", at(doc));
+      fail("topology.missing_key", "missing \"devices\"",
+           "say what a node holds: \"devices\": {\"kind\": \"gpu\", "
+           "\"per_node\": 8, \"memory_gbps\": 3350}",
+           at(doc));
     read_devices(devices->value, t);
     if (const Member* m = doc.find("intra")) t.intra = link(m->value, "intra");
     else if (t.devices_per_node > 1)
@@ -68,8 +69,8 @@ class TopologyReader {
         SwitchTier tier = read_tier(v);
         if (tier.nodes < below)
           fail("topology.out_of_range",
-               "tier \"" + tier.name + "\" groups " + std::to_string(tier.nodes) + " nodes, fewer than the tier below (" +
-                   std::to_string(below) + ")",
+               "tier \"" + tier.name + "\" groups " + std::to_string(tier.nodes) +
+                   " nodes, fewer than the tier below (" + std::to_string(below) + ")",
                "list the tiers from the leaves up, each grouping at least as many nodes as the one below",
                at(v.find("nodes")->value));
         below = tier.nodes;
@@ -136,7 +137,8 @@ class TopologyReader {
   const Value& required(const Value& obj, const std::string& key, const std::string& place,
                         const std::string& example) const {
     const Member* m = obj.find(key);
-    if (!m) fail("topology.missing_key", "missing \"" + key + "\" in " + place, "add it, for example " + example, at(obj));
+    if (!m)
+      fail("topology.missing_key", "missing \"" + key + "\" in " + place, "add it, for example " + example, at(obj));
     return m->value;
   }
 
@@ -152,7 +154,8 @@ class TopologyReader {
         integer(required(v, "per_node", "\"devices\"", "\"per_node\": 8"), "devices.per_node", 1, kMaxDevicesPerNode));
     t.memory_gbps = number(required(v, "memory_gbps", "\"devices\"", "\"memory_gbps\": 3350"), "devices.memory_gbps", 0,
                            kMaxBandwidth, true);
-    if (const Member* m = v.find("launch_us")) t.launch_us = number(m->value, "devices.launch_us", 0, kMaxLatency, false);
+    if (const Member* m = v.find("launch_us"))
+      t.launch_us = number(m->value, "devices.launch_us", 0, kMaxLatency, false);
     if (const Member* m = v.find("step_us")) t.step_us = number(m->value, "devices.step_us", 0, kMaxLatency, false);
   }
 
@@ -163,7 +166,8 @@ class TopologyReader {
     if (const Member* m = v.find("kind")) l.kind = text(m->value, where + ".kind", "\"nvswitch\"");
     l.bandwidth_gbps = number(required(v, "bandwidth_gbps", "\"" + where + "\"", "\"bandwidth_gbps\": 450"),
                               where + ".bandwidth_gbps", 0, kMaxBandwidth, true);
-    if (const Member* m = v.find("latency_us")) l.latency_us = number(m->value, where + ".latency_us", 0, kMaxLatency, false);
+    if (const Member* m = v.find("latency_us"))
+      l.latency_us = number(m->value, where + ".latency_us", 0, kMaxLatency, false);
     if (const Member* m = v.find("efficiency")) l.efficiency = number(m->value, where + ".efficiency", 0, 1, true);
     return l;
   }
@@ -171,11 +175,12 @@ class TopologyReader {
   void read_nic(const Value& v, NicSpec& n) const {
     if (!v.is_object()) wrong_type("nic", "an object", v, "{\"per_node\": 8, \"bandwidth_gbps\": 50}");
     check_keys(v, {"per_node", "bandwidth_gbps", "latency_us", "efficiency", "rails"}, "in \"nic\"");
-    n.per_node = static_cast<int>(integer(required(v, "per_node", "\"nic\"", "\"per_node\": 8"), "nic.per_node", 1,
-                                          kMaxDevicesPerNode));
+    n.per_node = static_cast<int>(
+        integer(required(v, "per_node", "\"nic\"", "\"per_node\": 8"), "nic.per_node", 1, kMaxDevicesPerNode));
     n.bandwidth_gbps = number(required(v, "bandwidth_gbps", "\"nic\"", "\"bandwidth_gbps\": 50"), "nic.bandwidth_gbps",
                               0, kMaxBandwidth, true);
-    if (const Member* m = v.find("latency_us")) n.latency_us = number(m->value, "nic.latency_us", 0, kMaxLatency, false);
+    if (const Member* m = v.find("latency_us"))
+      n.latency_us = number(m->value, "nic.latency_us", 0, kMaxLatency, false);
     if (const Member* m = v.find("efficiency")) n.efficiency = number(m->value, "nic.efficiency", 0, 1, true);
     if (const Member* m = v.find("rails")) {
       if (!m->value.is_boolean()) wrong_type("nic.rails", "true or false", m->value, "true");
@@ -191,7 +196,8 @@ class TopologyReader {
     s.nodes = integer(required(v, "nodes", "a tier", "\"nodes\": 32"), "a tier's nodes", 1, kMaxNodes);
     if (const Member* m = v.find("oversubscription"))
       s.oversubscription = number(m->value, "oversubscription", 1, 1000, false);
-    if (const Member* m = v.find("latency_us")) s.latency_us = number(m->value, "a tier's latency_us", 0, kMaxLatency, false);
+    if (const Member* m = v.find("latency_us"))
+      s.latency_us = number(m->value, "a tier's latency_us", 0, kMaxLatency, false);
     return s;
   }
 };

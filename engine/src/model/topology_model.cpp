@@ -36,18 +36,19 @@ std::uint64_t key(Res r, std::int64_t a, std::int64_t b, std::int64_t c = 0) {
 
 TopologyPricer::TopologyPricer(const Topology& t, const Placement& p) : t_(t), p_(p) {}
 
-int TopologyPricer::card_of(int device) const {
-  return t_.nic.per_node > 0 ? device % t_.nic.per_node : 0;
-}
+int TopologyPricer::card_of(int device) const { return t_.nic.per_node > 0 ? device % t_.nic.per_node : 0; }
 
 double TopologyPricer::bandwidth(std::uint64_t k) const {
   const auto r = static_cast<Res>(k >> 58);
   switch (r) {
-    case Res::memory: return t_.memory_gbps;
+    case Res::memory:
+      return t_.memory_gbps;
     case Res::link_out:
-    case Res::link_in: return t_.intra.effective_gbps();
+    case Res::link_in:
+      return t_.intra.effective_gbps();
     case Res::card_out:
-    case Res::card_in: return t_.nic.effective_gbps();
+    case Res::card_in:
+      return t_.nic.effective_gbps();
     case Res::up:
     case Res::down: {
       const auto tier = static_cast<std::size_t>((k >> 52) & 0x3f);
@@ -128,7 +129,9 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
     if (us > c.data_us) {
       c.data_us = us;
       const auto r = static_cast<Res>(k >> 58);
-      c.level = r == Res::memory ? Level::memory : (r == Res::link_out || r == Res::link_in) ? Level::node : Level::network;
+      c.level = r == Res::memory                            ? Level::memory
+                : (r == Res::link_out || r == Res::link_in) ? Level::node
+                                                            : Level::network;
     }
   }
   // A device starts its part of a step as one kernel, whatever number of transfers it
@@ -143,10 +146,14 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
 
 const char* level_name(Level l) {
   switch (l) {
-    case Level::memory: return "device memory";
-    case Level::node: return "inside the node";
-    case Level::network: return "across nodes";
-    case Level::launch: return "launches and compute";
+    case Level::memory:
+      return "device memory";
+    case Level::node:
+      return "inside the node";
+    case Level::network:
+      return "across nodes";
+    case Level::launch:
+      return "launches and compute";
   }
   return "?";
 }

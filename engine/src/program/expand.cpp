@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "collscope/collective.h"
-#include "scenario/expr.h"
 #include "program/program.h"
+#include "scenario/expr.h"
 #include "scenario/resolve.h"
 
 namespace collscope::program {
@@ -87,9 +87,9 @@ class Expander {
   bool count_only_ = false;  // the first walk: counts instances, builds nothing
   bool over_limit_ = false;  // the error being returned is one of the limits
   std::unordered_map<std::string, std::int32_t> buffer_;
-  std::unordered_map<std::string, std::int32_t> sync_of_;       // sync key -> index
+  std::unordered_map<std::string, std::int32_t> sync_of_;              // sync key -> index
   std::unordered_map<std::string, std::vector<std::int64_t>> colors_;  // split group -> color per rank
-  Schedule names_;  // only its buffers, for describing slices
+  Schedule names_;                                                     // only its buffers, for describing slices
 
   Location loc(const ProgramOp& op, const std::string& key, const std::string& pointer) const {
     Location l = op.where;
@@ -152,7 +152,8 @@ class Expander {
     return out;
   }
 
-  Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op, const std::string& pointer) const {
+  Result<bool> selected(const RankSelector& sel, const Env& env, const ProgramOp& op,
+                        const std::string& pointer) const {
     if (!sel.list.empty()) return std::find(sel.list.begin(), sel.list.end(), grank_) != sel.list.end();
     if (sel.text.empty() || sel.text == "all") return true;
     if (long a = 0, b = 0; parse_rank_range(sel.text, a, b)) return grank_ >= a && grank_ <= b;
@@ -186,7 +187,8 @@ class Expander {
       if (!v) return v.error();
       c = *v;
     }
-    if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have || static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o)) {
+    if (o < 0 || c < 0 || static_cast<std::uint64_t>(o) > have ||
+        static_cast<std::uint64_t>(c) > have - static_cast<std::uint64_t>(o)) {
       // Placed at the number that is wrong when one alone is: an offset outside the
       // buffer, a negative count; else at the slice (the op's own keys; a slice
       // object's place for src/dst/writes).
@@ -195,7 +197,8 @@ class Expander {
       if (key == "buffer" && offset_wrong && !off.empty()) at = "offset";
       if (key == "buffer" && !offset_wrong && c < 0 && !cnt.empty()) at = "count";
       // Both are at most 2^63 - 1, so their sum fits in 64 unsigned bits.
-      const std::string end = o < 0 || c < 0 ? "" : std::to_string(static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(c));
+      const std::string end =
+          o < 0 || c < 0 ? "" : std::to_string(static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(c));
       const std::string what = o < 0   ? ": offset " + std::to_string(o) + " is negative"
                                : c < 0 ? ": count " + std::to_string(c) + " is negative"
                                        : " needs " + name + "[" + std::to_string(o) + ".." + end + ") but rank " +
@@ -260,8 +263,8 @@ class Expander {
     if (++visits_ <= kMaxVisits) return ok_status();
     over_limit_ = true;
     return make_error("scenario.out_of_range",
-                        "the program takes more than " + std::to_string(kMaxVisits) + " ops and iterations to unroll",
-                        "use fewer repeats or ranks", loc(op, "", p));
+                      "the program takes more than " + std::to_string(kMaxVisits) + " ops and iterations to unroll",
+                      "use fewer repeats or ranks", loc(op, "", p));
   }
 
   Status one(const ProgramOp& op, const std::string& p, Env& env) {
@@ -271,8 +274,8 @@ class Expander {
       auto n = value(op.times, env, op, "times", p);
       if (!n) return n.error();
       if (*n < 0 || static_cast<std::uint64_t>(*n) > kMaxInstances)
-        return make_error("scenario.out_of_range", "repeat times " + std::to_string(*n) + " on " + who_ +
-                                                       " is out of range",
+        return make_error("scenario.out_of_range",
+                          "repeat times " + std::to_string(*n) + " on " + who_ + " is out of range",
                           "repeat 0 to " + std::to_string(kMaxInstances) + " times", loc(op, "times", p));
       const std::string body = p + "/body";
       for (std::int64_t i = 0; i < *n; ++i) {
@@ -362,13 +365,13 @@ class Expander {
     auto src = region(op.src.buffer, op.src.offset, op.src.count, env, op, "src", p);
     if (!src) return src.error();
     // The destination takes the source's count unless it gives its own.
-    auto dst = region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "dst", p,
-                      static_cast<std::int64_t>(src->count));
+    auto dst =
+        region(op.dst.buffer, op.dst.offset, op.dst.count, env, op, "dst", p, static_cast<std::int64_t>(src->count));
     if (!dst) return dst.error();
     if (dst->count != src->count)
       return make_error("program.size_mismatch",
-                        op.op + " on " + who_ + " reads " + std::to_string(src->count) +
-                            " elements but writes " + std::to_string(dst->count),
+                        op.op + " on " + who_ + " reads " + std::to_string(src->count) + " elements but writes " +
+                            std::to_string(dst->count),
                         "give \"src\" and \"dst\" the same count", loc(op, "dst", p));
     in.src = *src;
     in.region = *dst;
@@ -428,7 +431,8 @@ class Expander {
         if (std::find(members_.begin(), members_.end(), m) == members_.end())
           return make_error("scenario.bad_call",
                             op.op + " on group " + op.group + " inside this custom algorithm includes rank " +
-                                std::to_string(m) + " (with " + who_ + "), which is not a member of the call it implements",
+                                std::to_string(m) + " (with " + who_ +
+                                "), which is not a member of the call it implements",
                             "use a group whose parts lie inside the call's ranks, e.g. a split of the same ranks",
                             loc(op, "group", p));
     auto [it, fresh] = sync_of_.emplace(key, static_cast<std::int32_t>(x_.syncs.size()));
@@ -473,7 +477,7 @@ class Expander {
 
   // What the members of a communicator must agree on for its n-th collective.
   struct Signature {
-    std::string text;  // "allreduce x count 8 float32 sum"
+    std::string text;       // "allreduce x count 8 float32 sum"
     bool joinable = false;  // a collective (a written step is never joined with another)
   };
 
@@ -524,7 +528,8 @@ class Expander {
       // The members: those of any of its syncs (every sync of a communicator has the same).
       std::vector<std::int32_t> members;
       for (std::size_t r = 0; r < per_rank.size() && members.empty(); ++r)
-        if (!per_rank[r].empty()) members = x_.syncs[static_cast<std::size_t>(x_.ranks[r][per_rank[r][0]].sync)].members;
+        if (!per_rank[r].empty())
+          members = x_.syncs[static_cast<std::size_t>(x_.ranks[r][per_rank[r][0]].sync)].members;
       std::size_t longest = 0;
       for (const std::int32_t m : members) longest = std::max(longest, per_rank[static_cast<std::size_t>(m)].size());
       for (std::size_t n = 0; n < longest; ++n) {
@@ -554,7 +559,8 @@ class Expander {
         if (agree) {
           // One call written as several entries: every member enters the first one.
           for (std::size_t k = 0; k < members.size(); ++k)
-            x_.ranks[static_cast<std::size_t>(members[k])][per_rank[static_cast<std::size_t>(members[k])][n]].sync = sync_of[0];
+            x_.ranks[static_cast<std::size_t>(members[k])][per_rank[static_cast<std::size_t>(members[k])][n]].sync =
+                sync_of[0];
           continue;
         }
         return desync_error(comm, members, sync_of, texts, n);
@@ -564,7 +570,8 @@ class Expander {
   }
 
   Error desync_error(const std::string& comm, const std::vector<std::int32_t>& members,
-                     const std::vector<std::int32_t>& sync_of, const std::vector<std::string>& texts, std::size_t n) const {
+                     const std::vector<std::int32_t>& sync_of, const std::vector<std::string>& texts,
+                     std::size_t n) const {
     // Ranks that make the same call are listed together.
     std::vector<std::pair<std::string, std::vector<std::int32_t>>> groups;
     for (std::size_t k = 0; k < members.size(); ++k) {
@@ -591,10 +598,11 @@ class Expander {
       for (const std::int32_t y : sync_of)
         if (y >= 0) at = y;
     const Sync& sy = x_.syncs[static_cast<std::size_t>(at)];
-    return make_error("program.desync", msg,
-                      "every member must make the same collective calls in the same order, with the same op, buffers, "
-                      "count, dtype and root (check the \"ranks\" of the calls and repeats whose count depends on rank)",
-                      loc(*sy.op, "", sy.pointer));
+    return make_error(
+        "program.desync", msg,
+        "every member must make the same collective calls in the same order, with the same op, buffers, "
+        "count, dtype and root (check the \"ranks\" of the calls and repeats whose count depends on rank)",
+        loc(*sy.op, "", sy.pointer));
   }
 
   Result<std::vector<std::int64_t>> split_colors(const GroupSpec& g, const ProgramOp& op, const std::string& p) {

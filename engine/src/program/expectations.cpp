@@ -94,8 +94,8 @@ class ExpectResolver {
       for (const auto& x : s_.groups)
         if (x.name == e.over_group) g = &x;
       if (!g)
-        return make_error("scenario.unknown_group", "unknown group \"" + e.over_group + "\"", "declare it under \"groups\"",
-                          loc(e, "holds/over", pointer));
+        return make_error("scenario.unknown_group", "unknown group \"" + e.over_group + "\"",
+                          "declare it under \"groups\"", loc(e, "holds/over", pointer));
       if (g->split.empty()) {
         if (std::find(g->ranks.begin(), g->ranks.end(), r) == g->ranks.end())
           return make_error("scenario.out_of_range",
@@ -200,8 +200,8 @@ class ExpectResolver {
       if (!o) return o.error();
       ranks = std::move(*o);
       if (ranks.empty())
-        return make_error("scenario.out_of_range", "the reduction of the expectation on rank " + std::to_string(r) +
-                                                       " is over no rank",
+        return make_error("scenario.out_of_range",
+                          "the reduction of the expectation on rank " + std::to_string(r) + " is over no rank",
                           "reduce over at least one rank", loc(e, "holds/over", pointer));
     }
     const std::int64_t blocks = block == 0 ? 1 : count / block;
@@ -238,8 +238,8 @@ class ExpectResolver {
         const auto m = static_cast<std::int64_t>(have(from, q));
         if (from_off < 0 || from_off > m || block > m - from_off)
           return make_error("scenario.buffer_too_small",
-                            "the expectation on rank " + std::to_string(r) + " reads rank " + std::to_string(q) + "'s " +
-                                e.from_buffer + "[" + std::to_string(from_off) + ".." +
+                            "the expectation on rank " + std::to_string(r) + " reads rank " + std::to_string(q) +
+                                "'s " + e.from_buffer + "[" + std::to_string(from_off) + ".." +
                                 std::to_string(from_off + block) + "), but it holds " + std::to_string(m) + " elements",
                             "check the offset in \"holds\" and the count", loc(e, "holds", pointer));
       }

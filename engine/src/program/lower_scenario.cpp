@@ -91,10 +91,14 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 double initial_value(const BufferSpec& b, std::int32_t rank, std::uint64_t index) {
   switch (b.init.kind) {
-    case InitKind::zeros: return 0.0;
-    case InitKind::rank: return static_cast<double>(rank);
-    case InitKind::index: return static_cast<double>(index);
-    case InitKind::rank_index: return 100.0 * rank + static_cast<double>(index);
+    case InitKind::zeros:
+      return 0.0;
+    case InitKind::rank:
+      return static_cast<double>(rank);
+    case InitKind::index:
+      return static_cast<double>(index);
+    case InitKind::rank_index:
+      return 100.0 * rank + static_cast<double>(index);
     case InitKind::random: {
       const std::uint64_t h =
           splitmix64(splitmix64(splitmix64(b.init.seed) ^ static_cast<std::uint64_t>(rank)) ^ index);

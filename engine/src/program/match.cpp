@@ -19,8 +19,8 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/verify.h"
-#include "scenario/expr.h"
 #include "program/program.h"
+#include "scenario/expr.h"
 #include "scenario/resolve.h"
 
 namespace collscope::program {
@@ -45,10 +45,10 @@ struct Request {
 
 struct RankState {
   std::size_t pc = 0;
-  std::int32_t posted = -1;     // message of the blocking send/recv at pc, once posted
-  bool arrived = false;         // at the sync at pc
-  bool reached = false;         // the op at pc has been reached (its record started)
-  std::vector<Request> pending; // requests not waited for yet
+  std::int32_t posted = -1;                      // message of the blocking send/recv at pc, once posted
+  bool arrived = false;                          // at the sync at pc
+  bool reached = false;                          // the op at pc has been reached (its record started)
+  std::vector<Request> pending;                  // requests not waited for yet
   std::map<std::string, std::string> completed;  // request name -> the wait that completed it
 };
 
@@ -106,9 +106,9 @@ class Matcher {
   std::map<std::pair<std::int32_t, std::int32_t>, std::deque<std::int32_t>> open_sends_, open_recvs_;
   std::vector<std::int32_t> ready_;  // matched messages that have not moved
   std::vector<std::int32_t> arrived_;
-  std::set<std::int32_t> complete_;  // syncs every member reached, not emitted yet
+  std::set<std::int32_t> complete_;                  // syncs every member reached, not emitted yet
   std::vector<const Instance*> instance_of_record_;  // record -> its instance, see instance_of
-  std::size_t counted_steps_ = 0;   // steps whose transfers are in transfers_
+  std::size_t counted_steps_ = 0;                    // steps whose transfers are in transfers_
   std::uint64_t transfers_ = 0;
   std::vector<char> done_;
   std::vector<std::vector<std::int32_t>> arrivals_;  // per sync: the members' records
@@ -119,9 +119,7 @@ class Matcher {
   std::vector<std::int32_t> cur_owner_;    // per entry of cur_records_: its transfer
   std::int32_t program_call_ = -1;
 
-  const Instance& inst(std::int32_t r, std::size_t i) const {
-    return x_.ranks[static_cast<std::size_t>(r)][i];
-  }
+  const Instance& inst(std::int32_t r, std::size_t i) const { return x_.ranks[static_cast<std::size_t>(r)][i]; }
   OpRecord& record(const Instance& in) { return s_.ops[static_cast<std::size_t>(in.record)]; }
   std::int32_t step_now() const { return static_cast<std::int32_t>(s_.steps.size()); }
 
@@ -137,7 +135,9 @@ class Matcher {
   std::string who(std::int32_t r, const Instance& in) const {
     return "rank " + std::to_string(r) + "'s " + record_text(in) + " (" + in.where_text + ")";
   }
-  std::string record_text(const Instance& in) const { return t_.schedule.ops[static_cast<std::size_t>(in.record)].text; }
+  std::string record_text(const Instance& in) const {
+    return t_.schedule.ops[static_cast<std::size_t>(in.record)].text;
+  }
 
   // --- one rank ---------------------------------------------------------------------
 
@@ -172,25 +172,26 @@ class Matcher {
           if (auto s = check_reuse(r, in); !s) return s.error();
           auto m = post(r, st.pc);
           if (!m) return m.error();
-          st.pending.push_back({in.request, static_cast<std::int32_t>(st.pc), *m, -1, {{in.region, in.kind == Kind::recv}}});
+          st.pending.push_back(
+              {in.request, static_cast<std::int32_t>(st.pc), *m, -1, {{in.region, in.kind == Kind::recv}}});
           st.completed.erase(in.request);
           did = true;
           break;
         }
         case Kind::wait: {
           for (const auto& name : in.requests) {
-            const bool known = std::any_of(st.pending.begin(), st.pending.end(),
-                                           [&](const Request& q) { return q.name == name; });
+            const bool known =
+                std::any_of(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
             if (known) continue;
             if (auto it = st.completed.find(name); it != st.completed.end())
-              return make_error("program.request_done",
-                                who(r, in) + " waits for request \"" + name + "\", which " + it->second +
-                                    " already completed",
-                                "wait for a request once; post a new isend/irecv to wait again", where(in, "request"));
-            return make_error("program.unknown_request",
-                              who(r, in) + " waits for request \"" + name + "\", which rank " + std::to_string(r) +
-                                  " never posted",
-                              "name the \"request\" of an earlier isend or irecv of this rank", where(in, "request"));
+              return make_error(
+                  "program.request_done",
+                  who(r, in) + " waits for request \"" + name + "\", which " + it->second + " already completed",
+                  "wait for a request once; post a new isend/irecv to wait again", where(in, "request"));
+            return make_error(
+                "program.unknown_request",
+                who(r, in) + " waits for request \"" + name + "\", which rank " + std::to_string(r) + " never posted",
+                "name the \"request\" of an earlier isend or irecv of this rank", where(in, "request"));
           }
           const bool all_moved = std::all_of(in.requests.begin(), in.requests.end(), [&](const std::string& name) {
             for (const Request& q : st.pending)
@@ -199,7 +200,8 @@ class Matcher {
           });
           if (!all_moved) return did;
           for (const auto& name : in.requests) {
-            auto it = std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
+            auto it =
+                std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
             st.completed[name] = "the wait of " + in.where_text;
             rec.completes.push_back(inst(r, static_cast<std::size_t>(it->inst)).record);
             st.pending.erase(it);
@@ -325,8 +327,8 @@ class Matcher {
       if (name->empty()) continue;
       const std::int32_t b = s_.find_buffer(*name);
       if (b < 0) continue;
-      out.push_back({Region{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]},
-                     name != &op.send});
+      out.push_back(
+          {Region{b, 0, s_.buffers[static_cast<std::size_t>(b)].count[static_cast<std::size_t>(r)]}, name != &op.send});
     }
     return out;
   }
@@ -423,8 +425,8 @@ class Matcher {
   std::int32_t program_call(std::optional<ReduceOp> op) {
     if (t_.fixed_call >= 0) return t_.fixed_call;
     const Call* last = program_call_ >= 0 ? &s_.calls[static_cast<std::size_t>(program_call_)] : nullptr;
-    const bool continues = last && last->first_step + last->num_steps == step_now() &&
-                           (!op || !last_has_reduce_ || last->args.op == *op);
+    const bool continues =
+        last && last->first_step + last->num_steps == step_now() && (!op || !last_has_reduce_ || last->args.op == *op);
     if (!continues) {
       Call c;
       c.kind = CallKind::program;
@@ -482,7 +484,8 @@ class Matcher {
       const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
       const Instance* in = instance_of(r);
       if (in && in->kind == Kind::recv) continue;  // the send already says it
-      std::string text = in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
+      std::string text =
+          in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
       if (said.insert(text).second) parts.push_back(std::move(text));
     }
     std::string caption;
@@ -606,17 +609,18 @@ class Matcher {
     const Call& outer = s_.calls[static_cast<std::size_t>(t_.fixed_call)];
     const std::string outer_name(name_of(outer.args.coll));
     if (op.algorithm == kNativeAlgorithm)
-      return make_error("scenario.bad_call",
-                        op.op + " inside a custom algorithm cannot run the library's own collective (" + sy.where_text + ")",
-                        "give it one of collscope's algorithms", sy_where(sy, "algorithm"));
+      return make_error(
+          "scenario.bad_call",
+          op.op + " inside a custom algorithm cannot run the library's own collective (" + sy.where_text + ")",
+          "give it one of collscope's algorithms", sy_where(sy, "algorithm"));
     // Its steps reduce with the custom call's operator, as every step of a call does.
     if (is_reducing(args.coll) && args.op != outer.args.op)
-      return make_error("scenario.bad_call",
-                        op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
-                            ", but the " + outer_name + " it implements combines with " +
-                            std::string(name_of(outer.args.op)) + " (" + sy.where_text + ")",
-                        "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"",
-                        sy_where(sy, "reduce_op"));
+      return make_error(
+          "scenario.bad_call",
+          op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
+              ", but the " + outer_name + " it implements combines with " + std::string(name_of(outer.args.op)) + " (" +
+              sy.where_text + ")",
+          "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"", sy_where(sy, "reduce_op"));
     const std::size_t first_buf = s_.buffers.size();
     const std::int32_t first = step_now();
     auto st = lower_call(s_, args, op.algorithm, sy.caption, index, t_.tuner, sy.group);
@@ -706,8 +710,7 @@ class Matcher {
       if (!st_[r].pending.empty()) {
         const Request& q = st_[r].pending.front();
         const Instance& in = inst(static_cast<std::int32_t>(r), static_cast<std::size_t>(q.inst));
-        return make_error("program.unwaited",
-                          who(static_cast<std::int32_t>(r), in) + " is never waited for",
+        return make_error("program.unwaited", who(static_cast<std::int32_t>(r), in) + " is never waited for",
                           "add {\"op\": \"wait\", \"request\": \"" + q.name +
                               "\"} before the buffer is used again or the program ends",
                           where(in, "request"));
@@ -719,9 +722,8 @@ class Matcher {
   std::int32_t absent_member(std::int32_t sync) const {
     const auto& arrived = arrivals_[static_cast<std::size_t>(sync)];
     for (std::int32_t q : x_.syncs[static_cast<std::size_t>(sync)].members) {
-      const bool there = std::any_of(arrived.begin(), arrived.end(), [&](std::int32_t rec) {
-        return s_.ops[static_cast<std::size_t>(rec)].rank == q;
-      });
+      const bool there = std::any_of(arrived.begin(), arrived.end(),
+                                     [&](std::int32_t rec) { return s_.ops[static_cast<std::size_t>(rec)].rank == q; });
       if (!there) return q;
     }
     return -1;
@@ -761,22 +763,23 @@ class Matcher {
                   continue;
                 }
                 next[static_cast<std::size_t>(r)] = p.peer;
-                why[static_cast<std::size_t>(r)] =
-                    head + "wait (" + in.where_text + ") for request " + name + ", its " + p.op->op +
-                    (p.kind == Kind::send ? " to rank " : " from rank ") + std::to_string(p.peer) + " (" +
-                    p.where_text + ")";
+                why[static_cast<std::size_t>(r)] = head + "wait (" + in.where_text + ") for request " + name +
+                                                   ", its " + p.op->op +
+                                                   (p.kind == Kind::send ? " to rank " : " from rank ") +
+                                                   std::to_string(p.peer) + " (" + p.where_text + ")";
               }
           break;
         case Kind::sync: {
           const std::int32_t q = absent_member(in.sync);
           if (q >= 0) {
             next[static_cast<std::size_t>(r)] = q;
-            why[static_cast<std::size_t>(r)] = head + in.op->op + " (" + in.where_text + ") for rank " +
-                                               std::to_string(q);
+            why[static_cast<std::size_t>(r)] =
+                head + in.op->op + " (" + in.where_text + ") for rank " + std::to_string(q);
           }
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     for (std::int32_t start = 0; start < R; ++start) {
@@ -796,8 +799,7 @@ class Matcher {
         msg += (i ? " while " : "") + why[static_cast<std::size_t>(cycle[i])];
       const Instance& head = inst(cycle.front(), st_[static_cast<std::size_t>(cycle.front())].pc);
       return make_error("program.deadlock", msg,
-                        "break the cycle: let one rank send first, or use isend/irecv and wait for both",
-                        where(head));
+                        "break the cycle: let one rank send first, or use isend/irecv and wait for both", where(head));
     }
     // No cycle: some rank waits for one that has finished its program.
     for (std::int32_t r = 0; r < R; ++r) {

@@ -60,29 +60,29 @@ inline std::string overlap_text(const Schedule& s, const Region& r) {
 // One op of one rank's program with every expression evaluated.
 struct Instance {
   Kind kind = Kind::send;
-  bool blocking = true;          // send/recv; isend/irecv are not
+  bool blocking = true;  // send/recv; isend/irecv are not
   const ProgramOp* op = nullptr;
-  std::string pointer;           // "/program/3/body/1"
-  std::string where_text;        // "op 3.1, i=2"
+  std::string pointer;     // "/program/3/body/1"
+  std::string where_text;  // "op 3.1, i=2"
   std::int32_t iteration = -1;
-  std::int32_t peer = -1;        // send/recv
-  Region region;                 // send/recv: the message's slice; compute: what it writes; local: destination
-  Region src;                    // copy/accumulate: the source
-  std::vector<Region> reads;     // compute: what it reads
-  std::string caption, label;    // the op's, with its expressions ("F{mb}") evaluated
-  std::string request;           // isend/irecv, a collective that returns at once
+  std::int32_t peer = -1;             // send/recv
+  Region region;                      // send/recv: the message's slice; compute: what it writes; local: destination
+  Region src;                         // copy/accumulate: the source
+  std::vector<Region> reads;          // compute: what it reads
+  std::string caption, label;         // the op's, with its expressions ("F{mb}") evaluated
+  std::string request;                // isend/irecv, a collective that returns at once
   std::vector<std::string> requests;  // wait
-  std::int32_t sync = -1;        // collectives and steps: index into Expansion::syncs
-  std::int32_t record = -1;      // index into Schedule::ops
+  std::int32_t sync = -1;             // collectives and steps: index into Expansion::syncs
+  std::int32_t record = -1;           // index into Schedule::ops
 };
 
 // A collective call or written step that several ranks enter together.
 struct Sync {
   const ProgramOp* op = nullptr;
   std::string pointer, where_text;
-  std::vector<std::int32_t> members;   // world ranks, in group order
+  std::vector<std::int32_t> members;                      // world ranks, in group order
   std::vector<std::pair<std::string, std::int64_t>> env;  // loop variables when it was reached
-  std::string comm;  // the communicator: "" = every rank, else the group (and its part of a split)
+  std::string comm;            // the communicator: "" = every rank, else the group (and its part of a split)
   std::string caption, phase;  // the op's, with its loop variables filled in
   std::string group;           // the group it runs on ("" = the frame's ranks)
   std::int32_t part = -1;      // a split group: which part (in the order of their lowest ranks)

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "scenario/expr.h"
 #include "program/program.h"
+#include "scenario/expr.h"
 #include "scenario/resolve.h"
 
 namespace collscope::program {
@@ -168,8 +168,9 @@ class WrittenStep {
     if (static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n) > have)
       return make_error("scenario.buffer_too_small",
                         "transfer " + key + " " + sl.buffer + "[" + std::to_string(off) + ".." +
-                            std::to_string(static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n)) + ") on rank " +
-                            std::to_string(*rank) + " is outside its " + std::to_string(have) + " elements",
+                            std::to_string(static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n)) +
+                            ") on rank " + std::to_string(*rank) + " is outside its " + std::to_string(have) +
+                            " elements",
                         "check the offset and count", ts_where(ts, key, p));
     return std::pair{Loc{static_cast<std::int32_t>(*rank), b, static_cast<std::uint64_t>(off)},
                      static_cast<std::uint64_t>(n)};
@@ -180,8 +181,7 @@ class WrittenStep {
 
 Result<std::vector<Transfer>> written_transfers(const Scenario& sc, const Schedule& s, const ProgramOp& op,
                                                 const std::vector<std::pair<std::string, std::int64_t>>& vars,
-                                                const std::string& pointer, std::uint64_t room,
-                                                const Frame& frame) {
+                                                const std::string& pointer, std::uint64_t room, const Frame& frame) {
   return WrittenStep(sc, s, frame).run(op, vars, pointer, room);
 }
 

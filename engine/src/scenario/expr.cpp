@@ -36,7 +36,8 @@ class ExprParser {
 
   Error fail(const std::string& what) const {
     return make_error("scenario.bad_expression",
-                      "expression \"" + (t_.size() > 60 ? t_.substr(0, 60) + "..." : t_) + "\" " + what + " (at character " + std::to_string(pos_ + 1) + ")",
+                      "expression \"" + (t_.size() > 60 ? t_.substr(0, 60) + "..." : t_) + "\" " + what +
+                          " (at character " + std::to_string(pos_ + 1) + ")",
                       "write integers, rank, size and repeat variables with + - * / % ( ) == != < <= > >= and or not, "
                       "min(a, b), max(a, b) and abs(a), "
                       "e.g. \"(rank + 1) % size\"");
@@ -282,12 +283,14 @@ Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const
                       "check the expression for the ranks and repeat values it runs with");
   };
   switch (n.kind) {
-    case Kind::number: return n.value;
+    case Kind::number:
+      return n.value;
     case Kind::name:
       for (auto it = env.rbegin(); it != env.rend(); ++it)
         if (it->first == n.name) return it->second;
       return bad("unknown name \"" + n.name + "\"");
-    default: break;
+    default:
+      break;
   }
   auto a = eval_node(n.a, env);
   if (!a) return a;
@@ -328,17 +331,27 @@ Result<std::int64_t> Expression::eval_node(std::int32_t i, const Env& env) const
       }
       return n.kind == Kind::div ? q : m;
     }
-    case Kind::eq: return static_cast<std::int64_t>(x == y);
-    case Kind::ne: return static_cast<std::int64_t>(x != y);
-    case Kind::lt: return static_cast<std::int64_t>(x < y);
-    case Kind::le: return static_cast<std::int64_t>(x <= y);
-    case Kind::gt: return static_cast<std::int64_t>(x > y);
-    case Kind::ge: return static_cast<std::int64_t>(x >= y);
+    case Kind::eq:
+      return static_cast<std::int64_t>(x == y);
+    case Kind::ne:
+      return static_cast<std::int64_t>(x != y);
+    case Kind::lt:
+      return static_cast<std::int64_t>(x < y);
+    case Kind::le:
+      return static_cast<std::int64_t>(x <= y);
+    case Kind::gt:
+      return static_cast<std::int64_t>(x > y);
+    case Kind::ge:
+      return static_cast<std::int64_t>(x >= y);
     case Kind::land:
-    case Kind::lor: return static_cast<std::int64_t>(y != 0);
-    case Kind::min: return std::min(x, y);
-    case Kind::max: return std::max(x, y);
-    default: return bad("internal error");
+    case Kind::lor:
+      return static_cast<std::int64_t>(y != 0);
+    case Kind::min:
+      return std::min(x, y);
+    case Kind::max:
+      return std::max(x, y);
+    default:
+      return bad("internal error");
   }
 }
 

@@ -53,7 +53,26 @@ class Expression {
 
  private:
   enum class Kind : std::uint8_t {
-    number, name, neg, lnot, add, sub, mul, div, mod, eq, ne, lt, le, gt, ge, land, lor, min, max, abs
+    number,
+    name,
+    neg,
+    lnot,
+    add,
+    sub,
+    mul,
+    div,
+    mod,
+    eq,
+    ne,
+    lt,
+    le,
+    gt,
+    ge,
+    land,
+    lor,
+    min,
+    max,
+    abs
   };
   struct Node {
     Kind kind;
@@ -81,7 +100,7 @@ class TextTemplate {
   std::vector<std::string> names() const;        // the names its expressions read
 
  private:
-  std::vector<std::string> pieces_;   // literal text before each hole, and after the last
+  std::vector<std::string> pieces_;  // literal text before each hole, and after the last
   std::vector<Expression> holes_;
 };
 

@@ -23,24 +23,27 @@ const Member* Value::find(std::string_view key) const {
 std::string escape_pointer_token(std::string_view token) {
   std::string out;
   for (char c : token) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
   }
   return out;
 }
 
 std::string_view kind_name(Value::Kind k) {
   switch (k) {
-    case Value::Kind::null: return "null";
-    case Value::Kind::boolean: return "boolean";
-    case Value::Kind::number: return "number";
-    case Value::Kind::string: return "string";
-    case Value::Kind::array: return "array";
-    case Value::Kind::object: return "object";
+    case Value::Kind::null:
+      return "null";
+    case Value::Kind::boolean:
+      return "boolean";
+    case Value::Kind::number:
+      return "number";
+    case Value::Kind::string:
+      return "string";
+    case Value::Kind::array:
+      return "array";
+    case Value::Kind::object:
+      return "object";
   }
   return "value";
 }
@@ -56,11 +59,21 @@ std::string quote(std::string_view s, std::size_t max_chars) {
       break;
     }
     switch (b) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (b < 0x20 || b == 0x7F) {
           out += "\\u00";
@@ -80,12 +93,18 @@ std::string literal(const Value& v, std::size_t max_chars) {
 
 std::string describe(const Value& v) {
   switch (v.kind) {
-    case Value::Kind::null: return "null";
-    case Value::Kind::boolean: return v.boolean ? "boolean true" : "boolean false";
-    case Value::Kind::number: return "number " + literal(v);
-    case Value::Kind::string: return "string " + quote(v.text);
-    case Value::Kind::array: return "array";
-    case Value::Kind::object: return "object";
+    case Value::Kind::null:
+      return "null";
+    case Value::Kind::boolean:
+      return v.boolean ? "boolean true" : "boolean false";
+    case Value::Kind::number:
+      return "number " + literal(v);
+    case Value::Kind::string:
+      return "string " + quote(v.text);
+    case Value::Kind::array:
+      return "array";
+    case Value::Kind::object:
+      return "object";
   }
   return "value";
 }
@@ -134,7 +153,8 @@ IntegerValue to_integer(const Value& v) {
     std::string_view x = t.substr(e + 1);
     const bool eneg = !x.empty() && x[0] == '-';
     if (!x.empty() && (x[0] == '-' || x[0] == '+')) x.remove_prefix(1);
-    for (char c : x) exp10 = std::min<long long>(exp10 * 10 + (c - '0'), 1000000000LL);  // saturates, far beyond any fit
+    for (char c : x)
+      exp10 = std::min<long long>(exp10 * 10 + (c - '0'), 1000000000LL);  // saturates, far beyond any fit
     if (eneg) exp10 = -exp10;
   }
   std::string digits;
@@ -376,10 +396,8 @@ class Parser {
   void skip_space() {
     while (!at_end()) {
       const char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-        advance();
-      else
-        break;
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') advance();
+      else break;
     }
   }
 
@@ -397,8 +415,12 @@ class Parser {
     v.pointer = pointer;
     const char c = peek();
     switch (c) {
-      case '{': object(v, depth + 1); break;
-      case '[': array(v, depth + 1); break;
+      case '{':
+        object(v, depth + 1);
+        break;
+      case '[':
+        array(v, depth + 1);
+        break;
       case '"':
         v.kind = Value::Kind::string;
         v.text = string_literal();
@@ -417,7 +439,9 @@ class Parser {
         v.kind = Value::Kind::null;
         break;
       case 'N':
-      case 'I': not_a_number(); break;
+      case 'I':
+        not_a_number();
+        break;
       default:
         if (c == '-' || (c >= '0' && c <= '9')) {
           if (c == '-' && pos_ + 1 < s_.size() && s_[pos_ + 1] == 'I') not_a_number();
@@ -481,12 +505,9 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       const char c = peek();
       int d = -1;
-      if (c >= '0' && c <= '9')
-        d = c - '0';
-      else if (c >= 'a' && c <= 'f')
-        d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        d = c - 'A' + 10;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
       if (d < 0) fail("scenario.parse", "expected 4 hex digits after \\u, got " + got());
       x = x * 16 + static_cast<std::uint32_t>(d);
       advance();
@@ -521,14 +542,30 @@ class Parser {
       advance();  // backslash
       const char e = peek();
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           const int ul = line_, uc = col_ - 1;
           advance();

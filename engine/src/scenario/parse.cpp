@@ -13,8 +13,8 @@
 
 #include "collscope/scenario.h"
 #include "scenario/json.h"
-#include "scenario/reader_base.h"
 #include "scenario/read_program.h"
+#include "scenario/reader_base.h"
 #include "scenario/resolve.h"
 #include "scenario/suggest.h"
 
@@ -26,14 +26,14 @@ using json::Member;
 using json::quote;
 using json::Value;
 using scenario::closest;
-using scenario::join;
 using scenario::Failure;
+using scenario::join;
+using scenario::kDTypeAliases;
 using scenario::names_of;
 using scenario::suggest;
-using scenario::kDTypeAliases;
 
-const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",
-                                          "dtype",   "buffers", "groups",      "program", "expect", "faults"};
+const std::vector<std::string> kTopKeys = {"version", "title",  "description", "ranks",  "dtype",
+                                           "buffers", "groups", "program",     "expect", "faults"};
 const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
 const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
@@ -48,24 +48,30 @@ struct DTypeRange {
 
 DTypeRange range_of(DType t) {
   switch (t) {
-    case DType::int8: return {-128, 127, true};
-    case DType::uint8: return {0, 255, true};
-    case DType::int32: return {-2147483648.0, 2147483647.0, true};
-    case DType::int64: return {-9223372036854775808.0, 9223372036854775807.0, true};
-    case DType::float16: return {-65504, 65504, false};
-    case DType::bfloat16: return {-3.3895313892515355e38, 3.3895313892515355e38, false};
-    case DType::float32: return {-3.4028234663852886e38, 3.4028234663852886e38, false};
-    case DType::float64: return {-1.7976931348623157e308, 1.7976931348623157e308, false};
+    case DType::int8:
+      return {-128, 127, true};
+    case DType::uint8:
+      return {0, 255, true};
+    case DType::int32:
+      return {-2147483648.0, 2147483647.0, true};
+    case DType::int64:
+      return {-9223372036854775808.0, 9223372036854775807.0, true};
+    case DType::float16:
+      return {-65504, 65504, false};
+    case DType::bfloat16:
+      return {-3.3895313892515355e38, 3.3895313892515355e38, false};
+    case DType::float32:
+      return {-3.4028234663852886e38, 3.4028234663852886e38, false};
+    case DType::float64:
+      return {-1.7976931348623157e308, 1.7976931348623157e308, false};
   }
   return {0, 0, false};
 }
 
 std::string number_text(double v) {
   char buf[40];
-  if (v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%g", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
@@ -149,32 +155,37 @@ class Reader : public scenario::ReaderBase {
   std::int32_t ranks_ = 1;
   DType dtype_ = DType::float32;
 
-
   // --- faults ---------------------------------------------------------------------
 
   void read_faults(const Member& faults, Scenario& s) {
     const std::string example = "\"faults\": [{\"rank\": 1, \"step\": 2, \"kind\": \"delay\", \"ms\": 50}]";
     if (!faults.value.is_array()) wrong_type("faults", "an array of faults", faults.value, at(faults), example);
     for (const Value& v : faults.value.items) {
-      if (!v.is_object()) wrong_type("a fault", "an object", v, at(v), "{\"rank\": 1, \"step\": 2, \"kind\": \"hang\"}");
+      if (!v.is_object())
+        wrong_type("a fault", "an object", v, at(v), "{\"rank\": 1, \"step\": 2, \"kind\": \"hang\"}");
       check_keys(v, kFaultKeys, "in a fault");
       Fault f;
       const Member* rank = v.find("rank");
-      if (!rank) fail("scenario.missing_key", "fault is missing \"rank\"", "add \"rank\": 1 (the rank that fails)", at(v));
+      if (!rank)
+        fail("scenario.missing_key", "fault is missing \"rank\"", "add \"rank\": 1 (the rank that fails)", at(v));
       const auto r = integer(rank->value, at(*rank), "rank", "\"rank\": 1");
       if (r.negative || r.uvalue >= static_cast<std::uint64_t>(s.ranks))
-        fail("scenario.out_of_range", "fault rank " + literal(rank->value) + " is out of range 0.." + std::to_string(s.ranks - 1),
+        fail("scenario.out_of_range",
+             "fault rank " + literal(rank->value) + " is out of range 0.." + std::to_string(s.ranks - 1),
              "name a rank of the world, 0 to " + std::to_string(s.ranks - 1), at(*rank));
       f.rank = static_cast<std::int32_t>(r.uvalue);
       const Member* step = v.find("step");
-      if (!step) fail("scenario.missing_key", "fault is missing \"step\"", "add \"step\": 2 (`collscope run --explain` lists the steps)", at(v));
+      if (!step)
+        fail("scenario.missing_key", "fault is missing \"step\"",
+             "add \"step\": 2 (`collscope run --explain` lists the steps)", at(v));
       const auto k = integer(step->value, at(*step), "step", "\"step\": 2");
       if (k.negative || k.uvalue > 100'000'000)
         fail("scenario.out_of_range", "fault step " + literal(step->value) + " is out of range",
              "give a step of the schedule, 0 or more (`collscope run --explain` lists them)", at(*step));
       f.step = static_cast<std::int32_t>(k.uvalue);
       const Member* kind = v.find("kind");
-      if (!kind) fail("scenario.missing_key", "fault is missing \"kind\"", "add \"kind\": one of " + join(kFaultKinds), at(v));
+      if (!kind)
+        fail("scenario.missing_key", "fault is missing \"kind\"", "add \"kind\": one of " + join(kFaultKinds), at(v));
       const std::string name = text_of(*kind, "\"kind\": \"hang\"");
       auto parsed = parse_fault_kind(name);
       if (!parsed) {
@@ -185,15 +196,17 @@ class Reader : public scenario::ReaderBase {
       f.kind = *parsed;
       const Member* ms = v.find("ms");
       if (f.kind == Fault::Kind::delay) {
-        if (!ms) fail("scenario.missing_key", "a delay fault is missing \"ms\"", "add \"ms\": 50 (milliseconds the rank stalls)", at(v));
+        if (!ms)
+          fail("scenario.missing_key", "a delay fault is missing \"ms\"",
+               "add \"ms\": 50 (milliseconds the rank stalls)", at(v));
         const auto d = integer(ms->value, at(*ms), "ms", "\"ms\": 50");
         if (d.negative || d.uvalue > 60000)
           fail("scenario.out_of_range", "delay " + literal(ms->value) + " ms is out of range 0..60000",
                "stall a rank for at most a minute", at(*ms));
         f.ms = static_cast<std::int32_t>(d.uvalue);
       } else if (ms) {
-        fail("scenario.unknown_key", "\"ms\" only applies to a delay fault, not " + quote(name),
-             "remove \"ms\"", at(*ms));
+        fail("scenario.unknown_key", "\"ms\" only applies to a delay fault, not " + quote(name), "remove \"ms\"",
+             at(*ms));
       }
       s.faults.push_back(f);
       s.fault_where.push_back(at(v));
@@ -309,14 +322,10 @@ class Reader : public scenario::ReaderBase {
         "valid inits: \"zeros\", \"rank\", \"index\", \"rank_index\", {\"random\": {\"seed\": 1, \"min\": 0, "
         "\"max\": 9}}, {\"values\": [[...], ...]}";
     if (v.is_string()) {
-      if (v.text == "zeros")
-        init.kind = InitKind::zeros;
-      else if (v.text == "rank")
-        init.kind = InitKind::rank;
-      else if (v.text == "index")
-        init.kind = InitKind::index;
-      else if (v.text == "rank_index")
-        init.kind = InitKind::rank_index;
+      if (v.text == "zeros") init.kind = InitKind::zeros;
+      else if (v.text == "rank") init.kind = InitKind::rank;
+      else if (v.text == "index") init.kind = InitKind::index;
+      else if (v.text == "rank_index") init.kind = InitKind::rank_index;
       else if (v.text == "random")
         fail("scenario.wrong_type", "init \"random\" must be an object with its settings",
              "write it like \"init\": {\"random\": {\"seed\": 1, \"min\": 0, \"max\": 9}}", at(m));
@@ -410,7 +419,8 @@ class Reader : public scenario::ReaderBase {
            fix, at(init_m));
     };
     switch (b.init.kind) {
-      case InitKind::zeros: return;
+      case InitKind::zeros:
+        return;
       case InitKind::rank:
         if (ranks_ - 1 > range.hi) too_big("rank", ranks_ - 1, ranks_ - 1);
         return;
@@ -456,12 +466,12 @@ class Reader : public scenario::ReaderBase {
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& file_name) {
   if (text.size() > scenario::kMaxScenarioBytes)
-    return make_error("scenario.out_of_range",
-                      "scenario is too large (" + scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).first +
-                          ", the limit is " +
-                          scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).second + ")",
-                      "large buffers take {\"random\": ...} or \"index\" inits rather than long lists of values",
-                      Location{file_name, 0, 0, ""});
+    return make_error(
+        "scenario.out_of_range",
+        "scenario is too large (" + scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).first +
+            ", the limit is " + scenario::human_bytes_pair(text.size(), scenario::kMaxScenarioBytes).second + ")",
+        "large buffers take {\"random\": ...} or \"index\" inits rather than long lists of values",
+        Location{file_name, 0, 0, ""});
   auto doc = json::parse(text, file_name);
   if (!doc) return doc.error();
   try {

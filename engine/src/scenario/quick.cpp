@@ -23,11 +23,21 @@ BufferInit default_init(DType t, ReduceOp op, std::int32_t ranks) {
     // Keep every partial sum exactly representable: n * max <= 2^precision.
     double limit = 0;
     switch (t) {
-      case DType::float16: limit = 2048; break;
-      case DType::bfloat16: limit = 256; break;
-      case DType::int8: limit = 127; break;
-      case DType::uint8: limit = 255; break;
-      default: limit = 1e9; break;
+      case DType::float16:
+        limit = 2048;
+        break;
+      case DType::bfloat16:
+        limit = 256;
+        break;
+      case DType::int8:
+        limit = 127;
+        break;
+      case DType::uint8:
+        limit = 255;
+        break;
+      default:
+        limit = 1e9;
+        break;
     }
     const auto fit = static_cast<std::int64_t>(std::floor(limit / std::max(1, ranks)));
     init.max = std::clamp<std::int64_t>(fit, 1, 9);
@@ -72,9 +82,11 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
     // Every rank gets the same sizes, like a program written once for all ranks.
     in_n.push_back(q.in_place ? std::max(full_in, full_out) : std::max(sh.in_count, full_in));
     out_n.push_back(std::max(sh.out_count, full_out));
-    if (count && (in_n.back() > kMaxBufferBytes / size_of(q.dtype) || out_n.back() > kMaxBufferBytes / size_of(q.dtype)))
-      return flag_error("scenario.out_of_range", "--count " + std::to_string(q.count) + " makes a buffer larger than " +
-                                                     std::to_string(kMaxBufferBytes >> 30) + " GiB",
+    if (count &&
+        (in_n.back() > kMaxBufferBytes / size_of(q.dtype) || out_n.back() > kMaxBufferBytes / size_of(q.dtype)))
+      return flag_error("scenario.out_of_range",
+                        "--count " + std::to_string(q.count) + " makes a buffer larger than " +
+                            std::to_string(kMaxBufferBytes >> 30) + " GiB",
                         "use a smaller count");
     total += (in_n.back() + (q.in_place ? 0 : out_n.back())) * size_of(q.dtype);
   }
@@ -93,8 +105,7 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
   op.root = has_root(q.coll) ? q.root : 0;
   if (collective_descriptor(q.coll).per_peer)
     op.peer_counts.expr = alltoallv_default_counts_text(count);  // --count N: the default pattern of N
-  else
-    op.count = count;
+  else op.count = count;
   const BufferInit init = default_init(q.dtype, q.op, q.ranks);
   if (moves_data) {
     if (q.in_place) {

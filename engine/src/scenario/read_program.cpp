@@ -18,9 +18,9 @@ namespace collscope::scenario {
 
 namespace {
 
-const std::vector<std::string> kCallKeys = {"op",        "buffer",    "send",    "recv",  "count", "algorithm",
-                                            "reduce_op", "root",      "caption", "group", "body",  "ranks",
-                                            "request",   "counts",    "send_offsets", "recv_offsets"};
+const std::vector<std::string> kCallKeys = {"op",        "buffer", "send",         "recv",        "count", "algorithm",
+                                            "reduce_op", "root",   "caption",      "group",       "body",  "ranks",
+                                            "request",   "counts", "send_offsets", "recv_offsets"};
 // The keys of a collective whose counts differ per pair of ranks (alltoallv), instead of "count".
 const std::vector<std::string> kPeerKeys = {"counts", "send_offsets", "recv_offsets"};
 const std::vector<std::string> kSendKeys = {"op", "ranks", "buffer", "offset", "count", "to", "dtype", "caption"};
@@ -53,7 +53,6 @@ bool is_name(const std::string& s) {
   if (s.empty() || !alpha(s[0])) return false;
   return std::all_of(s.begin(), s.end(), [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
-
 
 }  // namespace
 
@@ -106,10 +105,10 @@ std::vector<GroupSpec> ProgramReader::read_groups(const Member& m) const {
     for (const auto& item : list->items) {
       const auto i = integer(item, at(item), "a group's rank", "[0, 1, 2]");
       if (i.status != json::IntegerValue::Status::ok || i.negative || i.uvalue >= static_cast<std::uint64_t>(ranks_))
-        fail("scenario.out_of_range",
-             "rank " + literal(item) + " in group " + quote(g.key) + " is out of range 0.." +
-                 std::to_string(ranks_ - 1),
-             "list ranks between 0 and " + std::to_string(ranks_ - 1), at(item));
+        fail(
+            "scenario.out_of_range",
+            "rank " + literal(item) + " in group " + quote(g.key) + " is out of range 0.." + std::to_string(ranks_ - 1),
+            "list ranks between 0 and " + std::to_string(ranks_ - 1), at(item));
       const auto r = static_cast<std::int32_t>(i.uvalue);
       if (!seen.insert(r).second)
         fail("scenario.out_of_range", "rank " + std::to_string(r) + " appears twice in group " + quote(g.key),
@@ -126,7 +125,8 @@ std::vector<GroupSpec> ProgramReader::read_groups(const Member& m) const {
 std::vector<ProgramOp> ProgramReader::read_program(const Member& m, const Scenario& s) {
   s_ = &s;
   if (!m.value.is_array())
-    wrong_type("program", "an array of ops", m.value, at(m), "\"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]");
+    wrong_type("program", "an array of ops", m.value, at(m),
+               "\"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\"}]");
   std::vector<ProgramOp> out;
   Scope scope = {"rank", "size"};
   for (const auto& item : m.value.items) out.push_back(read_op(item, scope, false));
@@ -161,17 +161,31 @@ ProgramOp ProgramReader::read_op(const Value& v, Scope& scope, bool in_custom) c
     op.kind = it->second;
   }
   switch (op.kind) {
-    case ProgramOp::Kind::collective: read_collective(v, op, scope, in_custom); break;
+    case ProgramOp::Kind::collective:
+      read_collective(v, op, scope, in_custom);
+      break;
     case ProgramOp::Kind::send:
     case ProgramOp::Kind::recv:
     case ProgramOp::Kind::isend:
-    case ProgramOp::Kind::irecv: read_p2p(v, op, scope); break;
-    case ProgramOp::Kind::wait: read_wait(v, op); break;
-    case ProgramOp::Kind::compute: read_compute(v, op, scope); break;
+    case ProgramOp::Kind::irecv:
+      read_p2p(v, op, scope);
+      break;
+    case ProgramOp::Kind::wait:
+      read_wait(v, op);
+      break;
+    case ProgramOp::Kind::compute:
+      read_compute(v, op, scope);
+      break;
     case ProgramOp::Kind::copy:
-    case ProgramOp::Kind::accumulate: read_local(v, op, scope); break;
-    case ProgramOp::Kind::repeat: read_repeat(v, op, scope, in_custom); break;
-    case ProgramOp::Kind::step: read_step(v, op, scope); break;
+    case ProgramOp::Kind::accumulate:
+      read_local(v, op, scope);
+      break;
+    case ProgramOp::Kind::repeat:
+      read_repeat(v, op, scope, in_custom);
+      break;
+    case ProgramOp::Kind::step:
+      read_step(v, op, scope);
+      break;
   }
   // Labels and captions may show loop variables ("F{mb}"). A collective's or a written
   // step's caption is one text for all its ranks: it cannot use rank. (A repeat's
@@ -207,9 +221,10 @@ void ProgramReader::read_collective(const Value& v, ProgramOp& op, Scope& scope,
       std::string why = m.key == "root"        ? "only broadcast, reduce, scatter and gather have a root"
                         : m.key == "reduce_op" ? "only reduce, allreduce and reduce_scatter combine values"
                         : peer_key             ? "only alltoallv has counts per pair of ranks (use \"count\" here)"
-                        : per_peer             ? cname + " has a count per pair of ranks: give \"counts\", e.g. "
-                                                 "\"counts\": \"(rank + peer) % 3\" or a table with one row per rank"
-                                               : "a barrier moves no data";
+                        : per_peer             ? cname +
+                                         " has a count per pair of ranks: give \"counts\", e.g. "
+                                         "\"counts\": \"(rank + peer) % 3\" or a table with one row per rank"
+                                   : "a barrier moves no data";
       fail("scenario.unknown_key", "key " + quote(m.key) + " does not apply to " + cname, "remove it: " + why,
            Location{file_, m.line, m.col, v.pointer});
     }
@@ -347,8 +362,8 @@ void ProgramReader::read_compute(const Value& v, ProgramOp& op, const Scope& sco
          "give how long the rank computes, in microseconds: \"duration_us\": 2000", at(v));
   const auto i = integer(d->value, at(*d), "duration_us", "\"duration_us\": 2000");
   if (i.status != json::IntegerValue::Status::ok || i.negative || i.uvalue > kMaxComputeUs)
-    fail("scenario.out_of_range", "duration_us " + literal(d->value) + " is out of range 0.." +
-                                      std::to_string(kMaxComputeUs),
+    fail("scenario.out_of_range",
+         "duration_us " + literal(d->value) + " is out of range 0.." + std::to_string(kMaxComputeUs),
          "a compute span lasts from 0 to 60 seconds", at(*d));
   op.duration_us = static_cast<std::uint32_t>(i.uvalue);
   if (const Member* m = v.find("label")) {
@@ -360,7 +375,8 @@ void ProgramReader::read_compute(const Value& v, ProgramOp& op, const Scope& sco
   if (const Member* m = v.find("reads")) {
     if (m->value.is_array()) {
       if (m->value.items.empty())
-        wrong_type("reads", "a non-empty list of slices", m->value, at(*m), "\"reads\": [\"w\", {\"buffer\": \"x\", \"count\": 4}]");
+        wrong_type("reads", "a non-empty list of slices", m->value, at(*m),
+                   "\"reads\": [\"w\", {\"buffer\": \"x\", \"count\": 4}]");
       for (const auto& item : m->value.items) {
         const Member one{"reads", item.line, item.col, item};
         op.reads.push_back(slice(one, scope, false));
@@ -379,7 +395,7 @@ void ProgramReader::read_local(const Value& v, ProgramOp& op, const Scope& scope
     if (!v.find(key))
       fail("scenario.missing_key", op.op + " is missing \"" + key + "\"",
            copy ? "write {\"op\": \"copy\", \"src\": \"x\", \"dst\": \"y\"}"
-                           : "write {\"op\": \"accumulate\", \"src\": \"recv_buff\", \"dst\": \"accum\"}",
+                : "write {\"op\": \"accumulate\", \"src\": \"recv_buff\", \"dst\": \"accum\"}",
            at(v));
   op.src = slice(*v.find("src"), scope, false);
   op.dst = slice(*v.find("dst"), scope, false);
@@ -443,7 +459,8 @@ void ProgramReader::read_step(const Value& v, ProgramOp& op, const Scope& scope)
     if (const Member* m = t.find("action")) {
       const std::string a = m->value.is_string() ? m->value.text : "";
       if (a != "copy" && a != "reduce" && a != "reduce_copy")
-        fail("scenario.bad_call", "action must be \"copy\", \"reduce\" or \"reduce_copy\", got " + json::describe(m->value),
+        fail("scenario.bad_call",
+             "action must be \"copy\", \"reduce\" or \"reduce_copy\", got " + json::describe(m->value),
              "copy: the destination becomes the source; reduce: the destination combines with it; reduce_copy: the "
              "destination becomes \"with\" (the receiving rank's own slice) combined with the source",
              at(*m));
@@ -479,8 +496,8 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
     for (const auto& mm : v.members) e.field_where[mm.key] = at(mm);
     const Member* buf = v.find("buffer");
     if (!buf)
-      fail("scenario.missing_key", "expectation is missing \"buffer\"", "name the buffer it is about: \"buffer\": \"y\"",
-           at(v));
+      fail("scenario.missing_key", "expectation is missing \"buffer\"",
+           "name the buffer it is about: \"buffer\": \"y\"", at(v));
     e.buffer = buffer_name(*buf);
     for (const auto& b : s.buffers)
       if (b.name == e.buffer && b.scratch)
@@ -493,10 +510,12 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
     const Member* values = v.find("values");
     const Member* holds = v.find("holds");
     if (values && holds)
-      fail("scenario.conflicting_keys", "expectation has both \"values\" and \"holds\"", "keep one of them", at(*holds));
+      fail("scenario.conflicting_keys", "expectation has both \"values\" and \"holds\"", "keep one of them",
+           at(*holds));
     if (!values && !holds)
       fail("scenario.missing_key", "expectation is missing \"values\" or \"holds\"",
-           "say what the buffer holds: \"values\": [6, 6] or \"holds\": {\"reduce_op\": \"sum\", \"buffer\": \"x\"}", at(v));
+           "say what the buffer holds: \"values\": [6, 6] or \"holds\": {\"reduce_op\": \"sum\", \"buffer\": \"x\"}",
+           at(v));
     if (const Member* b = v.find("block")) {
       if (!holds)
         fail("scenario.bad_call", "\"block\" belongs to an expectation with \"holds\"",
@@ -516,8 +535,9 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
       e.holds = true;
       const Value& h = holds->value;
       if (!h.is_object())
-        wrong_type("holds", "an object", h, at(*holds),
-                   "{\"rank\": \"b\", \"buffer\": \"x\", \"offset\": 0} or {\"reduce_op\": \"sum\", \"buffer\": \"x\"}");
+        wrong_type(
+            "holds", "an object", h, at(*holds),
+            "{\"rank\": \"b\", \"buffer\": \"x\", \"offset\": 0} or {\"reduce_op\": \"sum\", \"buffer\": \"x\"}");
       check_keys(h, kHoldsKeys, "in \"holds\"");
       for (const auto& mm : h.members) e.field_where["holds/" + mm.key] = at(mm);
       if (!e.block.empty()) scope.push_back("b");
@@ -533,7 +553,8 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
              at(*holds));
       const Member* from = h.find("buffer");
       if (!from)
-        fail("scenario.missing_key", "\"holds\" is missing \"buffer\"", "name the input: \"buffer\": \"x\"", at(*holds));
+        fail("scenario.missing_key", "\"holds\" is missing \"buffer\"", "name the input: \"buffer\": \"x\"",
+             at(*holds));
       e.from_buffer = buffer_name(*from);
       for (const auto& b : s.buffers)
         if (b.name == e.from_buffer && b.scratch)
@@ -544,7 +565,8 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
       if (op) e.reduce_op = reduce_op(*op);
       if (const Member* over = h.find("over")) {
         if (!op)
-          fail("scenario.bad_call", "\"over\" belongs to a reduction", "add \"reduce_op\", or remove \"over\"", at(*over));
+          fail("scenario.bad_call", "\"over\" belongs to a reduction", "add \"reduce_op\", or remove \"over\"",
+               at(*over));
         bool group = false;
         if (over->value.is_string())
           for (const auto& g : s.groups) group = group || g.name == over->value.text;
@@ -633,7 +655,8 @@ void ProgramReader::check_text(const Member& m, const Scope& scope) const {
       std::string msg = m.key + " " + quote(m.value.text) + " uses unknown name " + quote(name);
       if (auto c = closest(name, scope)) msg += " (did you mean \"" + *c + "\"?)";
       fail("scenario.bad_expression", msg,
-           "names in scope here: " + join(scope) + (name == "rank" ? " (a collective's caption is the same on every rank)" : ""),
+           "names in scope here: " + join(scope) +
+               (name == "rank" ? " (a collective's caption is the same on every rank)" : ""),
            at(m));
     }
 }
@@ -678,7 +701,8 @@ SliceSpec ProgramReader::slice(const Member& m, const Scope& scope, bool with_ra
     sl.buffer = buffer_name(m);
     return sl;
   }
-  if (!m.value.is_object()) wrong_type(m.key, with_rank ? "an object" : "a buffer name or an object", m.value, at(m), example);
+  if (!m.value.is_object())
+    wrong_type(m.key, with_rank ? "an object" : "a buffer name or an object", m.value, at(m), example);
   check_keys(m.value, with_rank ? kPlacedSliceKeys : kSliceKeys, "in " + quote(m.key));
   const Member* b = m.value.find("buffer");
   if (!b) fail("scenario.missing_key", quote(m.key) + " is missing \"buffer\"", "write it like " + example, at(m));

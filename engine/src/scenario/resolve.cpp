@@ -126,11 +126,10 @@ Error too_many_transfers_error(Location where) {
 }
 
 Error total_bytes_error(std::uint64_t total, Location where) {
-  return make_error(
-      "scenario.out_of_range",
-      "buffers take " + human_bytes_pair(total, kMaxTotalBytes).first + " over all ranks, over the limit of " +
-          human_bytes_pair(total, kMaxTotalBytes).second,
-      "use fewer ranks, fewer buffers or smaller counts", std::move(where));
+  return make_error("scenario.out_of_range",
+                    "buffers take " + human_bytes_pair(total, kMaxTotalBytes).first +
+                        " over all ranks, over the limit of " + human_bytes_pair(total, kMaxTotalBytes).second,
+                    "use fewer ranks, fewer buffers or smaller counts", std::move(where));
 }
 
 Error ranks_range_error(const std::string& ranks_text, Location where) {
@@ -257,8 +256,8 @@ bool count_from_input(Collective c) { return collective_descriptor(c).count_of !
 Status CallResolver::resolve_peers(const ProgramOp& op, std::int32_t index, std::int32_t n, const Env& env,
                                    CollArgs& a) const {
   const std::string cname(name_of(a.coll));
-  const std::string on = op.group.empty() ? std::to_string(n) + " ranks"
-                                          : std::to_string(n) + " ranks of group " + quote(op.group);
+  const std::string on =
+      op.group.empty() ? std::to_string(n) + " ranks" : std::to_string(n) + " ranks of group " + quote(op.group);
   if (op.peer_counts.empty())
     return make_error("scenario.missing_key", cname + " has no \"counts\"",
                       "say how many elements each rank sends to each peer, e.g. \"counts\": \"(rank + peer) % 3\"",
@@ -271,7 +270,8 @@ Status CallResolver::resolve_peers(const ProgramOp& op, std::int32_t index, std:
     const Location at = where(op, index, key);
     out.assign(cells, 0);
     if (!t.rows.empty()) {
-      const std::string hint = std::string("give one row per rank of the call (") + on + "), each with one number per peer";
+      const std::string hint =
+          std::string("give one row per rank of the call (") + on + "), each with one number per peer";
       if (t.rows.size() != static_cast<std::size_t>(n))
         return make_error("scenario.out_of_range",
                           std::string("\"") + key + "\" has " + std::to_string(t.rows.size()) + " rows, but " + cname +
@@ -306,19 +306,20 @@ Status CallResolver::resolve_peers(const ProgramOp& op, std::int32_t index, std:
         auto v = e->eval(vars);
         if (!v) {
           Error err = v.error();
-          err.message = std::string("\"") + key + "\" for rank " + std::to_string(r) + " and peer " + std::to_string(q) +
-                        ": " + err.message;
+          err.message = std::string("\"") + key + "\" for rank " + std::to_string(r) + " and peer " +
+                        std::to_string(q) + ": " + err.message;
           err.where = at;
           return err;
         }
         if (*v < 0 || static_cast<std::uint64_t>(*v) > kMaxCountElements)
-          return make_error("scenario.out_of_range",
-                            std::string("\"") + key + "\" " + quote(t.expr) + " is " + std::to_string(*v) +
-                                " for rank " + std::to_string(r) + " and peer " + std::to_string(q),
-                            std::string(*v < 0 ? "counts and offsets are 0 or more" : "that is more than any buffer holds") +
-                                " (rank and peer are ranks of the call" + (op.group.empty() ? "" : ", in group " + quote(op.group)) +
-                                ")",
-                            at);
+          return make_error(
+              "scenario.out_of_range",
+              std::string("\"") + key + "\" " + quote(t.expr) + " is " + std::to_string(*v) + " for rank " +
+                  std::to_string(r) + " and peer " + std::to_string(q),
+              std::string(*v < 0 ? "counts and offsets are 0 or more" : "that is more than any buffer holds") +
+                  " (rank and peer are ranks of the call" + (op.group.empty() ? "" : ", in group " + quote(op.group)) +
+                  ")",
+              at);
         out[p->at(r, q)] = static_cast<std::uint64_t>(*v);
       }
     return ok_status();
@@ -508,8 +509,8 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
       const std::uint64_t per = from_in ? u.in : u.out;
       return make_error("scenario.buffer_too_small",
                         role(from_in) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
-                            std::to_string(world(tight)) + ": needs at least " + std::to_string(per) + " elements, has " +
-                            std::to_string(count_of(buf, tight)),
+                            std::to_string(world(tight)) + ": needs at least " + std::to_string(per) +
+                            " elements, has " + std::to_string(count_of(buf, tight)),
                         "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(per) + " elements on rank " +
                             std::to_string(world(tight)),
                         where(op, index, from_in ? in_key : out_key));
@@ -530,7 +531,9 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
       std::string hint = "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(want) +
                          " elements on rank " + std::to_string(world(r));
       if (op.count) hint += ", or lower \"count\"";
-      if (a.peers) hint += input ? ", or send less (\"counts\", \"send_offsets\")" : ", or receive less (\"counts\", \"recv_offsets\")";
+      if (a.peers)
+        hint += input ? ", or send less (\"counts\", \"send_offsets\")"
+                      : ", or receive less (\"counts\", \"recv_offsets\")";
       return make_error("scenario.buffer_too_small",
                         role(input) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
                             std::to_string(world(r)) + ": needs " + std::to_string(want) + " elements, has " +

@@ -3,8 +3,8 @@
 
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "collscope/types.h"

@@ -20,10 +20,14 @@ ojson number(double v) {
 
 ojson init_json(const BufferInit& init) {
   switch (init.kind) {
-    case InitKind::zeros: return "zeros";
-    case InitKind::rank: return "rank";
-    case InitKind::index: return "index";
-    case InitKind::rank_index: return "rank_index";
+    case InitKind::zeros:
+      return "zeros";
+    case InitKind::rank:
+      return "rank";
+    case InitKind::index:
+      return "index";
+    case InitKind::rank_index:
+      return "rank_index";
     case InitKind::random: {
       ojson r = ojson::object();
       r["seed"] = init.seed;
@@ -98,10 +102,8 @@ ojson program_op_json(const ProgramOp& op) {
     if (!op.request.empty()) j["request"] = op.request;
   } else if (op.kind == K::wait) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
-    if (op.requests.size() == 1)
-      j["request"] = op.requests[0];
-    else
-      j["requests"] = op.requests;
+    if (op.requests.size() == 1) j["request"] = op.requests[0];
+    else j["requests"] = op.requests;
   } else if (op.kind == K::compute) {
     if (has_ranks) j["ranks"] = ranks_json(op.ranks);
     j["duration_us"] = op.duration_us;
@@ -130,9 +132,7 @@ ojson program_op_json(const ProgramOp& op) {
       e["from"] = slice_json(t.from, true);
       e["to"] = slice_json(t.to, true);
       if (!t.count.empty()) e["count"] = expr_json(t.count);
-      e["action"] = t.action == Action::reduce        ? "reduce"
-                    : t.action == Action::reduce_copy ? "reduce_copy"
-                                                      : "copy";
+      e["action"] = t.action == Action::reduce ? "reduce" : t.action == Action::reduce_copy ? "reduce_copy" : "copy";
       if (t.action == Action::reduce_copy) e["with"] = slice_json(t.with, false);
       ts.push_back(std::move(e));
     }
@@ -236,14 +236,10 @@ std::string to_json(const Scenario& s) {
     ojson e = ojson::object();
     const bool uniform = !b.count.empty() &&
                          std::all_of(b.count.begin(), b.count.end(), [&](std::uint64_t c) { return c == b.count[0]; });
-    if (uniform)
-      e["count"] = b.count[0];
-    else
-      e["counts"] = b.count;
-    if (b.scratch)
-      e["scratch"] = true;
-    else
-      e["init"] = init_json(b.init);
+    if (uniform) e["count"] = b.count[0];
+    else e["counts"] = b.count;
+    if (b.scratch) e["scratch"] = true;
+    else e["init"] = init_json(b.init);
     buffers[b.name] = std::move(e);
   }
   j["buffers"] = std::move(buffers);

@@ -513,7 +513,8 @@ class TraceBuilder {
     const TransferTiming& tm = r_.transfers[static_cast<std::size_t>(sl.payload)];
     const Transfer& t = *transfer_of(tm);
     const bool labelled = t.label >= 0 && static_cast<std::size_t>(t.label) < s_.labels.size();
-    ObjectText ev = slice_event(sl, quoted(labelled ? s_.labels[static_cast<std::size_t>(t.label)] : "compute"), "compute");
+    ObjectText ev =
+        slice_event(sl, quoted(labelled ? s_.labels[static_cast<std::size_t>(t.label)] : "compute"), "compute");
     ev.open("args").num("step", tm.step).unum("duration_us", t.duration_us);
     if (t.count) append_place(ev.value("writes"), t.dst, t.count);
     ev.num("transfer", tm.transfer).close().end();
@@ -536,8 +537,7 @@ class TraceBuilder {
       const auto it = std::find(a.world_rank.begin(), a.world_rank.end(), sl.rank);
       group_rank = it == a.world_rank.end() ? -1 : static_cast<std::int32_t>(it - a.world_rank.begin());
     }
-    const CollectiveShape shape =
-        group_rank >= 0 ? shape_of(a, group_rank) : CollectiveShape{};
+    const CollectiveShape shape = group_rank >= 0 ? shape_of(a, group_rank) : CollectiveShape{};
     const std::string coll(name_of(a.coll));
     ObjectText ev =
         slice_event(sl, quoted(call.algorithm.empty() ? coll : coll + " (" + call.algorithm + ")"), "collective");
@@ -602,10 +602,8 @@ class TraceBuilder {
       name += "local ";
       name += action_name(t.action);
     } else {
-      if (t.count == 0)
-        name += c == kSend ? "signal → rank " : "signal ← rank ";
-      else if (c == kSend)
-        name += "send → rank ";
+      if (t.count == 0) name += c == kSend ? "signal → rank " : "signal ← rank ";
+      else if (c == kSend) name += "send → rank ";
       else
         name += t.action == Action::reduce        ? "reduce ← rank "
                 : t.action == Action::reduce_copy ? "reduce-copy ← rank "

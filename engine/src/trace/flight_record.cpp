@@ -10,7 +10,6 @@
 
 #include "collscope/files.h"
 #include "collscope/scenario.h"
-
 #include "scenario/json.h"
 #include "trace/atomic_file.h"
 #include "trace/ranks_text.h"
@@ -19,9 +18,12 @@ namespace collscope {
 
 const char* name_of(FlightState s) {
   switch (s) {
-    case FlightState::scheduled: return "scheduled";
-    case FlightState::started: return "started";
-    case FlightState::completed: return "completed";
+    case FlightState::scheduled:
+      return "scheduled";
+    case FlightState::started:
+      return "started";
+    case FlightState::completed:
+      return "completed";
   }
   return "scheduled";
 }
@@ -107,9 +109,11 @@ class RecordReader {
     r.mode = text(doc, "mode");
     r.reason = text(doc, "reason");
     r.world = static_cast<std::int32_t>(integer(need(doc, "world"), "world", 1, kMaxRanks));
-    if (const auto* m = doc.find("steps")) r.steps = static_cast<std::int32_t>(integer(m->value, "steps", 0, INT32_MAX));
+    if (const auto* m = doc.find("steps"))
+      r.steps = static_cast<std::int32_t>(integer(m->value, "steps", 0, INT32_MAX));
     if (const auto* m = doc.find("timeout_s")) r.timeout_s = number(m->value, "timeout_s", 0);
-    if (const auto* m = doc.find("capacity")) r.capacity = static_cast<std::int32_t>(integer(m->value, "capacity", 0, INT32_MAX));
+    if (const auto* m = doc.find("capacity"))
+      r.capacity = static_cast<std::int32_t>(integer(m->value, "capacity", 0, INT32_MAX));
     steps_ = r.steps;
     const json::Value& ranks = need(doc, "ranks");
     if (!ranks.is_array()) fail(ranks, "ranks must be an array, got " + json::describe(ranks));
@@ -119,8 +123,7 @@ class RecordReader {
       r.ranks.push_back(read_rank(jr, r.world));
       const json::Value& at = need(jr, "rank");
       auto& first = where[static_cast<std::size_t>(r.ranks.back().rank)];
-      if (first)
-        fail(at, "rank " + json::literal(at) + " is listed twice (first at " + first->pointer + ")");
+      if (first) fail(at, "rank " + json::literal(at) + " is listed twice (first at " + first->pointer + ")");
       first = &at;
     }
     for (std::int32_t q = 0; q < r.world; ++q)
@@ -135,7 +138,8 @@ class RecordReader {
   std::int32_t steps_ = 0;  // of the schedule; 0 = not given
 
   [[noreturn]] void fail(const json::Value& v, const std::string& msg) const {
-    throw Bad{make_error("analyze.bad_record", msg, "give a file written by `collscope run --flight-record` or by an aborted run",
+    throw Bad{make_error("analyze.bad_record", msg,
+                         "give a file written by `collscope run --flight-record` or by an aborted run",
                          Location{file_, v.line, v.col, v.pointer})};
   }
   const json::Value& need(const json::Value& obj, const char* key) const {
@@ -150,7 +154,8 @@ class RecordReader {
     const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
     if (i.status == json::IntegerValue::Status::not_integer)
       fail(v, what + " must be an integer, got " + json::literal(v));
-    if (i.status != json::IntegerValue::Status::ok || i.value < lo || i.value > hi || (!i.negative && i.uvalue > static_cast<std::uint64_t>(hi)))
+    if (i.status != json::IntegerValue::Status::ok || i.value < lo || i.value > hi ||
+        (!i.negative && i.uvalue > static_cast<std::uint64_t>(hi)))
       fail(v, what + " " + json::literal(v) + " is out of range " + range);
     return i.value;
   }
@@ -174,7 +179,8 @@ class RecordReader {
   double number(const json::Value& v, const std::string& what, double lo) const {
     if (!v.is_number()) fail(v, what + " must be a number, got " + json::describe(v));
     if (!std::isfinite(v.number) || v.number < lo)
-      fail(v, what + " " + json::literal(v) + " is out of range (a finite number, " + (lo < 0 ? "-1 or more" : "0 or more") + ")");
+      fail(v, what + " " + json::literal(v) + " is out of range (a finite number, " +
+                  (lo < 0 ? "-1 or more" : "0 or more") + ")");
     return v.number;
   }
   std::string text(const json::Value& obj, const char* key) const {
@@ -191,7 +197,8 @@ class RecordReader {
     fr.state = text(v, "state");
     if (const auto* m = v.find("state")) {
       bool known = false;
-      for (const char* s : {"finished", "idle", "running", "waiting", "hung", "crashed", "unknown"}) known = known || fr.state == s;
+      for (const char* s : {"finished", "idle", "running", "waiting", "hung", "crashed", "unknown"})
+        known = known || fr.state == s;
       if (!known)
         fail(m->value, "a rank's state must be finished, idle, running, waiting, hung, crashed or unknown, got " +
                            json::quote(fr.state));
@@ -273,8 +280,9 @@ Result<FlightRecord> parse_flight_record(const std::string& text, const std::str
 Result<FlightRecord> load_flight_record(const std::string& path) {
   // The one reader of collscope/files.h: a FIFO, /dev/zero or a folder is refused
   // (analyze.io) without blocking or reading without end.
-  static const InputKind kind{"analyze.io", "flight record", kMaxFlightRecordBytes, "check the path of the flight record",
-                              "a flight record of 1024 ranks with 64 ops each takes about 30 MiB; check that this is one"};
+  static const InputKind kind{
+      "analyze.io", "flight record", kMaxFlightRecordBytes, "check the path of the flight record",
+      "a flight record of 1024 ranks with 64 ops each takes about 30 MiB; check that this is one"};
   auto text = read_input_file(path, kind);
   if (!text) return text.error();
   return parse_flight_record(*text, path);
@@ -303,7 +311,8 @@ std::string signature(const FlightOp& op) {
 }
 
 std::string op_name(const FlightOp& op) {
-  return "op " + std::to_string(op.seq) + " (" + op.op + (op.call >= 0 ? ", call " + std::to_string(op.call) : "") + ")";
+  return "op " + std::to_string(op.seq) + " (" + op.op + (op.call >= 0 ? ", call " + std::to_string(op.call) : "") +
+         ")";
 }
 
 }  // namespace
@@ -426,7 +435,8 @@ class Analysis {
       if (op->state != FlightState::completed) open.push_back(rank);
     if (open.empty()) return;
     std::sort(open.begin(), open.end());
-    std::string msg = op_name(*entries.front().second) + " started on every member but did not complete on " + ranks_text(open);
+    std::string msg =
+        op_name(*entries.front().second) + " started on every member but did not complete on " + ranks_text(open);
     add_notes(msg, open);
     out_.push_back({"analyze.incomplete", msg});
   }

@@ -41,14 +41,13 @@ Status check_bounds(const Schedule& s) {
         const std::uint64_t have = s.buffers[static_cast<std::size_t>(l->buf)].count[static_cast<std::size_t>(l->rank)];
         if (l->offset > have || x.count > have - l->offset)
           return fail("needs elements [" + std::to_string(l->offset) + ", " + std::to_string(l->offset + x.count) +
-                      ") but rank " + std::to_string(l->rank) + "'s " + s.buffers[static_cast<std::size_t>(l->buf)].name +
-                      " holds " + std::to_string(have));
+                      ") but rank " + std::to_string(l->rank) + "'s " +
+                      s.buffers[static_cast<std::size_t>(l->buf)].name + " holds " + std::to_string(have));
       }
-      if (x.action == Action::scale && (x.src.rank != x.dst.rank || x.src.buf != x.dst.buf ||
-                                        x.src.offset != x.dst.offset || x.divisor == 0))
+      if (x.action == Action::scale &&
+          (x.src.rank != x.dst.rank || x.src.buf != x.dst.buf || x.src.offset != x.dst.offset || x.divisor == 0))
         return fail("a scale must be local, in place and divide by a positive number");
-      if (x.action == Action::compute && x.src.rank != x.dst.rank)
-        return fail("a compute span runs on one rank");
+      if (x.action == Action::compute && x.src.rank != x.dst.rank) return fail("a compute span runs on one rank");
       if (x.action == Action::reduce_copy && x.aux.rank != x.dst.rank)
         return fail("a reduce-copy adds a piece of the receiving rank's own memory (rank " +
                     std::to_string(x.dst.rank) + "), not of rank " + std::to_string(x.aux.rank));
@@ -163,7 +162,8 @@ Status check_step(const Schedule& s, std::size_t k, std::vector<Interval>& iv) {
 class QuickCheck {
  public:
   explicit QuickCheck(const Schedule& s)
-      : ranks_(s.ranks), nbuf_(static_cast<std::int32_t>(s.buffers.size())),
+      : ranks_(s.ranks),
+        nbuf_(static_cast<std::int32_t>(s.buffers.size())),
         count_(static_cast<std::size_t>(std::max(s.ranks, 0)) * s.buffers.size(), 0) {}
 
   // True when the step certainly obeys the conflict rule. False when it does not,

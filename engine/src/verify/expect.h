@@ -71,7 +71,8 @@ class ExpectedContents {
     for (std::int32_t src = first; src < last; ++src) {
       const std::uint64_t base = a_.in_offset(src) + e.index;
       auto t = std::find_if(terms.begin(), terms.end(), [&](const SymTerm& x) { return x.base == base; });
-      if (t == terms.end()) t = terms.insert(terms.end(), SymTerm{a_.in_buf, base, std::vector<std::uint64_t>(words_, 0)});
+      if (t == terms.end())
+        t = terms.insert(terms.end(), SymTerm{a_.in_buf, base, std::vector<std::uint64_t>(words_, 0)});
       set(t->ranks, world(src));
     }
     return terms;

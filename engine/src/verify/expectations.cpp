@@ -36,7 +36,8 @@ std::string element(const Schedule& s, std::int32_t buf, std::uint64_t index) {
 }
 
 // "rank 2's x[3]", "x[3] from ranks 0..3"
-std::string term_text(const Schedule& s, std::int32_t buf, std::uint64_t index, const std::vector<std::int32_t>& ranks) {
+std::string term_text(const Schedule& s, std::int32_t buf, std::uint64_t index,
+                      const std::vector<std::int32_t>& ranks) {
   if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]) + "'s " + element(s, buf, index);
   return element(s, buf, index) + " from ranks " + ranks_text(ranks);
 }
@@ -45,9 +46,9 @@ std::string wanted_text(const Schedule& s, const Expectation& x, std::uint64_t i
   const std::uint64_t base = x.from_offset + i;
   if (x.kind == Expectation::Kind::copy) return term_text(s, x.from_buf, base, {x.from_rank});
   const std::string over = x.over.size() == static_cast<std::size_t>(s.ranks) ? "every rank"
-                           : x.over.size() == 1                              ? "rank " + ranks_text(x.over)
-                                                                             : "ranks " + ranks_text(x.over);
-  const std::string what = x.op == ReduceOp::sum ? "the sum"
+                           : x.over.size() == 1                               ? "rank " + ranks_text(x.over)
+                                                                              : "ranks " + ranks_text(x.over);
+  const std::string what = x.op == ReduceOp::sum   ? "the sum"
                            : x.op == ReduceOp::avg ? "the average"
                                                    : "the " + std::string(name_of(x.op));
   return what + " over " + over + " of " + element(s, x.from_buf, base);
@@ -96,7 +97,8 @@ Status check_expectations_symbolic(const Schedule& s) {
     if (auto st = state.advance(); !st) return st;
   for (const Expectation& x : s.expect) {
     if (x.kind == Expectation::Kind::values) continue;  // values: the numeric side
-    std::vector<std::int32_t> want_ranks = x.kind == Expectation::Kind::copy ? std::vector<std::int32_t>{x.from_rank} : x.over;
+    std::vector<std::int32_t> want_ranks =
+        x.kind == Expectation::Kind::copy ? std::vector<std::int32_t>{x.from_rank} : x.over;
     const std::uint32_t want_divisions = x.kind == Expectation::Kind::reduction && x.op == ReduceOp::avg ? 1 : 0;
     for (const HeldRun& h : state.held(x.rank, x.buf, x.offset, x.count)) {
       const bool ok = h.initialised && h.exact && h.divisions == want_divisions && h.terms.size() == 1 &&
@@ -109,7 +111,8 @@ Status check_expectations_symbolic(const Schedule& s) {
       const Location where = where_of(s, x);
       return make_error("verify.expectation",
                         at + " should hold " + wanted_text(s, x, h.start) + ", but it holds " + held_text(s, h) + when,
-                        "the program does not do what " + (where.pointer.empty() ? std::string("\"expect\"") : where.pointer) +
+                        "the program does not do what " +
+                            (where.pointer.empty() ? std::string("\"expect\"") : where.pointer) +
                             " says: check the steps that write this element",
                         where);
     }
@@ -124,7 +127,8 @@ NumericReport check_expectations_numeric(const Schedule& s, const HostMemory& go
   const double limit = std::ldexp(1.0, precision_bits(s.dtype));
   kernels::with_type(s.dtype, [&]<class T>() {
     for (const Expectation& x : s.expect) {
-      if (static_cast<std::size_t>(x.buf) >= got.size() || static_cast<std::size_t>(x.rank) >= got[static_cast<std::size_t>(x.buf)].size())
+      if (static_cast<std::size_t>(x.buf) >= got.size() ||
+          static_cast<std::size_t>(x.rank) >= got[static_cast<std::size_t>(x.buf)].size())
         continue;
       const auto& g = got[static_cast<std::size_t>(x.buf)][static_cast<std::size_t>(x.rank)];
       for (std::uint64_t i = 0; i < x.count; ++i) {
@@ -157,7 +161,8 @@ NumericReport check_expectations_numeric(const Schedule& s, const HostMemory& go
           if (floating && x.over.size() > 1 && (k == OpKind::sum || k == OpKind::prod)) {
             const double m = k == OpKind::sum ? mag : prod_mag;
             if (!(integral && m <= limit)) tol = static_cast<double>(x.over.size()) * eps * m;
-            if (x.op == ReduceOp::avg) tol = tol / static_cast<double>(x.over.size()) + (tol > 0 ? eps * std::fabs(wv) : 0);
+            if (x.op == ReduceOp::avg)
+              tol = tol / static_cast<double>(x.over.size()) + (tol > 0 ? eps * std::fabs(wv) : 0);
           }
         }
         ++rep.checked;
@@ -218,7 +223,8 @@ std::string verdict_scope(const Schedule& s) {
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
     std::string t = "expectations on ";
-    for (std::size_t i = 0; i < names.size(); ++i) t += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    for (std::size_t i = 0; i < names.size(); ++i)
+      t += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     parts.push_back(t);
   } else if (calls.empty()) {
     return "no expectation: the run only matched its schedule";

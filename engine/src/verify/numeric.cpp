@@ -42,10 +42,18 @@ void fold_loop(T* __restrict acc, const T* __restrict v, std::uint64_t n) {
 template <class T>
 void fold(OpKind k, T* acc, const T* v, std::uint64_t n) {
   switch (k) {
-    case OpKind::sum: fold_loop<T, OpKind::sum>(acc, v, n); break;
-    case OpKind::prod: fold_loop<T, OpKind::prod>(acc, v, n); break;
-    case OpKind::min: fold_loop<T, OpKind::min>(acc, v, n); break;
-    case OpKind::max: fold_loop<T, OpKind::max>(acc, v, n); break;
+    case OpKind::sum:
+      fold_loop<T, OpKind::sum>(acc, v, n);
+      break;
+    case OpKind::prod:
+      fold_loop<T, OpKind::prod>(acc, v, n);
+      break;
+    case OpKind::min:
+      fold_loop<T, OpKind::min>(acc, v, n);
+      break;
+    case OpKind::max:
+      fold_loop<T, OpKind::max>(acc, v, n);
+      break;
   }
 }
 
@@ -104,8 +112,7 @@ class HostDefinition final : public ReferenceBuilder {
     carry_tolerance(tol_out_[world(to)], dst.size() / sizeof(T), d0, (*tol_before_)[world(from)], s0, n);
   }
 
-  void same_as(std::int32_t to, std::uint64_t at, std::int32_t from, std::uint64_t from_at,
-               std::uint64_t n) override {
+  void same_as(std::int32_t to, std::uint64_t at, std::int32_t from, std::uint64_t from_at, std::uint64_t n) override {
     if (!rank_ok(to) || !rank_ok(from)) return;
     auto& dst = out_[world(to)];
     const auto& src = out_[world(from)];
@@ -238,7 +245,8 @@ HostMemory make_inputs(const Schedule& s, const InitFn& init) {
       for (std::uint64_t i = p.begin; i < p.end; ++i) store<T>(v, i, from_double<T>(init(p.buf, p.rank, i)));
     });
   };
-  const std::size_t threads = std::min<std::size_t>({pieces.size(), std::max(1u, std::thread::hardware_concurrency()), 16});
+  const std::size_t threads =
+      std::min<std::size_t>({pieces.size(), std::max(1u, std::thread::hardware_concurrency()), 16});
   if (threads <= 1) {
     for (const Piece& p : pieces) fill(p);
     return mem;
@@ -292,7 +300,8 @@ void replay_call(const Schedule& s, const Call& call, Reference& ref) {
         std::memmove(d, aux.data() + t.aux.offset * e, t.count * e);
         if (!atol.empty() || !dtol.empty()) {
           if (dtol.empty()) dtol.assign(dst.size() / e, 0.0);
-          for (std::uint64_t j = 0; j < t.count; ++j) dtol[t.dst.offset + j] = atol.empty() ? 0.0 : atol[t.aux.offset + j];
+          for (std::uint64_t j = 0; j < t.count; ++j)
+            dtol[t.dst.offset + j] = atol.empty() ? 0.0 : atol[t.aux.offset + j];
         }
       }
       if (t.action == Action::copy) {

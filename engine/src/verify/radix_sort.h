@@ -37,5 +37,4 @@ inline void radix_sort(std::uint64_t* first, std::uint64_t* last, std::vector<st
   if (from != first) std::copy(from, from + n, first);
 }
 
-
 }  // namespace collscope

@@ -37,9 +37,9 @@
 
 #include "collscope/collective.h"
 #include "collscope/verify.h"
-#include "verify/radix_sort.h"
 #include "describe.h"
 #include "expect.h"
+#include "verify/radix_sort.h"
 
 namespace collscope {
 
@@ -60,7 +60,7 @@ struct Content {
   std::uint32_t refs;    // segments and pieces that hold it
   std::uint32_t scaled;  // how many times an average division was applied
   std::uint32_t nterms;
-  std::uint32_t words;   // 64-bit words per rank bitset
+  std::uint32_t words;  // 64-bit words per rank bitset
 
   std::size_t stride() const { return 2 + words; }
   std::uint64_t* term(std::size_t i) { return reinterpret_cast<std::uint64_t*>(this + 1) + i * stride(); }
@@ -268,18 +268,18 @@ constexpr std::uint32_t kInexact = 1u << 31;
 
 struct SymbolicState::Impl {
   const Schedule& s;
-  std::int32_t call;  // -1: the whole program
+  std::int32_t call;                 // -1: the whole program
   const CollectiveDescriptor* desc;  // whose postcondition the call must meet (null: the whole program)
   std::int32_t next;
   std::int32_t end;
   bool lenient = false;  // the whole program: mark double counts instead of failing
   std::uint32_t words;
-  std::vector<SegList> maps;  // index rank * nbuf + buf
+  std::vector<SegList> maps;                      // index rank * nbuf + buf
   std::vector<std::vector<std::uint64_t>> heard;  // barrier knowledge per rank
 
   // Scratch space reused by every step, so that applying a step allocates little.
-  std::vector<Piece> src_pieces;        // what every transfer of the step reads
-  std::vector<std::size_t> src_first;   // transfer t's pieces: [src_first[t], src_first[t + 1])
+  std::vector<Piece> src_pieces;       // what every transfer of the step reads
+  std::vector<std::size_t> src_first;  // transfer t's pieces: [src_first[t], src_first[t + 1])
   std::vector<Piece> dst_pieces, result;
 
   Impl(const Schedule& sched, std::int32_t c, const CollectiveDescriptor* d, std::int32_t first, std::int32_t stop,
@@ -327,7 +327,8 @@ struct SymbolicState::Impl {
         m.bounds_changed();
       }
     heard.assign(static_cast<std::size_t>(s.ranks), std::vector<std::uint64_t>(words, 0));
-    for (std::int32_t r = 0; r < s.ranks; ++r) heard[static_cast<std::size_t>(r)][static_cast<std::size_t>(r) / 64] |= 1ull << (r % 64);
+    for (std::int32_t r = 0; r < s.ranks; ++r)
+      heard[static_cast<std::size_t>(r)][static_cast<std::size_t>(r) / 64] |= 1ull << (r % 64);
   }
 
   std::size_t map_index(std::int32_t rank, std::int32_t buf) const {
@@ -359,8 +360,8 @@ struct SymbolicState::Impl {
   // out = dst (+) src, each seen at its own shift; null (uninitialised scratch) if
   // either is. Returns false, and says why in `problem`, when an input would be
   // counted twice.
-  bool merge(const ContentRef& dst, std::uint64_t dshift, const ContentRef& src, std::uint64_t sshift,
-             ContentRef& out, std::string& problem) {
+  bool merge(const ContentRef& dst, std::uint64_t dshift, const ContentRef& src, std::uint64_t sshift, ContentRef& out,
+             std::string& problem) {
     if (!dst || !src) {
       out = ContentRef();
       return true;
@@ -425,8 +426,8 @@ struct SymbolicState::Impl {
       read_slice(maps[map_index(x.src.rank, x.src.buf)], x.src.offset, x.count, src_pieces);
     }
     src_first[nt] = src_pieces.size();
-    const bool has_signal = std::any_of(st.transfers.begin(), st.transfers.end(),
-                                        [](const Transfer& x) { return is_signal(x); });
+    const bool has_signal =
+        std::any_of(st.transfers.begin(), st.transfers.end(), [](const Transfer& x) { return is_signal(x); });
     const auto old_heard = has_signal ? heard : std::vector<std::vector<std::uint64_t>>{};
     for (std::size_t t = 0; t < nt; ++t) {
       const auto& x = st.transfers[t];
@@ -448,8 +449,7 @@ struct SymbolicState::Impl {
       dst_pieces.clear();
       if (x.action == Action::reduce_copy)
         read_slice(maps[map_index(x.aux.rank, x.aux.buf)], x.aux.offset, x.count, dst_pieces);
-      else
-        read_slice(dm, x.dst.offset, x.count, dst_pieces);
+      else read_slice(dm, x.dst.offset, x.count, dst_pieces);
       result.clear();
       if (x.action == Action::scale) {
         for (const auto& d : dst_pieces) {
@@ -509,11 +509,11 @@ struct SymbolicState::Impl {
 };
 
 SymbolicState::SymbolicState(const Schedule& s, std::int32_t call, const CollectiveDescriptor* descriptor)
-    : impl_(new Impl(s, call,
-                     descriptor ? descriptor : &collective_descriptor(s.calls[static_cast<std::size_t>(call)].args.coll),
-                     s.calls[static_cast<std::size_t>(call)].first_step,
-                     s.calls[static_cast<std::size_t>(call)].first_step + s.calls[static_cast<std::size_t>(call)].num_steps,
-                     false)) {}
+    : impl_(new Impl(
+          s, call, descriptor ? descriptor : &collective_descriptor(s.calls[static_cast<std::size_t>(call)].args.coll),
+          s.calls[static_cast<std::size_t>(call)].first_step,
+          s.calls[static_cast<std::size_t>(call)].first_step + s.calls[static_cast<std::size_t>(call)].num_steps,
+          false)) {}
 SymbolicState::SymbolicState(const Schedule& s, WholeProgram)
     : impl_(new Impl(s, -1, nullptr, 0, static_cast<std::int32_t>(s.steps.size()), true)) {}
 SymbolicState::~SymbolicState() { delete impl_; }
@@ -523,9 +523,7 @@ Status SymbolicState::advance() {
 }
 std::int32_t SymbolicState::next_step() const { return impl_->next; }
 bool SymbolicState::done() const { return impl_->next >= impl_->end; }
-Status SymbolicState::check_postcondition() const {
-  return impl_->call < 0 ? ok_status() : impl_->postcondition();
-}
+Status SymbolicState::check_postcondition() const { return impl_->call < 0 ? ok_status() : impl_->postcondition(); }
 
 std::vector<HeldRun> SymbolicState::held(std::int32_t rank, std::int32_t buf, std::uint64_t offset,
                                          std::uint64_t count) const {
@@ -661,15 +659,18 @@ Status SymbolicState::Impl::postcondition() {
           const bool missing = diff.rfind("lacks", 0) == 0;
           return make_error(missing ? "verify.missing_contribution" : "verify.wrong_data",
                             where() + " " + diff + when(),
-                            "the " + std::string(name_of(a.coll)) + " postcondition does not hold: check the steps "
-                            "that write this element");
+                            "the " + std::string(name_of(a.coll)) +
+                                " postcondition does not hold: check the steps "
+                                "that write this element");
         }
       }
       const std::uint32_t scaled = seg && seg->content ? seg->content->scaled : 0;
       if (scaled != (want_scaled ? 1u : 0u)) {
         return make_error("verify.wrong_data",
-                          where() + (scaled ? " was divided " + std::to_string(scaled) + " time(s)"
-                                            : " was never divided to form the average") + when(),
+                          where() +
+                              (scaled ? " was divided " + std::to_string(scaled) + " time(s)"
+                                      : " was never divided to form the average") +
+                              when(),
                           "an average divides the complete sum exactly once");
       }
       i = stop;
@@ -709,8 +710,8 @@ Status SymbolicState::Impl::postcondition() {
             if (!ok)
               return make_error("verify.input_modified",
                                 "rank " + std::to_string(r) + " " + s.buffers[b].name + "[" + std::to_string(p) +
-                                    "] is not an output of " + std::string(name_of(a.coll)) +
-                                    " but step " + std::to_string(seg.last_step) + " overwrote it",
+                                    "] is not an output of " + std::string(name_of(a.coll)) + " but step " +
+                                    std::to_string(seg.last_step) + " overwrote it",
                                 "keep temporaries in scratch buffers; inputs must survive the call");
           }
           p = upto;

@@ -30,10 +30,14 @@ std::int32_t most_waited_for(const std::vector<LaneSnapshot>& lanes, const std::
 
 Conduct conduct_of(LaneState s) {
   switch (s) {
-    case LaneState::crashed: return Conduct::crashed;
-    case LaneState::hung: return Conduct::hung;
-    case LaneState::running: return Conduct::late;
-    default: return Conduct::absent;
+    case LaneState::crashed:
+      return Conduct::crashed;
+    case LaneState::hung:
+      return Conduct::hung;
+    case LaneState::running:
+      return Conduct::late;
+    default:
+      return Conduct::absent;
   }
 }
 
@@ -41,11 +45,16 @@ Conduct conduct_of(LaneState s) {
 
 const char* name_of(Conduct c) {
   switch (c) {
-    case Conduct::nobody: return "nobody";
-    case Conduct::crashed: return "crashed";
-    case Conduct::hung: return "hung";
-    case Conduct::late: return "late";
-    case Conduct::absent: return "absent";
+    case Conduct::nobody:
+      return "nobody";
+    case Conduct::crashed:
+      return "crashed";
+    case Conduct::hung:
+      return "hung";
+    case Conduct::late:
+      return "late";
+    case Conduct::absent:
+      return "absent";
   }
   return "nobody";
 }
@@ -100,9 +109,12 @@ std::string blame_message(const Blame& b, const std::string& where, double timeo
   const std::string who = "rank " + std::to_string(b.rank);
   const std::string tail = flight::waiting_for_it(b.waiting);
   switch (b.conduct) {
-    case Conduct::crashed: return who + " crashed at " + where + tail;
-    case Conduct::late: return who + " did not finish " + where + " within " + secs + tail;
-    default: return who + " did not arrive at " + where + " within " + secs + tail;
+    case Conduct::crashed:
+      return who + " crashed at " + where + tail;
+    case Conduct::late:
+      return who + " did not finish " + where + " within " + secs + tail;
+    default:
+      return who + " did not arrive at " + where + " within " + secs + tail;
   }
 }
 

@@ -114,7 +114,8 @@ class CpuSession final : public Session {
       fr.step = me.step;
       fr.waiting_for = me.waiting_on >= 0 ? me.waiting_on % s_.ranks : -1;
       const auto compute = static_cast<std::size_t>(fr.rank + s_.ranks);
-      if (compute < lanes.size() && (lanes[compute].state == LaneState::hung || lanes[compute].state == LaneState::crashed)) {
+      if (compute < lanes.size() &&
+          (lanes[compute].state == LaneState::hung || lanes[compute].state == LaneState::crashed)) {
         fr.state = name_of(lanes[compute].state);
         fr.step = lanes[compute].step;
       }
@@ -152,11 +153,12 @@ class CpuSession final : public Session {
                                   ? std::string()
                                   : flight::position_text(s_, recorder_.ops(), a.blame.rank, a.blame.step);
     const std::string msg = blame_message(a.blame, where, opts_.timeout_s);
-    failure_ = a.timed_out ? make_error("backend.timeout", msg,
-                                        "the run was aborted; a rank that is only slow needs a longer --timeout", {},
-                                        ExitCode::backend_failure)
-                           : make_error("backend.rank_failed", msg, "the run was aborted; the other ranks were released",
-                                        {}, ExitCode::backend_failure);
+    failure_ = a.timed_out
+                   ? make_error("backend.timeout", msg,
+                                "the run was aborted; a rank that is only slow needs a longer --timeout", {},
+                                ExitCode::backend_failure)
+                   : make_error("backend.rank_failed", msg, "the run was aborted; the other ranks were released", {},
+                                ExitCode::backend_failure);
   }
 
   const Schedule& s_;

@@ -33,17 +33,17 @@ struct Lanes {
         progress(std::make_unique<Counter[]>(static_cast<std::size_t>(lanes))),
         status(std::make_unique<LaneStatus[]>(static_cast<std::size_t>(lanes))) {}
 
-  const std::int32_t count;                // one per rank, plus one per rank for compute spans
+  const std::int32_t count;                 // one per rank, plus one per rank for compute spans
   Clock::time_point origin = Clock::now();  // the session's clock
-  Command cmd = Command::none;             // set before epoch is published
+  Command cmd = Command::none;              // set before epoch is published
   std::int32_t arg = 0;
-  Counter epoch;                           // one more per command
-  Counter done;                            // lanes that have reported back, ever
-  Counter abort;                           // 1 once the run is aborted (hung and crashed lanes sleep on it)
+  Counter epoch;  // one more per command
+  Counter done;   // lanes that have reported back, ever
+  Counter abort;  // 1 once the run is aborted (hung and crashed lanes sleep on it)
   std::atomic<bool> aborted{false};
-  std::atomic<std::uint32_t> crashed{0};   // lanes that crashed
-  std::unique_ptr<Counter[]> progress;     // per lane: steps done in this round (fast mode)
-  std::unique_ptr<LaneStatus[]> status;    // per lane
+  std::atomic<std::uint32_t> crashed{0};  // lanes that crashed
+  std::unique_ptr<Counter[]> progress;    // per lane: steps done in this round (fast mode)
+  std::unique_ptr<LaneStatus[]> status;   // per lane
 
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - origin).count(); }
   bool is_aborted() const { return aborted.load(std::memory_order_relaxed); }
@@ -51,7 +51,8 @@ struct Lanes {
   // Steps finished by all lanes: the watchdog's sign that the run moves.
   std::uint64_t beats() const {
     std::uint64_t n = 0;
-    for (std::int32_t l = 0; l < count; ++l) n += status[static_cast<std::size_t>(l)].beat.load(std::memory_order_relaxed);
+    for (std::int32_t l = 0; l < count; ++l)
+      n += status[static_cast<std::size_t>(l)].beat.load(std::memory_order_relaxed);
     return n;
   }
 

@@ -28,7 +28,7 @@ struct Op {
 };
 
 struct RankPlan {
-  std::vector<std::vector<Op>> ops;             // per step
+  std::vector<std::vector<Op>> ops;              // per step
   std::vector<std::vector<dataflow::Dep>> deps;  // per step
 };
 

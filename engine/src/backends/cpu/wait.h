@@ -13,15 +13,14 @@
 #pragma once
 
 #include <linux/futex.h>
-#include <sys/syscall.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
-
-#include <ctime>
 
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <ctime>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

@@ -12,7 +12,8 @@ namespace collscope::cpu {
 // back, which they do promptly since every wait returns.
 std::optional<Abort> watch(Lanes& lanes, std::uint32_t target, double timeout_s, std::int32_t ranks, bool fast) {
   const double timeout_us = timeout_s > 0 ? timeout_s * 1e6 : 0.0;
-  const auto slice_us = static_cast<std::int64_t>(timeout_us > 0 ? std::clamp(timeout_us / 20, 1000.0, 50000.0) : 50000.0);
+  const auto slice_us =
+      static_cast<std::int64_t>(timeout_us > 0 ? std::clamp(timeout_us / 20, 1000.0, 50000.0) : 50000.0);
   std::optional<Abort> result;
   auto stop = [&](bool timed_out) {
     Abort a;

@@ -15,9 +15,9 @@ namespace collscope::cpu {
 
 // A run the watchdog aborted.
 struct Abort {
-  bool timed_out = false;             // nothing moved for the timeout (else a rank crashed)
-  std::vector<LaneSnapshot> frozen;   // every lane when the run was aborted
-  Blame blame;                        // find_blame over `frozen`
+  bool timed_out = false;            // nothing moved for the timeout (else a rank crashed)
+  std::vector<LaneSnapshot> frozen;  // every lane when the run was aborted
+  Blame blame;                       // find_blame over `frozen`
 };
 
 // Sleeps until `lanes.done` reaches `target` (every lane reported back). When it aborts

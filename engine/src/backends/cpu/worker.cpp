@@ -67,7 +67,8 @@ void Workers::loop(std::int32_t lane) {
     if (c == Command::quit) return;
     LaneStatus& me = lanes_.status[static_cast<std::size_t>(lane)];
     if (c == Command::step && !lanes_.is_aborted()) {
-      if (arrive(lane, lanes_.arg) && execute(lane, lanes_.arg)) me.state.store(LaneState::idle, std::memory_order_relaxed);
+      if (arrive(lane, lanes_.arg) && execute(lane, lanes_.arg))
+        me.state.store(LaneState::idle, std::memory_order_relaxed);
     }
     if (c == Command::all && !lanes_.is_aborted()) {
       const double t0 = lanes_.now_us();
@@ -134,11 +135,15 @@ bool Workers::execute(std::int32_t lane, std::int32_t step) {
       case Action::copy:
         if (op.count) std::memcpy(op.dst, op.src, op.count * esize_);
         break;
-      case Action::reduce: reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count); break;
+      case Action::reduce:
+        reduce_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.src, op.count);
+        break;
       case Action::reduce_copy:
         reduce_copy_bytes(s_.dtype, op_kind(op_of_step(step)), op.dst, op.aux, op.src, op.count);
         break;
-      case Action::scale: scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
+      case Action::scale:
+        scale_bytes(s_.dtype, op.dst, op.count, op.divisor);
+        break;
       case Action::compute:
         if (!pause_us(op.duration_us)) return false;
         break;
@@ -162,9 +167,14 @@ bool Workers::inject_before(std::int32_t lane, std::int32_t rank, std::int32_t s
       case Fault::Kind::delay:
         if (!pause_us(f.ms * 1000.0)) return false;
         break;
-      case Fault::Kind::hang: block_until_abort(lane, step, LaneState::hung); return false;
-      case Fault::Kind::crash: block_until_abort(lane, step, LaneState::crashed); return false;
-      case Fault::Kind::corrupt: break;
+      case Fault::Kind::hang:
+        block_until_abort(lane, step, LaneState::hung);
+        return false;
+      case Fault::Kind::crash:
+        block_until_abort(lane, step, LaneState::crashed);
+        return false;
+      case Fault::Kind::corrupt:
+        break;
     }
   }
   return true;

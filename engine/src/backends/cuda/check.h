@@ -25,9 +25,9 @@ inline Error cuda_error(cudaError_t e, const char* call, const char* file, int l
 
 // Evaluates a CUDA runtime call; on failure returns its error from the enclosing
 // function (which returns Status or Result<T>).
-#define COLLSCOPE_CUDA(call)                                                    \
-  do {                                                                          \
-    const cudaError_t collscope_cuda_e = (call);                                \
-    if (collscope_cuda_e != cudaSuccess)                                        \
+#define COLLSCOPE_CUDA(call)                                                            \
+  do {                                                                                  \
+    const cudaError_t collscope_cuda_e = (call);                                        \
+    if (collscope_cuda_e != cudaSuccess)                                                \
       return ::collscope::gpu::cuda_error(collscope_cuda_e, #call, __FILE__, __LINE__); \
   } while (0)

@@ -12,22 +12,23 @@
 // Observable mode enqueues one step for every rank and waits for all of them.
 // Crash and hang faults park the rank's stream (park.h); the wait then watches the
 // streams and aborts the run, never hanging.
+#include "cuda_backend.h"
+
 #include <chrono>
-#include <thread>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "ir/deps.h"
-#include "kernels/host_kernels.h"
 #include "check.h"
+#include "clock.h"
 #include "gpu_backend.h"
 #include "gpu_session.h"
-#include "clock.h"
-#include "cuda_backend.h"
+#include "ir/deps.h"
 #include "kernels.h"
+#include "kernels/host_kernels.h"
 #include "nvtx.h"
 #include "park.h"
 #include "world.h"
@@ -38,8 +39,7 @@ namespace {
 
 class CudaSession final : public GpuSession {
  public:
-  CudaSession(const Schedule& s, const SessionOptions& o, int devices)
-      : GpuSession(s, o, devices) {}
+  CudaSession(const Schedule& s, const SessionOptions& o, int devices) : GpuSession(s, o, devices) {}
   ~CudaSession() override {
     world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
@@ -68,8 +68,8 @@ class CudaSession final : public GpuSession {
     for (std::size_t lane = 0; lane < deps_.size(); ++lane)
       for (const auto& per_step : deps_[lane])
         for (const auto& d : per_step) {
-          const auto step = static_cast<std::size_t>((d.step % static_cast<std::int32_t>(S) + static_cast<std::int32_t>(S)) %
-                                                     static_cast<std::int32_t>(S));
+          const auto step = static_cast<std::size_t>(
+              (d.step % static_cast<std::int32_t>(S) + static_cast<std::int32_t>(S)) % static_cast<std::int32_t>(S));
           auto& e = done_[static_cast<std::size_t>(d.rank)][step];
           if (e) continue;
           COLLSCOPE_CUDA(cudaSetDevice(device_of_lane(d.rank)));
@@ -211,14 +211,15 @@ class CudaSession final : public GpuSession {
         break;
       case Action::reduce:
       case Action::reduce_copy: {
-        const OpKind op = kernels::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
+        const OpKind op =
+            kernels::op_kind(s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op);
         // The source comes from the sender's memory, or through staging without peer
         // access; the left operand (dst itself, or aux) is on this rank's GPU.
         const void* from = world_.ptr(t.src);
         if (!world_.direct(t.dst.rank, t.src.rank)) {
           void* staging = world_.staging(t.dst.rank);
-          COLLSCOPE_CUDA(cudaMemcpyPeerAsync(staging, world_.device_of(t.dst.rank), from,
-                                             world_.device_of(t.src.rank), bytes, stream));
+          COLLSCOPE_CUDA(cudaMemcpyPeerAsync(staging, world_.device_of(t.dst.rank), from, world_.device_of(t.src.rank),
+                                             bytes, stream));
           from = staging;
         }
         void* into = world_.ptr(t.dst);
@@ -233,12 +234,10 @@ class CudaSession final : public GpuSession {
     return ok_status();
   }
 
-
   std::int32_t lanes_ = 0;
   std::vector<std::vector<std::vector<dataflow::Dep>>> deps_;
   std::vector<std::vector<cudaEvent_t>> done_;  // [lane][step], only where awaited
 };
-
 
 }  // namespace
 

@@ -3,10 +3,9 @@
 // by a multiple of 16 bytes: buffers come from cudaMalloc), and over single
 // elements for the head before it and the tail after it, so every count and offset is
 // handled exactly (vector_split.h).
-#include "kernels.h"
-
 #include <algorithm>
 
+#include "kernels.h"
 #include "vector_split.h"
 
 namespace collscope::gpu {
@@ -101,9 +100,9 @@ cudaError_t reduce_copy_as(void* dst, const void* aux, const void* src, std::uin
   const auto [head, vecs, tail] = split(dst, aux, src, n, sizeof(T));
   if (head > 0) reduce_copy_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, a, s, head);
   if (vecs > 0)
-    reduce_copy_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(
-        reinterpret_cast<uint4*>(d + head), reinterpret_cast<const uint4*>(a + head),
-        reinterpret_cast<const uint4*>(s + head), vecs);
+    reduce_copy_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
+                                                                     reinterpret_cast<const uint4*>(a + head),
+                                                                     reinterpret_cast<const uint4*>(s + head), vecs);
   const std::uint64_t done = head + vecs * per;
   if (tail > 0) reduce_copy_elems<T, K><<<blocks_for(tail), kThreads, 0, stream>>>(d + done, a + done, s + done, tail);
   return cudaGetLastError();
@@ -113,10 +112,14 @@ template <class T>
 cudaError_t reduce_copy_typed(OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
                               cudaStream_t stream) {
   switch (op) {
-    case OpKind::sum: return reduce_copy_as<T, OpKind::sum>(dst, aux, src, n, stream);
-    case OpKind::prod: return reduce_copy_as<T, OpKind::prod>(dst, aux, src, n, stream);
-    case OpKind::min: return reduce_copy_as<T, OpKind::min>(dst, aux, src, n, stream);
-    case OpKind::max: return reduce_copy_as<T, OpKind::max>(dst, aux, src, n, stream);
+    case OpKind::sum:
+      return reduce_copy_as<T, OpKind::sum>(dst, aux, src, n, stream);
+    case OpKind::prod:
+      return reduce_copy_as<T, OpKind::prod>(dst, aux, src, n, stream);
+    case OpKind::min:
+      return reduce_copy_as<T, OpKind::min>(dst, aux, src, n, stream);
+    case OpKind::max:
+      return reduce_copy_as<T, OpKind::max>(dst, aux, src, n, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -125,22 +128,29 @@ cudaError_t reduce_copy_typed(OpKind op, void* dst, const void* aux, const void*
 template <template <class> class F, class... A>
 cudaError_t with_type(DType t, A... args) {
   switch (t) {
-    case DType::int8: return F<std::int8_t>::run(args...);
-    case DType::uint8: return F<std::uint8_t>::run(args...);
-    case DType::int32: return F<std::int32_t>::run(args...);
-    case DType::int64: return F<std::int64_t>::run(args...);
-    case DType::float16: return F<f16>::run(args...);
-    case DType::bfloat16: return F<bf16>::run(args...);
-    case DType::float32: return F<float>::run(args...);
-    case DType::float64: return F<double>::run(args...);
+    case DType::int8:
+      return F<std::int8_t>::run(args...);
+    case DType::uint8:
+      return F<std::uint8_t>::run(args...);
+    case DType::int32:
+      return F<std::int32_t>::run(args...);
+    case DType::int64:
+      return F<std::int64_t>::run(args...);
+    case DType::float16:
+      return F<f16>::run(args...);
+    case DType::bfloat16:
+      return F<bf16>::run(args...);
+    case DType::float32:
+      return F<float>::run(args...);
+    case DType::float64:
+      return F<double>::run(args...);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
 struct ReduceCopy {
-  static cudaError_t run(OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n,
-                         cudaStream_t stream) {
+  static cudaError_t run(OpKind op, void* dst, const void* aux, const void* src, std::uint64_t n, cudaStream_t stream) {
     return reduce_copy_typed<T>(op, dst, aux, src, n, stream);
   }
 };
@@ -164,7 +174,7 @@ cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStr
   if (head > 0) copy_bytes<<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
   if (vecs > 0)
     copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
-                                                         reinterpret_cast<const uint4*>(s + head), vecs);
+                                                        reinterpret_cast<const uint4*>(s + head), vecs);
   const std::uint64_t done = head + vecs * 16;
   if (tail > 0) copy_bytes<<<blocks_for(tail), kThreads, 0, stream>>>(d + done, s + done, tail);
   return cudaGetLastError();

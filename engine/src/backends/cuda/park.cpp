@@ -29,9 +29,9 @@ Error park_error(const Schedule& s, const Parked& p, std::vector<std::int32_t> w
     return make_error("backend.rank_failed", "rank " + std::to_string(p.rank) + " crashed at " + where + tail,
                       "the run was aborted; the other ranks were released", {}, ExitCode::backend_failure);
   const std::string secs = flight::seconds_text(park_patience_s(p, o));
-  return make_error("backend.timeout", "rank " + std::to_string(p.rank) + " did not arrive at " + where + " within " + secs + tail,
-                    "the run was aborted; a rank that is only slow needs a longer --timeout", {},
-                    ExitCode::backend_failure);
+  return make_error(
+      "backend.timeout", "rank " + std::to_string(p.rank) + " did not arrive at " + where + " within " + secs + tail,
+      "the run was aborted; a rank that is only slow needs a longer --timeout", {}, ExitCode::backend_failure);
 }
 
 }  // namespace collscope::gpu

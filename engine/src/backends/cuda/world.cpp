@@ -30,8 +30,8 @@ Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::
   devices_ = devices > 0 ? devices : 1;
   esize_ = size_of(s.dtype);
   // Portable and mapped: every GPU's kernels can read it, the host writes it.
-  COLLSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&abort_host_), sizeof(int),
-                               cudaHostAllocMapped | cudaHostAllocPortable));
+  COLLSCOPE_CUDA(
+      cudaHostAlloc(reinterpret_cast<void**>(&abort_host_), sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
   *abort_host_ = 0;
   COLLSCOPE_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&abort_device_), abort_host_, 0));
   const auto R = static_cast<std::size_t>(s.ranks);
@@ -46,7 +46,8 @@ Status DeviceWorld::open(const Schedule& s, int devices, const std::vector<std::
       if (!can) continue;
       COLLSCOPE_CUDA(cudaSetDevice(a));
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) return cuda_error(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+        return cuda_error(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
       cudaGetLastError();  // clear "already enabled"
       peer_[static_cast<std::size_t>(a) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(b)] = 1;
     }

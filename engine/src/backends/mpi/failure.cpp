@@ -43,8 +43,6 @@ bool pid_gone(int pid) { return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH;
 
 void sleep_us(std::int64_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
 
-
-
 }  // namespace
 
 void MpiSession::raise_failure(std::string kind, std::int32_t rank, std::int32_t step, std::string text) {
@@ -114,7 +112,8 @@ std::string MpiSession::failure_text(bool timed_out, const std::vector<std::arra
   if (culprit < 0) {
     std::vector<std::int32_t> votes(static_cast<std::size_t>(L), 0);
     for (std::int32_t l = 0; l < L; ++l)
-      if (is(l, LaneState::waiting) && end_of[static_cast<std::size_t>(l)] != l) ++votes[static_cast<std::size_t>(end_of[static_cast<std::size_t>(l)])];
+      if (is(l, LaneState::waiting) && end_of[static_cast<std::size_t>(l)] != l)
+        ++votes[static_cast<std::size_t>(end_of[static_cast<std::size_t>(l)])];
     const auto most = std::max_element(votes.begin(), votes.end());
     if (most != votes.end() && *most > 0) culprit = static_cast<std::int32_t>(most - votes.begin());
   }
@@ -140,14 +139,16 @@ std::string MpiSession::failure_text(bool timed_out, const std::vector<std::arra
   const std::string where = step >= 0 ? flight::position_text(s_, recorder_.ops(), rank, step) : "an unknown step";
   const std::string tail = flight::waiting_for_it(waiting);
   const std::string host = job_.node_names[static_cast<std::size_t>(job_.node_of[static_cast<std::size_t>(rank)])];
-  const std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(job_.pid_of[static_cast<std::size_t>(rank)]) +
-                          " on " + host + ")";
+  const std::string who = "rank " + std::to_string(rank) + " (pid " +
+                          std::to_string(job_.pid_of[static_cast<std::size_t>(rank)]) + " on " + host + ")";
   const int how = dead[static_cast<std::size_t>(rank)];
-  if (is(culprit, LaneState::crashed) || how == 1) return "rank " + std::to_string(rank) + " crashed at " + where + tail;
+  if (is(culprit, LaneState::crashed) || how == 1)
+    return "rank " + std::to_string(rank) + " crashed at " + where + tail;
   if (how == 2) return who + " died at " + where + ": its process ended before the run did" + tail;
   if (state(culprit) == kSilent) return who + " stopped answering at " + where + tail;
   if (is(culprit, LaneState::running) && !timed_out) return who + " stopped at " + where + tail;
-  if (is(culprit, LaneState::running)) return "rank " + std::to_string(rank) + " did not finish " + where + " within " + secs + tail;
+  if (is(culprit, LaneState::running))
+    return "rank " + std::to_string(rank) + " did not finish " + where + " within " + secs + tail;
   return "rank " + std::to_string(rank) + " did not arrive at " + where + " within " + secs + tail;
 }
 
@@ -174,17 +175,20 @@ void MpiSession::watchdog() {
       if (coordinating_.load()) continue;
       if (raised < 0) raised = now;
       if (now - raised < 3e6) continue;
-      const std::string text = failure_text(failure_ && failure_->kind == "timeout", [&] {
-        std::vector<std::array<std::int32_t, 3>> lanes;
-        for (std::int32_t l = 0; l < L_; ++l) {
-          if (!local(l % R_)) lanes.push_back({kSilent, -1, -1});
-          else {
-            const LaneSlot& x = slot(l);
-            lanes.push_back({static_cast<std::int32_t>(x.state.load()), x.step.load(), x.waiting_on.load()});
-          }
-        }
-        return lanes;
-      }(), std::vector<int>(static_cast<std::size_t>(R_), 0));
+      const std::string text = failure_text(
+          failure_ && failure_->kind == "timeout",
+          [&] {
+            std::vector<std::array<std::int32_t, 3>> lanes;
+            for (std::int32_t l = 0; l < L_; ++l) {
+              if (!local(l % R_)) lanes.push_back({kSilent, -1, -1});
+              else {
+                const LaneSlot& x = slot(l);
+                lanes.push_back({static_cast<std::int32_t>(x.state.load()), x.step.load(), x.waiting_on.load()});
+              }
+            }
+            return lanes;
+          }(),
+          std::vector<int>(static_cast<std::size_t>(R_), 0));
       FlightRecord one = record_header();
       one.reason = text;
       one.ranks.push_back(my_flight_rank());
@@ -209,7 +213,8 @@ void MpiSession::watchdog() {
       for (const std::int32_t lane : {q, R_ + q}) {
         if (lane >= L_) break;
         const LaneSlot& x = slot(lane);
-        if (x.state.load() == static_cast<std::uint32_t>(LaneState::crashed)) raise_failure("crashed", q, x.step.load(), "");
+        if (x.state.load() == static_cast<std::uint32_t>(LaneState::crashed))
+          raise_failure("crashed", q, x.step.load(), "");
       }
       if (pid_gone(proc_of_rank(q)->pid.load())) raise_failure("died", q, slot(q).step.load(), "");
     }
@@ -227,8 +232,9 @@ std::string MpiSession::own_record_path() const {
     const char* dir = std::getenv("TMPDIR");
     std::string d = dir && *dir ? dir : "/tmp";
     if (d.back() != '/') d += '/';
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     base = d + "collscope-flight-" + std::to_string(getpid()) + "-" + std::to_string(ns);
   } else if (base.size() > 5 && base.substr(base.size() - 5) == ".json") {
     base.resize(base.size() - 5);
@@ -257,7 +263,8 @@ Error MpiSession::coordinate() {
     if (slot(q).state.load() == static_cast<std::uint32_t>(LaneState::crashed)) dead[static_cast<std::size_t>(q)] = 1;
     else if (pid_gone(proc_of_rank(q)->pid.load())) dead[static_cast<std::size_t>(q)] = 2;
   }
-  if ((f.kind == "crashed" || f.kind == "died") && f.rank >= 0 && f.rank != me_ && !dead[static_cast<std::size_t>(f.rank)])
+  if ((f.kind == "crashed" || f.kind == "died") && f.rank >= 0 && f.rank != me_ &&
+      !dead[static_cast<std::size_t>(f.rank)])
     dead[static_cast<std::size_t>(f.rank)] = f.kind == "crashed" ? 1 : 2;
   std::int32_t leader = 0;
   while (leader < R_ && dead[static_cast<std::size_t>(leader)]) ++leader;
@@ -299,7 +306,8 @@ Error MpiSession::coordinate() {
       const std::size_t i = l >= R_ ? 1 : 0;
       if (local(r)) {
         const LaneSlot& x = slot(l);
-        lanes[static_cast<std::size_t>(l)] = {static_cast<std::int32_t>(x.state.load()), x.step.load(), x.waiting_on.load()};
+        lanes[static_cast<std::size_t>(l)] = {static_cast<std::int32_t>(x.state.load()), x.step.load(),
+                                              x.waiting_on.load()};
       } else if (auto it = records_.find(r); it != records_.end() && it->second["lanes"].size() > i) {
         lanes[static_cast<std::size_t>(l)] = it->second["lanes"][i].get<std::array<std::int32_t, 3>>();
       }
@@ -349,8 +357,8 @@ Error MpiSession::coordinate() {
     const bool written = write_flight_record(path, one).ok();
     processes::own_error(std::string(timed_out ? "error[backend.timeout] " : "error[backend.rank_failed] ") + "rank " +
                          std::to_string(me_) + ": " + text +
-                         (written ? "; flight record of rank " + std::to_string(me_) + ": " + path : "") +
-                         " (rank " + std::to_string(leader) + ", which merges the records, did not answer)");
+                         (written ? "; flight record of rank " + std::to_string(me_) + ": " + path : "") + " (rank " +
+                         std::to_string(leader) + ", which merges the records, did not answer)");
     _exit(static_cast<int>(ExitCode::backend_failure));
   }
 

@@ -82,7 +82,8 @@ Error mpi_error(int code, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int n = 0;
   std::string why = "error " + std::to_string(code);
-  if (MPI_Error_string(code, text, &n) == MPI_SUCCESS) why = std::string(text, static_cast<std::size_t>(std::max(0, n)));
+  if (MPI_Error_string(code, text, &n) == MPI_SUCCESS)
+    why = std::string(text, static_cast<std::size_t>(std::max(0, n)));
   return make_error("backend.mpi", std::string(call) + " failed: " + why,
                     "a process of the job may have died; see the launcher's messages", {}, ExitCode::backend_failure);
 }
@@ -108,10 +109,8 @@ Status join() {
   MPI_Comm_size(j.world, &j.size);
   const char* apart = std::getenv("COLLSCOPE_MPI_SEPARATE_NODES");
   j.separate_nodes = apart && *apart && std::string(apart) != "0";
-  if (j.separate_nodes)
-    COLLSCOPE_MPI_CALL(MPI_Comm_split(j.world, j.rank, 0, &j.node));
-  else
-    COLLSCOPE_MPI_CALL(MPI_Comm_split_type(j.world, MPI_COMM_TYPE_SHARED, j.rank, MPI_INFO_NULL, &j.node));
+  if (j.separate_nodes) COLLSCOPE_MPI_CALL(MPI_Comm_split(j.world, j.rank, 0, &j.node));
+  else COLLSCOPE_MPI_CALL(MPI_Comm_split_type(j.world, MPI_COMM_TYPE_SHARED, j.rank, MPI_INFO_NULL, &j.node));
   MPI_Comm_set_errhandler(j.node, MPI_ERRORS_RETURN);
   MPI_Comm_rank(j.node, &j.node_rank);
   MPI_Comm_size(j.node, &j.node_size);
@@ -127,8 +126,8 @@ Status join() {
   int len = 0;
   MPI_Get_processor_name(host, &len);
   std::vector<char> hosts(n * MPI_MAX_PROCESSOR_NAME);
-  COLLSCOPE_MPI_CALL(MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts.data(), MPI_MAX_PROCESSOR_NAME,
-                                   MPI_CHAR, j.world));
+  COLLSCOPE_MPI_CALL(
+      MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, j.world));
   std::map<int, int> node_by_leader;
   j.node_of.assign(n, 0);
   j.node_rank_of.assign(n, 0);
@@ -296,8 +295,8 @@ Status agree(std::uint64_t digest, const std::string& description) {
   int total = 0;
   for (std::size_t r = 0; r < n; ++r) at[r] = total, total += lens[r];
   std::vector<char> text(static_cast<std::size_t>(std::max(1, total)));
-  COLLSCOPE_MPI_CALL(MPI_Allgatherv(description.data(), len, MPI_CHAR, text.data(), lens.data(), at.data(), MPI_CHAR,
-                                    j.world));
+  COLLSCOPE_MPI_CALL(
+      MPI_Allgatherv(description.data(), len, MPI_CHAR, text.data(), lens.data(), at.data(), MPI_CHAR, j.world));
   std::vector<std::pair<std::uint64_t, std::vector<std::int32_t>>> groups;
   for (std::size_t r = 0; r < n; ++r) {
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == all[r]; });

@@ -34,12 +34,12 @@ struct Job {
   MPI_Comm node = MPI_COMM_NULL;
   int node_rank = 0, node_size = 1;
   bool separate_nodes = false;
-  std::vector<int> node_of;       // per world rank: its node (0, 1, ... in order of first rank)
-  std::vector<int> node_rank_of;  // per world rank: its rank in its node's communicator
+  std::vector<int> node_of;             // per world rank: its node (0, 1, ... in order of first rank)
+  std::vector<int> node_rank_of;        // per world rank: its rank in its node's communicator
   std::vector<std::string> node_names;  // per node: the host ("vm", or "vm#3" when forced apart)
-  std::vector<int> pid_of;        // per world rank
+  std::vector<int> pid_of;              // per world rank
   int tag_ub = 32767;
-  std::string version;            // "Open MPI v4.1.4"
+  std::string version;  // "Open MPI v4.1.4"
   // Clocks: this process's steady clock minus rank 0's, in microseconds, and the
   // largest uncertainty of any rank's estimate (half its fastest round trip).
   bool clocks_known = false;
@@ -47,8 +47,8 @@ struct Job {
   double clock_uncertainty_us = 0;
   // A backend failure happened: the processes cannot meet again (finish() exits at once).
   bool failed = false;
-  std::vector<int> alive;         // after a failure: the processes known to be alive
-  int saved_stderr = -1;          // the real stderr of a quieted process
+  std::vector<int> alive;  // after a failure: the processes known to be alive
+  int saved_stderr = -1;   // the real stderr of a quieted process
 };
 
 Job& job();
@@ -57,9 +57,9 @@ Status join();
 // A failure of an MPI call, as an Error (backend.mpi, exit 3) naming the call and the
 // library's own explanation.
 Error mpi_error(int code, const char* call);
-#define COLLSCOPE_MPI_CALL(call)                                                  \
-  do {                                                                            \
-    const int collscope_mpi_rc = (call);                                          \
+#define COLLSCOPE_MPI_CALL(call)                                                                      \
+  do {                                                                                                \
+    const int collscope_mpi_rc = (call);                                                              \
     if (collscope_mpi_rc != MPI_SUCCESS) return ::collscope::mpi::mpi_error(collscope_mpi_rc, #call); \
   } while (0)
 

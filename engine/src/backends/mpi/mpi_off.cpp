@@ -12,9 +12,10 @@ bool launcher_is_open_mpi() { return false; }
 std::string library_version() { return {}; }
 
 Status join() {
-  return make_error("backend.unavailable",
-                    "the mpi backend is not built (configure with -DCOLLSCOPE_MPI=ON where Open MPI or MPICH is installed)",
-                    "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
+  return make_error(
+      "backend.unavailable",
+      "the mpi backend is not built (configure with -DCOLLSCOPE_MPI=ON where Open MPI or MPICH is installed)",
+      "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
 }
 bool joined() { return false; }
 bool reporting() { return from_environment().rank == 0; }

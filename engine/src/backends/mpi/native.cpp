@@ -12,16 +12,26 @@ namespace collscope::mpi {
 
 const char* native_call_name(Collective c) {
   switch (c) {
-    case Collective::allreduce: return "MPI_Allreduce";
-    case Collective::broadcast: return "MPI_Bcast";
-    case Collective::reduce: return "MPI_Reduce";
-    case Collective::allgather: return "MPI_Allgather";
-    case Collective::reduce_scatter: return "MPI_Reduce_scatter_block";
-    case Collective::alltoall: return "MPI_Alltoall";
-    case Collective::alltoallv: return "MPI_Alltoallv";
-    case Collective::gather: return "MPI_Gather";
-    case Collective::scatter: return "MPI_Scatter";
-    case Collective::barrier: return "MPI_Barrier";
+    case Collective::allreduce:
+      return "MPI_Allreduce";
+    case Collective::broadcast:
+      return "MPI_Bcast";
+    case Collective::reduce:
+      return "MPI_Reduce";
+    case Collective::allgather:
+      return "MPI_Allgather";
+    case Collective::reduce_scatter:
+      return "MPI_Reduce_scatter_block";
+    case Collective::alltoall:
+      return "MPI_Alltoall";
+    case Collective::alltoallv:
+      return "MPI_Alltoallv";
+    case Collective::gather:
+      return "MPI_Gather";
+    case Collective::scatter:
+      return "MPI_Scatter";
+    case Collective::barrier:
+      return "MPI_Barrier";
   }
   return "MPI_Barrier";
 }
@@ -30,25 +40,37 @@ namespace {
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
-    case DType::int8: return MPI_INT8_T;
-    case DType::uint8: return MPI_UINT8_T;
-    case DType::int32: return MPI_INT32_T;
-    case DType::int64: return MPI_INT64_T;
+    case DType::int8:
+      return MPI_INT8_T;
+    case DType::uint8:
+      return MPI_UINT8_T;
+    case DType::int32:
+      return MPI_INT32_T;
+    case DType::int64:
+      return MPI_INT64_T;
     case DType::float16:
-    case DType::bfloat16: return MPI_UINT16_T;  // moved, never reduced (see native.h)
-    case DType::float32: return MPI_FLOAT;
-    case DType::float64: return MPI_DOUBLE;
+    case DType::bfloat16:
+      return MPI_UINT16_T;  // moved, never reduced (see native.h)
+    case DType::float32:
+      return MPI_FLOAT;
+    case DType::float64:
+      return MPI_DOUBLE;
   }
   return MPI_BYTE;
 }
 
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::prod: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
-    case ReduceOp::avg: break;
+    case ReduceOp::sum:
+      return MPI_SUM;
+    case ReduceOp::prod:
+      return MPI_PROD;
+    case ReduceOp::min:
+      return MPI_MIN;
+    case ReduceOp::max:
+      return MPI_MAX;
+    case ReduceOp::avg:
+      break;
   }
   return MPI_OP_NULL;
 }
@@ -57,8 +79,9 @@ MPI_Op mpi_op(ReduceOp op) {
 
 Status check_native(const CollArgs& a, DType t) {
   if (is_reducing(a.coll) && (t == DType::float16 || t == DType::bfloat16 || a.op == ReduceOp::avg))
-    return make_error("backend.native_unsupported", std::string(native_call_name(a.coll)) + " cannot reduce " +
-                                                        (a.op == ReduceOp::avg ? std::string("with avg") : std::string(name_of(t))),
+    return make_error("backend.native_unsupported",
+                      std::string(native_call_name(a.coll)) + " cannot reduce " +
+                          (a.op == ReduceOp::avg ? std::string("with avg") : std::string(name_of(t))),
                       "use one of our algorithms", {}, ExitCode::bad_input);
   if (a.count > static_cast<std::uint64_t>(INT_MAX) / static_cast<std::uint64_t>(a.ranks > 0 ? a.ranks : 1))
     return make_error("backend.native_unsupported",
@@ -74,8 +97,10 @@ Status check_native(const CollArgs& a, DType t) {
     for (std::uint64_t v : p->out_need) most = std::max(most, v);
     if (most > static_cast<std::uint64_t>(INT_MAX))
       return make_error("backend.native_unsupported",
-                        std::string(native_call_name(a.coll)) + " takes counts and offsets below 2^31 elements; this call "
-                        "reaches " + std::to_string(most),
+                        std::string(native_call_name(a.coll)) +
+                            " takes counts and offsets below 2^31 elements; this call "
+                            "reaches " +
+                            std::to_string(most),
                         "use one of our algorithms for larger counts", {}, ExitCode::bad_input);
   }
   return ok_status();
@@ -101,7 +126,8 @@ Status run_native(const CollArgs& a, DType t, std::int32_t g, std::uint8_t* in_b
       COLLSCOPE_MPI_CALL(MPI_Bcast(out, n, type, a.root, comm));
       break;
     case Collective::reduce:
-      COLLSCOPE_MPI_CALL(MPI_Reduce(root && in_place ? MPI_IN_PLACE : in, root ? out : nullptr, n, type, op, a.root, comm));
+      COLLSCOPE_MPI_CALL(
+          MPI_Reduce(root && in_place ? MPI_IN_PLACE : in, root ? out : nullptr, n, type, op, a.root, comm));
       break;
     case Collective::allgather:
       if (in_place) COLLSCOPE_MPI_CALL(MPI_Allgather(MPI_IN_PLACE, 0, type, out, n, type, comm));
@@ -118,7 +144,9 @@ Status run_native(const CollArgs& a, DType t, std::int32_t g, std::uint8_t* in_b
         COLLSCOPE_MPI_CALL(MPI_Reduce_scatter_block(in, out, n, type, op, comm));
       }
       break;
-    case Collective::alltoall: COLLSCOPE_MPI_CALL(MPI_Alltoall(in, n, type, out, n, type, comm)); break;
+    case Collective::alltoall:
+      COLLSCOPE_MPI_CALL(MPI_Alltoall(in, n, type, out, n, type, comm));
+      break;
     case Collective::alltoallv: {
       // This rank's row of the table (what it sends) and column (what it receives).
       const auto p = peers_of(a);
@@ -135,12 +163,16 @@ Status run_native(const CollArgs& a, DType t, std::int32_t g, std::uint8_t* in_b
       break;
     }
     case Collective::gather:
-      COLLSCOPE_MPI_CALL(MPI_Gather(root && in_place ? MPI_IN_PLACE : in, n, type, root ? out : nullptr, n, type, a.root, comm));
+      COLLSCOPE_MPI_CALL(
+          MPI_Gather(root && in_place ? MPI_IN_PLACE : in, n, type, root ? out : nullptr, n, type, a.root, comm));
       break;
     case Collective::scatter:
-      COLLSCOPE_MPI_CALL(MPI_Scatter(root ? in : nullptr, n, type, root && in_place ? MPI_IN_PLACE : out, n, type, a.root, comm));
+      COLLSCOPE_MPI_CALL(
+          MPI_Scatter(root ? in : nullptr, n, type, root && in_place ? MPI_IN_PLACE : out, n, type, a.root, comm));
       break;
-    case Collective::barrier: COLLSCOPE_MPI_CALL(MPI_Barrier(comm)); break;
+    case Collective::barrier:
+      COLLSCOPE_MPI_CALL(MPI_Barrier(comm));
+      break;
   }
   return ok_status();
 }

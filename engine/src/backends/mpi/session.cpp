@@ -135,7 +135,8 @@ Status MpiSession::start() {
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   std::uint8_t* board = nullptr;
-  COLLSCOPE_MPI_CALL(MPI_Win_allocate_shared(static_cast<MPI_Aint>(kBoardBytes), 64, info, job_.node, &board, &board_win_));
+  COLLSCOPE_MPI_CALL(
+      MPI_Win_allocate_shared(static_cast<MPI_Aint>(kBoardBytes), 64, info, job_.node, &board, &board_win_));
   const std::uint64_t mine = buffer_offset(me_, static_cast<std::int32_t>(s_.buffers.size()));
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(mine), 64, info, job_.node, &my_data_, &data_win_);
   MPI_Info_free(&info);
@@ -231,8 +232,8 @@ void MpiSession::plan() {
       const bool data = x.count && x.action != Action::compute;
       const bool reads = data && reads_source(x);
       if (lane % R_ == me_) {
-        Op op{x.action, nullptr, data ? ptr(x.dst) : nullptr, nullptr, x.count, x.divisor, static_cast<std::int32_t>(i),
-              x.duration_us};
+        Op op{x.action, nullptr,   data ? ptr(x.dst) : nullptr,  nullptr,
+              x.count,  x.divisor, static_cast<std::int32_t>(i), x.duration_us};
         if (data && x.action == Action::reduce_copy) op.aux = ptr(x.aux);
         const bool remote = (reads || is_signal(x)) && !local(x.src.rank);
         if (remote) {
@@ -303,7 +304,8 @@ Status MpiSession::read_buffer(std::int32_t rank, std::int32_t buf, void* data, 
     if (bytes) std::memcpy(data, ptr({rank, buf, 0}), bytes);
     if (me_ == 0 || !bytes) return ok_status();
     Pending p;
-    if (auto st = send_bytes(static_cast<const std::uint8_t*>(data), bytes, 0, kGather, p, job_.control); !st) return st;
+    if (auto st = send_bytes(static_cast<const std::uint8_t*>(data), bytes, 0, kGather, p, job_.control); !st)
+      return st;
     for (MPI_Request& r : p.requests)
       if (auto st = collective(r); !st) return st;
     return ok_status();
@@ -316,7 +318,8 @@ Status MpiSession::read_buffer(std::int32_t rank, std::int32_t buf, void* data, 
   return ok_status();
 }
 
-Status MpiSession::send_bytes(const std::uint8_t* p, std::uint64_t bytes, int to, int tag, Pending& into, MPI_Comm comm) {
+Status MpiSession::send_bytes(const std::uint8_t* p, std::uint64_t bytes, int to, int tag, Pending& into,
+                              MPI_Comm comm) {
   std::uint64_t at = 0;
   do {
     const auto n = static_cast<int>(std::min(kChunk, bytes - at));
@@ -468,7 +471,8 @@ bool MpiSession::pause_us(double us, bool main) {
     const double left = until - steady_us();
     if (left <= 0) return true;
     if (main) poll_mpi();
-    sleep_on(&node_abort_->abort, 0, std::min<std::int64_t>(static_cast<std::int64_t>(left) + 1, main ? 20000 : 1000000));
+    sleep_on(&node_abort_->abort, 0,
+             std::min<std::int64_t>(static_cast<std::int64_t>(left) + 1, main ? 20000 : 1000000));
   }
 }
 
@@ -497,7 +501,8 @@ Result<std::vector<std::string>> MpiSession::share(const std::string& mine) {
       MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, job_.world, &r));
   if (auto st = collective(r); !st) return st.error();
   std::vector<std::string> out;
-  for (std::size_t p = 0; p < n; ++p) out.push_back(all.substr(static_cast<std::size_t>(at[p]), static_cast<std::size_t>(lens[p])));
+  for (std::size_t p = 0; p < n; ++p)
+    out.push_back(all.substr(static_cast<std::size_t>(at[p]), static_cast<std::size_t>(lens[p])));
   return out;
 }
 
@@ -529,7 +534,8 @@ bool MpiSession::arrive(std::int32_t lane, std::int32_t step) {
           me.state.store(static_cast<std::uint32_t>(LaneState::crashed), std::memory_order_seq_cst);
           std::fflush(stdout);
           _exit(static_cast<int>(ExitCode::backend_failure));
-        case Fault::Kind::corrupt: break;
+        case Fault::Kind::corrupt:
+          break;
       }
     }
   recorder_.begin(lane, step, now_us());
@@ -540,14 +546,21 @@ bool MpiSession::execute_op(std::int32_t lane, std::int32_t k, const Op& op, boo
   (void)fast;
   const double t0 = opts_.record_events ? now_us() : 0.0;
   const ReduceOp rop = s_.calls[static_cast<std::size_t>(s_.steps[static_cast<std::size_t>(k)].call)].args.op;
-  const std::uint8_t* src = op.into_staging ? reinterpret_cast<const std::uint8_t*>(staging_.data()) + op.staging : op.src;
+  const std::uint8_t* src =
+      op.into_staging ? reinterpret_cast<const std::uint8_t*>(staging_.data()) + op.staging : op.src;
   switch (op.action) {
     case Action::copy:
       if (op.count && op.src) std::memcpy(op.dst, op.src, op.count * esize_);
       break;
-    case Action::reduce: kernels::reduce_bytes(s_.dtype, op_kind(rop), op.dst, src, op.count); break;
-    case Action::reduce_copy: kernels::reduce_copy_bytes(s_.dtype, op_kind(rop), op.dst, op.aux, src, op.count); break;
-    case Action::scale: kernels::scale_bytes(s_.dtype, op.dst, op.count, op.divisor); break;
+    case Action::reduce:
+      kernels::reduce_bytes(s_.dtype, op_kind(rop), op.dst, src, op.count);
+      break;
+    case Action::reduce_copy:
+      kernels::reduce_copy_bytes(s_.dtype, op_kind(rop), op.dst, op.aux, src, op.count);
+      break;
+    case Action::scale:
+      kernels::scale_bytes(s_.dtype, op.dst, op.count, op.divisor);
+      break;
     case Action::compute:
       if (!pause_us(op.duration_us, lane == me_)) return false;
       break;
@@ -658,8 +671,8 @@ bool MpiSession::fast_comm(std::int32_t iterations) {
     const std::int64_t base = fast_base_ + static_cast<std::int64_t>(it) * S;
     for (std::int32_t k = 0; k < S; ++k) {
       if (aborted() || !arrive(me_, k)) return false;
-      const bool ok = s_.steps[static_cast<std::size_t>(k)].native ? run_native_step(k, base, true)
-                                                                     : run_comm_step(k, base, true);
+      const bool ok =
+          s_.steps[static_cast<std::size_t>(k)].native ? run_native_step(k, base, true) : run_comm_step(k, base, true);
       if (!ok) return false;
       recorder_.end(me_, k, now_us());
       publish(me, static_cast<std::uint64_t>(base + k + 1));

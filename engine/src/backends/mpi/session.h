@@ -39,12 +39,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backends/flight.h"
 #include "backends/mpi/board.h"
@@ -85,8 +84,8 @@ class MpiSession final : public Session {
     std::uint32_t divisor;
     std::int32_t transfer;
     std::uint32_t duration_us;
-    std::int32_t from = -1;         // the sender, when the data comes as a message
-    std::uint64_t staging = 0;      // where a received reduction lands in staging
+    std::int32_t from = -1;     // the sender, when the data comes as a message
+    std::uint64_t staging = 0;  // where a received reduction lands in staging
     bool into_staging = false;
   };
   // A transfer another node's rank executes with data from this rank.
@@ -94,8 +93,8 @@ class MpiSession final : public Session {
     std::int32_t transfer;
     std::int32_t to;
     const std::uint8_t* src;
-    std::uint64_t bytes;          // 0 for a signal
-    std::int32_t need_compute;    // this rank's compute lane must have completed this step (relative), or kNone
+    std::uint64_t bytes;        // 0 for a signal
+    std::int32_t need_compute;  // this rank's compute lane must have completed this step (relative), or kNone
   };
   // Wait for a lane on this node to have completed a step (relative to the iteration).
   struct Wait {
@@ -152,7 +151,9 @@ class MpiSession final : public Session {
   std::string failure_text(bool timed_out, const std::vector<std::array<std::int32_t, 3>>& lanes,
                            const std::vector<int>& dead) const;
   std::string own_record_path() const;
-  ProcSlot* proc_of_rank(std::int32_t rank) const { return reinterpret_cast<ProcSlot*>(board_of_[static_cast<std::size_t>(rank)]); }
+  ProcSlot* proc_of_rank(std::int32_t rank) const {
+    return reinterpret_cast<ProcSlot*>(board_of_[static_cast<std::size_t>(rank)]);
+  }
   std::vector<std::array<std::int32_t, 3>> my_lanes() const;
   std::atomic<bool> coordinating_{false};
   FlightRank my_flight_rank() const;
@@ -167,24 +168,24 @@ class MpiSession final : public Session {
   double origin_ = 0;
   std::vector<std::vector<std::vector<dataflow::Dep>>> deps_;
   std::vector<StepPlan> plans_;
-  std::vector<std::uint64_t> staging_;  // received reductions of one step
-  std::vector<MPI_Comm> native_comms_;  // per step: the communicator of a native step's call
+  std::vector<std::uint64_t> staging_;     // received reductions of one step
+  std::vector<MPI_Comm> native_comms_;     // per step: the communicator of a native step's call
   std::vector<std::int32_t> native_rank_;  // per step: this rank's rank in it (-1: not a member)
-  bool mixed_native_ = false;           // native steps next to ours: barriers around them
-  bool started_ = false;                // the windows exist
-  bool written_ = false;                // write_buffer since the last run: a barrier first
+  bool mixed_native_ = false;              // native steps next to ours: barriers around them
+  bool started_ = false;                   // the windows exist
+  bool written_ = false;                   // write_buffer since the last run: a barrier first
   Status settle();
 
   MPI_Win board_win_ = MPI_WIN_NULL, data_win_ = MPI_WIN_NULL;
   std::vector<std::uint8_t*> board_of_;  // per world rank on this node: its board segment
   std::vector<std::uint8_t*> data_of_;   // per world rank on this node: its buffers
   std::uint8_t* my_data_ = nullptr;
-  ProcSlot* node_abort_ = nullptr;       // the node's abort word (its first process's slot)
+  ProcSlot* node_abort_ = nullptr;  // the node's abort word (its first process's slot)
 
   std::vector<Pending> pending_;
   std::uint32_t spins_ = 0, yields_ = 0;
-  double last_poll_ = 0;                 // when poll_mpi last looked for notices
-  std::int64_t fast_base_ = 0;           // steps completed by earlier run_all calls (per lane)
+  double last_poll_ = 0;        // when poll_mpi last looked for notices
+  std::int64_t fast_base_ = 0;  // steps completed by earlier run_all calls (per lane)
   double last_us_ = 0;
   std::vector<TransferTiming> events_[2];  // per lane (comm, compute)
   std::string mode_ = "fast";
@@ -215,8 +216,8 @@ class MpiSession final : public Session {
     std::string text;
   };
   std::optional<Failure> failure_;
-  std::optional<Error> error_;        // every call after a failure returns it
-  FlightRecord merged_;               // the leader's merged record after a failure
+  std::optional<Error> error_;                      // every call after a failure returns it
+  FlightRecord merged_;                             // the leader's merged record after a failure
   std::map<std::int32_t, nlohmann::json> records_;  // the leader: the others' records
 };
 

@@ -23,18 +23,18 @@
 #include <thread>
 #include <vector>
 
-#include "collscope/collective.h"
-#include "kernels/host_kernels.h"
 #include "../cuda/check.h"
-#include "../cuda/gpu_backend.h"
-#include "../cuda/gpu_session.h"
 #include "../cuda/clock.h"
 #include "../cuda/cuda_backend.h"
+#include "../cuda/gpu_backend.h"
+#include "../cuda/gpu_session.h"
 #include "../cuda/kernels.h"
 #include "../cuda/nvtx.h"
 #include "../cuda/park.h"
 #include "../cuda/world.h"
+#include "collscope/collective.h"
 #include "collscope/processes.h"
+#include "kernels/host_kernels.h"
 #include "nccl_processes.h"
 #include "nccl_types.h"
 
@@ -45,16 +45,16 @@ namespace {
 Error nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
   std::string where = file;
   if (const auto at = where.rfind("engine/"); at != std::string::npos) where = where.substr(at);
-  return make_error("backend.nccl",
-                    std::string(call) + " failed: " + ncclGetErrorString(r) + " at " + where + ":" +
-                        std::to_string(line),
-                    "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure);
+  return make_error(
+      "backend.nccl",
+      std::string(call) + " failed: " + ncclGetErrorString(r) + " at " + where + ":" + std::to_string(line),
+      "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure);
 }
 
-#define COLLSCOPE_NCCL(call)                                                          \
-  do {                                                                                \
-    const ncclResult_t collscope_nccl_r = (call);                                     \
-    if (collscope_nccl_r != ncclSuccess)                                              \
+#define COLLSCOPE_NCCL(call)                                                            \
+  do {                                                                                  \
+    const ncclResult_t collscope_nccl_r = (call);                                       \
+    if (collscope_nccl_r != ncclSuccess)                                                \
       return ::collscope::gpu::nccl_error(collscope_nccl_r, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -66,21 +66,16 @@ struct NcclFunction {
   std::string_view name;
   ncclResult_t (*plain)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
   ncclResult_t (*rooted)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
-  ncclResult_t (*reducing)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
-                           cudaStream_t) = nullptr;
+  ncclResult_t (*reducing)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) = nullptr;
   ncclResult_t (*rooted_reducing)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
                                   cudaStream_t) = nullptr;
 };
 
 const NcclFunction kNcclFunctions[] = {
-    {.name = "ncclAllReduce", .reducing = ncclAllReduce},
-    {.name = "ncclReduceScatter", .reducing = ncclReduceScatter},
-    {.name = "ncclReduce", .rooted_reducing = ncclReduce},
-    {.name = "ncclBroadcast", .rooted = ncclBroadcast},
-    {.name = "ncclGather", .rooted = ncclGather},
-    {.name = "ncclScatter", .rooted = ncclScatter},
-    {.name = "ncclAllGather", .plain = ncclAllGather},
-    {.name = "ncclAlltoAll", .plain = ncclAlltoAll},
+    {.name = "ncclAllReduce", .reducing = ncclAllReduce},  {.name = "ncclReduceScatter", .reducing = ncclReduceScatter},
+    {.name = "ncclReduce", .rooted_reducing = ncclReduce}, {.name = "ncclBroadcast", .rooted = ncclBroadcast},
+    {.name = "ncclGather", .rooted = ncclGather},          {.name = "ncclScatter", .rooted = ncclScatter},
+    {.name = "ncclAllGather", .plain = ncclAllGather},     {.name = "ncclAlltoAll", .plain = ncclAlltoAll},
 };
 
 // The bound function of that name with a pointer of that form; null when none.
@@ -98,11 +93,16 @@ const NcclFunction* find_nccl_function(const NcclCall& c) {
 ncclResult_t call_native(const NcclFunction& f, NcclForm form, const void* in, void* out, size_t count,
                          ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   switch (form) {
-    case NcclForm::plain: return f.plain(in, out, count, type, comm, stream);
-    case NcclForm::rooted: return f.rooted(in, out, count, type, root, comm, stream);
-    case NcclForm::reducing: return f.reducing(in, out, count, type, op, comm, stream);
-    case NcclForm::rooted_reducing: return f.rooted_reducing(in, out, count, type, op, root, comm, stream);
-    case NcclForm::none: break;
+    case NcclForm::plain:
+      return f.plain(in, out, count, type, comm, stream);
+    case NcclForm::rooted:
+      return f.rooted(in, out, count, type, root, comm, stream);
+    case NcclForm::reducing:
+      return f.reducing(in, out, count, type, op, comm, stream);
+    case NcclForm::rooted_reducing:
+      return f.rooted_reducing(in, out, count, type, op, root, comm, stream);
+    case NcclForm::none:
+      break;
   }
   return ncclInvalidUsage;
 }
@@ -113,8 +113,7 @@ constexpr double kTimeoutSeconds = 60.0;
 
 class NcclSession final : public GpuSession {
  public:
-  NcclSession(const Schedule& s, const SessionOptions& o, int devices)
-      : GpuSession(s, o, devices) {}
+  NcclSession(const Schedule& s, const SessionOptions& o, int devices) : GpuSession(s, o, devices) {}
   ~NcclSession() override {
     world_.raise_abort();  // nothing may stay parked: the session is going away
     world_.synchronize();
@@ -171,12 +170,13 @@ class NcclSession final : public GpuSession {
   std::string detail() const override {
     int v = 0;
     ncclGetVersion(&v);
-    std::string d = "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-                    std::to_string(v % 100);
+    std::string d =
+        "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
     for (const char* name : {"NCCL_ALGO", "NCCL_PROTO"})
       if (const char* value = std::getenv(name)) d += std::string(", ") + name + "=" + value;
     return d;
   }
+
  private:
   // NCCL's own collective for a native step, on every rank of the call at once.
   Status enqueue_native(std::int32_t k) {
@@ -220,8 +220,7 @@ class NcclSession final : public GpuSession {
 
   Status enqueue(std::int32_t k) {
     const Step& st = s_.steps[static_cast<std::size_t>(k)];
-    const NvtxRange range("step " + std::to_string(k) + (st.native ? " (NCCL's own)" : ""), -1,
-                          step_bytes(s_, st));
+    const NvtxRange range("step " + std::to_string(k) + (st.native ? " (NCCL's own)" : ""), -1, step_bytes(s_, st));
     for (std::int32_t r = 0; r < s_.ranks; ++r)
       if (auto p = park_fault(o_, r, k)) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(r)));
@@ -231,7 +230,8 @@ class NcclSession final : public GpuSession {
     for (const Fault& f : o_.faults)
       if (f.kind == Fault::Kind::delay && f.step == k) {
         COLLSCOPE_CUDA(cudaSetDevice(world_.device_of(f.rank)));
-        COLLSCOPE_CUDA(launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank), world_.abort_flag()));
+        COLLSCOPE_CUDA(
+            launch_busy(static_cast<std::uint64_t>(f.ms) * 1000, world_.stream(f.rank), world_.abort_flag()));
       }
     if (st.native) return enqueue_native(k);
     const auto R = static_cast<std::size_t>(s_.ranks);
@@ -295,13 +295,21 @@ class NcclSession final : public GpuSession {
       const void* from = t.src.rank == r ? static_cast<const void*>(world_.ptr(t.src))
                                          : static_cast<const std::uint8_t*>(world_.staging(r)) + slot[i];
       switch (t.action) {
-        case Action::copy: COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), from, t.count * e, stream)); break;
-        case Action::reduce: COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream)); break;
+        case Action::copy:
+          COLLSCOPE_CUDA(launch_copy(world_.ptr(t.dst), from, t.count * e, stream));
+          break;
+        case Action::reduce:
+          COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, world_.ptr(t.dst), from, t.count, stream));
+          break;
         case Action::reduce_copy:  // aux is on this rank: only the source travels
           COLLSCOPE_CUDA(launch_reduce_copy(s_.dtype, op, world_.ptr(t.dst), world_.ptr(t.aux), from, t.count, stream));
           break;
-        case Action::scale: COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream)); break;
-        case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream, world_.abort_flag())); break;
+        case Action::scale:
+          COLLSCOPE_CUDA(launch_scale(s_.dtype, world_.ptr(t.dst), t.count, t.divisor, stream));
+          break;
+        case Action::compute:
+          COLLSCOPE_CUDA(launch_busy(t.duration_us, stream, world_.abort_flag()));
+          break;
       }
       for (const Fault& f : o_.faults)
         if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != r && t.count)
@@ -367,7 +375,6 @@ class NcclSession final : public GpuSession {
 
   std::vector<ncclComm_t> comms_;
 };
-
 
 }  // namespace
 

@@ -16,6 +16,8 @@
 // failed job does (processes::finish).
 #if defined(COLLSCOPE_HAVE_MPI)
 
+#include "nccl_processes.h"
+
 #include <mpi.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -30,25 +32,24 @@
 #include <thread>
 #include <vector>
 
+#include "../cuda/check.h"
+#include "../cuda/kernels.h"
 #include "backends/mpi/job.h"
 #include "collscope/processes.h"
 #include "ir/digest.h"
 #include "kernels/host_kernels.h"
-#include "../cuda/check.h"
-#include "../cuda/kernels.h"
-#include "nccl_processes.h"
 #include "nccl_types.h"
 
 namespace collscope::gpu {
 
 namespace {
 
-#define COLLSCOPE_NCCL_RANK(call)                                                                   \
-  do {                                                                                              \
-    const ncclResult_t collscope_nccl_r = (call);                                                   \
-    if (collscope_nccl_r != ncclSuccess)                                                            \
+#define COLLSCOPE_NCCL_RANK(call)                                                                                \
+  do {                                                                                                           \
+    const ncclResult_t collscope_nccl_r = (call);                                                                \
+    if (collscope_nccl_r != ncclSuccess)                                                                         \
       return make_error("backend.nccl", std::string(#call) + " failed: " + ncclGetErrorString(collscope_nccl_r), \
-                        "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure); \
+                        "set NCCL_DEBUG=WARN for NCCL's own explanation", {}, ExitCode::backend_failure);        \
   } while (0)
 
 class NcclRankSession final : public Session {
@@ -70,14 +71,16 @@ class NcclRankSession final : public Session {
     mpi::Job& j = mpi::job();
     std::string options = "nccl; timeout " + std::to_string(o_.timeout_s);
     for (const Fault& f : o_.faults) options += " " + fault_text(f);
-    if (auto st = processes::agree(digest_more(schedule_digest(s_), options), "schedule \"" + schedule_summary(s_) + "\"");
+    if (auto st =
+            processes::agree(digest_more(schedule_digest(s_), options), "schedule \"" + schedule_summary(s_) + "\"");
         !st)
       return st;
     if (s_.ranks != j.size)
-      return make_error("processes.size",
-                        "the run has " + std::to_string(s_.ranks) + " ranks but the job " + std::to_string(j.size) +
-                            " processes: the nccl backend across processes runs one rank per process",
-                        "start the job with as many processes as ranks (mpirun -np " + std::to_string(s_.ranks) + " ...)");
+      return make_error(
+          "processes.size",
+          "the run has " + std::to_string(s_.ranks) + " ranks but the job " + std::to_string(j.size) +
+              " processes: the nccl backend across processes runs one rank per process",
+          "start the job with as many processes as ranks (mpirun -np " + std::to_string(s_.ranks) + " ...)");
     me_ = j.rank;
     device_ = j.node_rank % std::max(1, devices_);
     esize_ = size_of(s_.dtype);
@@ -246,8 +249,8 @@ class NcclRankSession final : public Session {
         if (t.src.rank == me_)
           COLLSCOPE_NCCL_RANK(ncclSend(signal ? staging_ : ptr(t.src), bytes, ncclUint8, t.dst.rank, comm_, stream_));
         if (t.dst.rank == me_)
-          COLLSCOPE_NCCL_RANK(ncclRecv(static_cast<std::uint8_t*>(staging_) + slot[i], bytes, ncclUint8, t.src.rank,
-                                       comm_, stream_));
+          COLLSCOPE_NCCL_RANK(
+              ncclRecv(static_cast<std::uint8_t*>(staging_) + slot[i], bytes, ncclUint8, t.src.rank, comm_, stream_));
       }
       COLLSCOPE_NCCL_RANK(ncclGroupEnd());
     }
@@ -258,13 +261,21 @@ class NcclRankSession final : public Session {
       const void* from = t.src.rank == me_ ? static_cast<const void*>(ptr(t.src))
                                            : static_cast<const std::uint8_t*>(staging_) + slot[i];
       switch (t.action) {
-        case Action::copy: COLLSCOPE_CUDA(launch_copy(ptr(t.dst), from, t.count * esize_, stream_)); break;
-        case Action::reduce: COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, ptr(t.dst), from, t.count, stream_)); break;
+        case Action::copy:
+          COLLSCOPE_CUDA(launch_copy(ptr(t.dst), from, t.count * esize_, stream_));
+          break;
+        case Action::reduce:
+          COLLSCOPE_CUDA(launch_reduce(s_.dtype, op, ptr(t.dst), from, t.count, stream_));
+          break;
         case Action::reduce_copy:
           COLLSCOPE_CUDA(launch_reduce_copy(s_.dtype, op, ptr(t.dst), ptr(t.aux), from, t.count, stream_));
           break;
-        case Action::scale: COLLSCOPE_CUDA(launch_scale(s_.dtype, ptr(t.dst), t.count, t.divisor, stream_)); break;
-        case Action::compute: COLLSCOPE_CUDA(launch_busy(t.duration_us, stream_, abort_device_)); break;
+        case Action::scale:
+          COLLSCOPE_CUDA(launch_scale(s_.dtype, ptr(t.dst), t.count, t.divisor, stream_));
+          break;
+        case Action::compute:
+          COLLSCOPE_CUDA(launch_busy(t.duration_us, stream_, abort_device_));
+          break;
       }
       for (const Fault& f : o_.faults)
         if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == t.src.rank && t.src.rank != me_ && t.count)
@@ -279,12 +290,14 @@ class NcclRankSession final : public Session {
     if (!a.world_rank.empty() || a.ranks != s_.ranks)
       return make_error("backend.native_unsupported", "algorithm \"nccl\" runs on every rank, not on a group",
                         "use one of our algorithms for collectives on groups", {}, ExitCode::bad_input);
-    std::uint8_t* in = a.in_buf >= 0 && buf_[static_cast<std::size_t>(a.in_buf)]
-                           ? static_cast<std::uint8_t*>(buf_[static_cast<std::size_t>(a.in_buf)]) + a.in_offset(me_) * esize_
-                           : nullptr;
-    std::uint8_t* out = a.out_buf >= 0 && buf_[static_cast<std::size_t>(a.out_buf)]
-                            ? static_cast<std::uint8_t*>(buf_[static_cast<std::size_t>(a.out_buf)]) + a.out_offset(me_) * esize_
-                            : nullptr;
+    std::uint8_t* in =
+        a.in_buf >= 0 && buf_[static_cast<std::size_t>(a.in_buf)]
+            ? static_cast<std::uint8_t*>(buf_[static_cast<std::size_t>(a.in_buf)]) + a.in_offset(me_) * esize_
+            : nullptr;
+    std::uint8_t* out =
+        a.out_buf >= 0 && buf_[static_cast<std::size_t>(a.out_buf)]
+            ? static_cast<std::uint8_t*>(buf_[static_cast<std::size_t>(a.out_buf)]) + a.out_offset(me_) * esize_
+            : nullptr;
     for (const Fault& f : o_.faults)
       if (f.kind == Fault::Kind::corrupt && f.step == k && f.rank == me_ && in && a.count)
         COLLSCOPE_CUDA(launch_flip(in, esize_, stream_));
@@ -292,16 +305,33 @@ class NcclRankSession final : public Session {
     const ncclDataType_t type = nccl_type(s_.dtype);
     const ncclRedOp_t op = nccl_op(a.op);
     switch (a.coll) {
-      case Collective::allreduce: COLLSCOPE_NCCL_RANK(ncclAllReduce(in, out, n, type, op, comm_, stream_)); break;
-      case Collective::broadcast: COLLSCOPE_NCCL_RANK(ncclBroadcast(in, out, n, type, a.root, comm_, stream_)); break;
-      case Collective::reduce: COLLSCOPE_NCCL_RANK(ncclReduce(in, out, n, type, op, a.root, comm_, stream_)); break;
-      case Collective::allgather: COLLSCOPE_NCCL_RANK(ncclAllGather(in, out, n, type, comm_, stream_)); break;
-      case Collective::reduce_scatter: COLLSCOPE_NCCL_RANK(ncclReduceScatter(in, out, n, type, op, comm_, stream_)); break;
-      case Collective::alltoall: COLLSCOPE_NCCL_RANK(ncclAlltoAll(in, out, n, type, comm_, stream_)); break;
-      case Collective::gather: COLLSCOPE_NCCL_RANK(ncclGather(in, out, n, type, a.root, comm_, stream_)); break;
-      case Collective::scatter: COLLSCOPE_NCCL_RANK(ncclScatter(in, out, n, type, a.root, comm_, stream_)); break;
+      case Collective::allreduce:
+        COLLSCOPE_NCCL_RANK(ncclAllReduce(in, out, n, type, op, comm_, stream_));
+        break;
+      case Collective::broadcast:
+        COLLSCOPE_NCCL_RANK(ncclBroadcast(in, out, n, type, a.root, comm_, stream_));
+        break;
+      case Collective::reduce:
+        COLLSCOPE_NCCL_RANK(ncclReduce(in, out, n, type, op, a.root, comm_, stream_));
+        break;
+      case Collective::allgather:
+        COLLSCOPE_NCCL_RANK(ncclAllGather(in, out, n, type, comm_, stream_));
+        break;
+      case Collective::reduce_scatter:
+        COLLSCOPE_NCCL_RANK(ncclReduceScatter(in, out, n, type, op, comm_, stream_));
+        break;
+      case Collective::alltoall:
+        COLLSCOPE_NCCL_RANK(ncclAlltoAll(in, out, n, type, comm_, stream_));
+        break;
+      case Collective::gather:
+        COLLSCOPE_NCCL_RANK(ncclGather(in, out, n, type, a.root, comm_, stream_));
+        break;
+      case Collective::scatter:
+        COLLSCOPE_NCCL_RANK(ncclScatter(in, out, n, type, a.root, comm_, stream_));
+        break;
       case Collective::alltoallv:  // NCCL has none (its descriptor says), so never lowered to a native step
-      case Collective::barrier: break;
+      case Collective::barrier:
+        break;
     }
     return ok_status();
   }

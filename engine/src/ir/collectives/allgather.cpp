@@ -28,8 +28,8 @@ void reference(const CollArgs& a, ReferenceBuilder& out) {
     for (std::int32_t s = 0; s < a.ranks; ++s) out.copy(g, block(a, s), s, 0, a.count);
 }
 
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::count,    MpiArg::datatype,
-                           MpiArg::recvbuf, MpiArg::count,    MpiArg::datatype, MpiArg::comm};
+constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::count,    MpiArg::datatype, MpiArg::recvbuf,
+                           MpiArg::count,   MpiArg::datatype, MpiArg::comm};
 
 }  // namespace
 

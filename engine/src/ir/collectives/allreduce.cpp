@@ -24,8 +24,7 @@ void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t g = 1; g < a.ranks; ++g) out.same_as(g, 0, 0, 0, a.count);
 }
 
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count,
-                           MpiArg::datatype, MpiArg::op,     MpiArg::comm};
+constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count, MpiArg::datatype, MpiArg::op, MpiArg::comm};
 
 }  // namespace
 

@@ -10,9 +10,7 @@ namespace collscope::collectives {
 
 namespace {
 
-CollectiveShape shape(const CollArgs& a, std::int32_t g) {
-  return {a.count, g == a.root ? a.count * ranks_of(a) : 0};
-}
+CollectiveShape shape(const CollArgs& a, std::int32_t g) { return {a.count, g == a.root ? a.count * ranks_of(a) : 0}; }
 // In place the root's own block already sits where it belongs, at root*count.
 std::uint64_t input_at(const CollArgs& a, std::int32_t g) { return g == a.root ? block(a, g) : 0; }
 std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }

@@ -25,8 +25,7 @@ void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t g = 0; g < a.ranks; ++g) out.reduce(g, 0, 0, a.ranks, block(a, g), a.count);
 }
 
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count,
-                           MpiArg::datatype, MpiArg::op,     MpiArg::comm};
+constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count, MpiArg::datatype, MpiArg::op, MpiArg::comm};
 
 }  // namespace
 

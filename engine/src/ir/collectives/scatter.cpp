@@ -10,9 +10,7 @@ namespace collscope::collectives {
 
 namespace {
 
-CollectiveShape shape(const CollArgs& a, std::int32_t g) {
-  return {g == a.root ? a.count * ranks_of(a) : 0, a.count};
-}
+CollectiveShape shape(const CollArgs& a, std::int32_t g) { return {g == a.root ? a.count * ranks_of(a) : 0, a.count}; }
 // In place the root keeps its own block where it already is, at root*count.
 std::uint64_t output_at(const CollArgs& a, std::int32_t g) { return g == a.root ? block(a, g) : 0; }
 std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }
