@@ -2,8 +2,10 @@
 // and a broken schedule that the numeric check must catch.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "backends/cpu/plan.h"
 #include "collscope/run.h"
 #include "hand_schedules.h"
 #include "kernels/host_kernels.h"
@@ -154,4 +156,27 @@ TEST_CASE("cpu backend: unknown and unavailable backends are refused with their 
   REQUIRE_FALSE(cuda.ok());
   CHECK(cuda.error().id == "backend.unavailable");
   CHECK(cuda.error().exit == ExitCode::backend_failure);
+}
+
+TEST_CASE("cpu backend: lanes get a core each, or neighbours share cores evenly") {
+  for (std::size_t cores = 1; cores <= 16; ++cores) {
+    for (std::size_t lanes = 1; lanes <= 70; ++lanes) {
+      std::vector<std::size_t> per_core(cores, 0);
+      std::size_t last = 0;
+      for (std::size_t r = 0; r < lanes; ++r) {
+        const std::size_t c = cpu::core_for_lane(r, lanes, cores);
+        REQUIRE(c < cores);
+        CHECK(c >= last);  // neighbours share: the core index never goes back
+        last = c;
+        ++per_core[c];
+      }
+      const auto [lo, hi] = std::minmax_element(per_core.begin(), per_core.end());
+      if (lanes <= cores) {
+        CHECK(*hi == 1);  // a core of its own
+      } else {
+        CHECK(*hi - *lo <= 1);  // as evenly as they divide
+        CHECK(*lo >= 1);        // no core left idle
+      }
+    }
+  }
 }

@@ -75,6 +75,11 @@ std::vector<RankPlan> build_plans(const Schedule& s, const RankMemory& mem) {
   return plans;
 }
 
+std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores) {
+  if (cores == 0 || lanes == 0) return 0;
+  return lanes <= cores ? lane : lane * cores / lanes;
+}
+
 WaitTuning wait_tuning(std::int32_t ranks, int cores) {
   if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Spin only when every rank can have a core (the launching thread sleeps while

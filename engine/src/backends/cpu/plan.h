@@ -52,4 +52,9 @@ struct WaitTuning {
 // `cores` <= 0: the machine's. COLLSCOPE_WAIT=spin|yield|sleep forces one strategy.
 WaitTuning wait_tuning(std::int32_t ranks, int cores);
 
+// Which of `cores` usable cores lane `lane` of `lanes` stays on (worker.cpp pins it
+// there): a core each while there are enough, otherwise neighbouring lanes share one,
+// the lanes spread as evenly as they divide.
+std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores);
+
 }  // namespace collscope::cpu

@@ -1,6 +1,10 @@
 // The cpu session's worker loop (worker.h).
 #include "backends/cpu/worker.h"
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,6 +32,7 @@ Status Workers::start() {
   // an error, exit 3, with every thread already started told to quit and joined.
   try {
     for (std::size_t r = 0; r < L; ++r) threads_.emplace_back([this, r] { loop(static_cast<std::int32_t>(r)); });
+    pin_threads();
   } catch (const std::exception& e) {
     const std::size_t started = threads_.size();
     stop();
@@ -39,6 +44,34 @@ Status Workers::start() {
                       {}, ExitCode::backend_failure);
   }
   return ok_status();
+}
+
+// Lanes stay on cores of their own choosing instead of where the scheduler puts them.
+// Left to itself the scheduler sometimes puts two spinning lanes on one core while
+// another core idles: the lane being waited for cannot run until the waiter gives up
+// its spin and sleeps, and a 2-rank all-reduce of 8 B takes 80 us instead of 0.5 us,
+// one run in two (bench/RESULTS.md, "Small-message latency"). So:
+//   - lanes <= cores: lane k on the k-th core the process may use;
+//   - more lanes than cores: neighbouring lanes share a core (lanes 0-3 on the first
+//     of 2 cores for 8 lanes), so that most waits are for a lane on the same core,
+//     which sched_yield hands the core to at once.
+// COLLSCOPE_PIN=0 leaves the threads where the scheduler puts them.
+void Workers::pin_threads() {
+  if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  const std::size_t L = threads_.size(), C = cores.size();
+  if (L < 2 || C < 2) return;  // one lane, or one core: nothing to place
+  for (std::size_t r = 0; r < L; ++r) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cores[core_for_lane(r, L, C)], &one);
+    pthread_setaffinity_np(threads_[r].native_handle(), sizeof one, &one);  // best effort: a refusal is harmless
+  }
 }
 
 void Workers::stop() {

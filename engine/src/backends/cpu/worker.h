@@ -38,6 +38,7 @@ class Workers {
   std::vector<std::pair<double, double>>& window() { return window_; }
 
  private:
+  void pin_threads();
   void loop(std::int32_t lane);
   bool run_fast(std::int32_t lane, std::int32_t iterations);
   bool arrive(std::int32_t lane, std::int32_t step);
