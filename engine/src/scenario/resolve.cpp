@@ -358,18 +358,34 @@ Status CallResolver::resolve_peers(const ProgramOp& op, std::int32_t index, std:
   return ok_status();
 }
 
+// The buffers of one call as its group sees them: group rank g lives on world rank
+// world(g), and every message names buffers by their role in the call.
+struct CallResolver::Site {
+  const ProgramOp& op;
+  std::int32_t index;
+  const std::vector<std::int32_t>& members;
+  const Scenario& s;
+  std::string cname;
+
+  std::int32_t world(std::int32_t g) const { return members.empty() ? g : members[static_cast<std::size_t>(g)]; }
+  std::uint64_t count_of(std::int32_t buf, std::int32_t g) const {
+    return s.buffers[static_cast<std::size_t>(buf)].count[static_cast<std::size_t>(world(g))];
+  }
+  const std::string& buffer_name(std::int32_t buf) const { return s.buffers[static_cast<std::size_t>(buf)].name; }
+  std::string role(bool in_place, bool input) const {
+    return in_place ? "buffer" : input ? "send buffer" : "recv buffer";
+  }
+  std::string key(bool in_place, bool input) const { return in_place ? "buffer" : input ? "send" : "recv"; }
+};
+
 Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
                                        const std::vector<std::int32_t>& members, const Env& env) const {
   std::optional<Collective> coll = op.coll;
   if (!coll) coll = parse_collective(op.op);
   if (!coll) return unknown_op_error(op.op, where(op, index, "op"));
   const Collective c = *coll;
-  const std::string cname(name_of(c));
+  const Site site{op, index, members, s_, std::string(name_of(c))};
   const std::int32_t n = members.empty() ? s_.ranks : static_cast<std::int32_t>(members.size());
-  // Group rank g lives on world rank world(g).
-  auto world = [&](std::int32_t g) { return members.empty() ? g : members[static_cast<std::size_t>(g)]; };
-  std::string on_group;  // " in group <name>" for messages
-  if (!op.group.empty()) on_group = " in group " + quote(op.group);
 
   CollArgs a;
   bool identity = true;
@@ -383,34 +399,61 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
   if (has_root(c)) {
     if (op.root < 0 || op.root >= n) {
       Error e = root_range_error(std::to_string(op.root), n, where(op, index, "root"));
-      if (!on_group.empty()) e.message += " (the root is a rank" + on_group + ")";
+      if (!op.group.empty()) e.message += " (the root is a rank in group " + quote(op.group) + ")";
       return e;
     }
     a.root = op.root;
   }
-
-  // "custom": the program's own body is the algorithm (program/match.cpp).
-  const bool native = has_native(op.algorithm, c);
-  if (op.algorithm != "auto" && op.algorithm != "custom" && !native && !op.algorithm.empty() &&
-      !find_algorithm(c, op.algorithm)) {
-    std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + cname;
-    if (auto m = closest(op.algorithm, algorithm_names(c))) msg += " (did you mean \"" + *m + "\"?)";
-    return make_error("scenario.unknown_algorithm", msg, valid_algorithms_hint(c, true), where(op, index, "algorithm"));
-  }
+  if (auto st = check_algorithm(site, c); !st) return st.error();
 
   if (!collective_descriptor(c).moves_data) {
     const std::pair<std::string, const std::string*> given[] = {
         {"buffer", &op.buffer}, {"send", &op.send}, {"recv", &op.recv}};
     for (const auto& [key, value] : given)
       if (!value->empty())
-        return make_error("scenario.bad_call", cname + " takes no buffers, but \"" + key + "\" is given",
+        return make_error("scenario.bad_call", site.cname + " takes no buffers, but \"" + key + "\" is given",
                           "remove \"" + key + "\": a barrier only synchronises the ranks", where(op, index, key));
     a.in_buf = a.out_buf = -1;  // no buffer
     a.count = 0;
     return a;
   }
+  if (auto st = resolve_buffers(site, a); !st) return st.error();
+  if (auto st = resolve_count(site, env, a); !st) return st.error();
+  if (auto st = check_fits(site, a); !st) return st.error();
+  return a;
+}
 
-  // --- which buffers ----------------------------------------------------------
+// "auto", "custom" (the program's own body is the algorithm, program/match.cpp), a
+// library's native call, or one of the registry's algorithms for the collective.
+Status CallResolver::check_algorithm(const Site& site, Collective c) const {
+  const ProgramOp& op = site.op;
+  if (op.algorithm.empty() || op.algorithm == "auto" || op.algorithm == "custom" || has_native(op.algorithm, c) ||
+      find_algorithm(c, op.algorithm))
+    return ok_status();
+  std::string msg = "unknown algorithm " + quote(op.algorithm) + " for " + site.cname;
+  if (auto m = closest(op.algorithm, algorithm_names(c))) msg += " (did you mean \"" + *m + "\"?)";
+  return make_error("scenario.unknown_algorithm", msg, valid_algorithms_hint(c, true),
+                    where(op, site.index, "algorithm"));
+}
+
+Result<std::int32_t> CallResolver::lookup_buffer(const Site& site, const std::string& name, const char* key) const {
+  if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& b : s_.buffers) names.push_back(b.name);
+  std::string msg = "unknown buffer " + quote(name);
+  if (auto m = closest(name, names)) msg += " (did you mean \"" + *m + "\"?)";
+  std::string hint =
+      names.empty() ? "declare it under \"buffers\", e.g. " + quote(name) + ": {\"count\": 8}"
+                    : "declared buffers: " + join_quoted(names) + "; or declare " + quote(name) + " under \"buffers\"";
+  return make_error("scenario.unknown_buffer", msg, hint, where(site.op, site.index, key));
+}
+
+// Which buffers: "buffer" alone in place, or "send" and "recv" out of place.
+Status CallResolver::resolve_buffers(const Site& site, CollArgs& a) const {
+  const ProgramOp& op = site.op;
+  const std::int32_t index = site.index;
+  const Collective c = a.coll;
+  const std::string& cname = site.cname;
   const bool in_place = !op.buffer.empty();
   const std::string both_hint = supports_in_place(c)
                                     ? "use \"buffer\" alone for an in-place call, or \"send\" and \"recv\" for an "
@@ -441,107 +484,97 @@ Result<CollArgs> CallResolver::resolve(const ProgramOp& op, std::int32_t index,
     return make_error("scenario.in_place_unsupported",
                       cname + " cannot run in place (\"buffer\": " + quote(op.buffer) + ")",
                       "give separate \"send\" and \"recv\" buffers", where(op, index, "buffer"));
-
-  auto lookup = [&](const std::string& name, const char* key) -> Result<std::int32_t> {
-    if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
-    std::vector<std::string> names;
-    for (const auto& b : s_.buffers) names.push_back(b.name);
-    std::string msg = "unknown buffer " + quote(name);
-    if (auto m = closest(name, names)) msg += " (did you mean \"" + *m + "\"?)";
-    std::string hint = names.empty() ? "declare it under \"buffers\", e.g. " + quote(name) + ": {\"count\": 8}"
-                                     : "declared buffers: " + join_quoted(names) + "; or declare " + quote(name) +
-                                           " under \"buffers\"";
-    return make_error("scenario.unknown_buffer", msg, hint, where(op, index, key));
-  };
   if (in_place) {
-    auto b = lookup(op.buffer, "buffer");
+    auto b = lookup_buffer(site, op.buffer, "buffer");
     if (!b) return b.error();
     a.in_buf = a.out_buf = *b;
   } else {
-    auto sb = lookup(op.send, "send");
+    auto sb = lookup_buffer(site, op.send, "send");
     if (!sb) return sb.error();
-    auto rb = lookup(op.recv, "recv");
+    auto rb = lookup_buffer(site, op.recv, "recv");
     if (!rb) return rb.error();
     a.in_buf = *sb;
     a.out_buf = *rb;
   }
   a.in_place = in_place;
+  return ok_status();
+}
 
-  auto count_of = [&](std::int32_t buf, std::int32_t g) {
-    return s_.buffers[static_cast<std::size_t>(buf)].count[static_cast<std::size_t>(world(g))];
-  };
-  auto name_of_buf = [&](std::int32_t buf) { return s_.buffers[static_cast<std::size_t>(buf)].name; };
-  const std::string in_key = in_place ? "buffer" : "send";
-  const std::string out_key = in_place ? "buffer" : "recv";
-  auto role = [&](bool input) -> std::string { return in_place ? "buffer" : input ? "send buffer" : "recv buffer"; };
-
-  // --- count ------------------------------------------------------------------
-  if (collective_descriptor(c).per_peer) {
+// The count: alltoallv's per-peer counts, the "count" given, or else the largest count
+// for which the count-giving buffer fits on every rank.
+Status CallResolver::resolve_count(const Site& site, const Env& env, CollArgs& a) const {
+  const ProgramOp& op = site.op;
+  const std::int32_t index = site.index;
+  if (collective_descriptor(a.coll).per_peer) {
     if (op.count)
-      return make_error("scenario.bad_call", cname + " has a count per pair of ranks, not one \"count\"",
+      return make_error("scenario.bad_call", site.cname + " has a count per pair of ranks, not one \"count\"",
                         "give \"counts\" instead", where(op, index, "count"));
-    if (auto st = resolve_peers(op, index, n, env, a); !st) return st.error();
-  } else if (op.count) {
+    return resolve_peers(op, index, a.ranks, env, a);
+  }
+  if (op.count) {
     if (*op.count > kMaxCountElements)
       return count_too_large_error(std::to_string(*op.count), where(op, index, "count"));
     a.count = *op.count;
-  } else {
-    // The largest count for which the count-giving buffer fits on every rank.
-    const bool from_in = in_place || count_from_input(c);
-    const std::int32_t buf = from_in ? a.in_buf : a.out_buf;
-    CollArgs unit = a;
-    unit.count = 1;
-    std::uint64_t best = UINT64_MAX;
-    std::int32_t tight = -1;
-    for (std::int32_t r = 0; r < n; ++r) {
-      const Need u = need_of(unit, r);
-      const std::uint64_t per = from_in ? u.in : u.out;
-      if (per == 0) continue;
-      const std::uint64_t fit = count_of(buf, r) / per;
-      if (fit < best) {
-        best = fit;
-        tight = r;
-      }
-    }
-    if (tight < 0) best = 0;
-    if (best == 0 && tight >= 0) {
-      const Need u = need_of(unit, tight);
-      const std::uint64_t per = from_in ? u.in : u.out;
-      return make_error("scenario.buffer_too_small",
-                        role(from_in) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
-                            std::to_string(world(tight)) + ": needs at least " + std::to_string(per) +
-                            " elements, has " + std::to_string(count_of(buf, tight)),
-                        "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(per) + " elements on rank " +
-                            std::to_string(world(tight)),
-                        where(op, index, from_in ? in_key : out_key));
-    }
-    a.count = best;
+    return ok_status();
   }
+  const bool from_in = a.in_place || count_from_input(a.coll);
+  const std::int32_t buf = from_in ? a.in_buf : a.out_buf;
+  CollArgs unit = a;
+  unit.count = 1;
+  std::uint64_t best = UINT64_MAX;
+  std::int32_t tight = -1;
+  for (std::int32_t r = 0; r < a.ranks; ++r) {
+    const Need u = need_of(unit, r);
+    const std::uint64_t per = from_in ? u.in : u.out;
+    if (per == 0) continue;
+    const std::uint64_t fit = site.count_of(buf, r) / per;
+    if (fit < best) {
+      best = fit;
+      tight = r;
+    }
+  }
+  if (tight < 0) best = 0;
+  if (best == 0 && tight >= 0) {
+    const Need u = need_of(unit, tight);
+    const std::uint64_t per = from_in ? u.in : u.out;
+    const std::string& name = site.buffer_name(buf);
+    return make_error("scenario.buffer_too_small",
+                      site.role(a.in_place, from_in) + " " + quote(name) + " is too small for " + site.cname +
+                          " on rank " + std::to_string(site.world(tight)) + ": needs at least " + std::to_string(per) +
+                          " elements, has " + std::to_string(site.count_of(buf, tight)),
+                      "give " + quote(name) + " at least " + std::to_string(per) + " elements on rank " +
+                          std::to_string(site.world(tight)),
+                      where(op, index, site.key(a.in_place, from_in)));
+  }
+  a.count = best;
+  return ok_status();
+}
 
-  // --- every rank's buffers must hold what the call touches --------------------
-  for (std::int32_t r = 0; r < n; ++r) {
+// Every rank's buffers must hold what the call touches.
+Status CallResolver::check_fits(const Site& site, const CollArgs& a) const {
+  for (std::int32_t r = 0; r < a.ranks; ++r) {
     const Need need = need_of(a, r);
-    for (int side = 0; side < 2; ++side) {
-      const bool input = side == 0;
+    for (const bool input : {true, false}) {
       const std::uint64_t want = input ? need.in : need.out;
       if (want == 0) continue;
       const std::int32_t buf = input ? a.in_buf : a.out_buf;
-      const std::uint64_t have = count_of(buf, r);
+      const std::uint64_t have = site.count_of(buf, r);
       if (have >= want) continue;
-      std::string hint = "give " + quote(name_of_buf(buf)) + " at least " + std::to_string(want) +
-                         " elements on rank " + std::to_string(world(r));
-      if (op.count) hint += ", or lower \"count\"";
+      const std::string& name = site.buffer_name(buf);
+      std::string hint = "give " + quote(name) + " at least " + std::to_string(want) + " elements on rank " +
+                         std::to_string(site.world(r));
+      if (site.op.count) hint += ", or lower \"count\"";
       if (a.peers)
         hint += input ? ", or send less (\"counts\", \"send_offsets\")"
                       : ", or receive less (\"counts\", \"recv_offsets\")";
       return make_error("scenario.buffer_too_small",
-                        role(input) + " " + quote(name_of_buf(buf)) + " is too small for " + cname + " on rank " +
-                            std::to_string(world(r)) + ": needs " + std::to_string(want) + " elements, has " +
-                            std::to_string(have),
-                        hint, where(op, index, input ? in_key : out_key));
+                        site.role(a.in_place, input) + " " + quote(name) + " is too small for " + site.cname +
+                            " on rank " + std::to_string(site.world(r)) + ": needs " + std::to_string(want) +
+                            " elements, has " + std::to_string(have),
+                        hint, where(site.op, site.index, site.key(a.in_place, input)));
     }
   }
-  return a;
+  return ok_status();
 }
 
 }  // namespace collscope::scenario

@@ -78,6 +78,13 @@ class CallResolver {
   Location where(const ProgramOp& op, std::int32_t index, const std::string& key) const;
   // alltoallv: the per-peer counts and offsets of a call on n ranks.
   Status resolve_peers(const ProgramOp& op, std::int32_t index, std::int32_t n, const Env& env, CollArgs& a) const;
+  // The steps of resolve(), in order, on one call (Site, resolve.cpp).
+  struct Site;
+  Status check_algorithm(const Site& site, Collective c) const;
+  Result<std::int32_t> lookup_buffer(const Site& site, const std::string& name, const char* key) const;
+  Status resolve_buffers(const Site& site, CollArgs& a) const;
+  Status resolve_count(const Site& site, const Env& env, CollArgs& a) const;
+  Status check_fits(const Site& site, const CollArgs& a) const;
   // The JSON Pointer of a program entry that has none: "/program/<index>".
   const Scenario& s_;
   std::unordered_map<std::string, std::int32_t> by_name_;
