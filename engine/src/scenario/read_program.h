@@ -16,7 +16,7 @@ class ProgramReader : public ReaderBase {
   std::vector<GroupSpec> read_groups(const Member& m) const;
   // `s` holds the world, the buffers and the groups read so far.
   std::vector<ProgramOp> read_program(const Member& m, const Scenario& s);
-  // "expect": what must hold at the end (scenario.h).
+  // "expect": what must hold at the end (scenario.h; read_expect.cpp).
   std::vector<ExpectSpec> read_expect(const Member& m, const Scenario& s);
 
  private:
@@ -34,6 +34,8 @@ class ProgramReader : public ReaderBase {
   void read_wait(const Value& v, ProgramOp& op) const;
   void read_repeat(const Value& v, ProgramOp& op, Scope& scope, bool in_custom) const;
   void read_step(const Value& v, ProgramOp& op, const Scope& scope) const;
+  // read_expect.cpp
+  void read_holds(const Member& holds, ExpectSpec& e, Scope& scope, const Scenario& s) const;
 
   std::string expression(const Member& m, const Scope& scope, const std::string& example) const;
   // A label or caption: its expressions in braces ("F{mb}") may use the names in scope.

@@ -32,7 +32,6 @@ bool holds_exactly(const Content& c, std::uint64_t shift, const std::vector<SymT
 
 }  // namespace
 
-
 // A barrier: every rank has heard, directly or through others, from every rank.
 Status SymbolicState::Impl::barrier_postcondition() const {
   const CollArgs& a = s.calls[static_cast<std::size_t>(call)].args;
@@ -93,8 +92,7 @@ Status SymbolicState::Impl::output_postcondition(const ExpectedContents& expect,
       std::string diff = compare_terms(s, terms_at(r, a.out_buf, off + i, &ignored), want, words);
       if (!diff.empty()) {
         const bool missing = diff.rfind("lacks", 0) == 0;
-        return make_error(missing ? "verify.missing_contribution" : "verify.wrong_data",
-                          where() + " " + diff + when(),
+        return make_error(missing ? "verify.missing_contribution" : "verify.wrong_data", where() + " " + diff + when(),
                           "the " + std::string(name_of(a.coll)) +
                               " postcondition does not hold: check the steps "
                               "that write this element");

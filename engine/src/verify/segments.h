@@ -195,7 +195,7 @@ inline void read_slice(const SegList& m, std::uint64_t off, std::uint64_t count,
 
 // Replaces [off, off+count) of `m` by `pieces` (moved from), written in `step`.
 inline void write_slice(SegList& m, std::uint64_t off, std::uint64_t count, Piece* pieces, std::size_t npieces,
-                 std::int32_t step) {
+                        std::int32_t step) {
   const std::uint64_t end = off + count;
   const std::size_t a = m.first_ending_after(off);
   // Fast path, the common case thanks to pre-splitting: the slice is exactly one
