@@ -70,16 +70,14 @@ std::vector<ExpectSpec> ProgramReader::read_expect(const Member& m, const Scenar
   return out;
 }
 
-
 // "holds": the expectation is a copy of one rank's slice ("rank") or a reduction over
 // ranks ("reduce_op", "over").
 void ProgramReader::read_holds(const Member& holds, ExpectSpec& e, Scope& scope, const Scenario& s) const {
   e.holds = true;
   const Value& h = holds.value;
   if (!h.is_object())
-    wrong_type(
-        "holds", "an object", h, at(holds),
-        "{\"rank\": \"b\", \"buffer\": \"x\", \"offset\": 0} or {\"reduce_op\": \"sum\", \"buffer\": \"x\"}");
+    wrong_type("holds", "an object", h, at(holds),
+               "{\"rank\": \"b\", \"buffer\": \"x\", \"offset\": 0} or {\"reduce_op\": \"sum\", \"buffer\": \"x\"}");
   check_keys(h, kHoldsKeys, "in \"holds\"");
   for (const auto& mm : h.members) e.field_where["holds/" + mm.key] = at(mm);
   if (!e.block.empty()) scope.push_back("b");
@@ -95,8 +93,7 @@ void ProgramReader::read_holds(const Member& holds, ExpectSpec& e, Scope& scope,
          at(holds));
   const Member* from = h.find("buffer");
   if (!from)
-    fail("scenario.missing_key", "\"holds\" is missing \"buffer\"", "name the input: \"buffer\": \"x\"",
-         at(holds));
+    fail("scenario.missing_key", "\"holds\" is missing \"buffer\"", "name the input: \"buffer\": \"x\"", at(holds));
   e.from_buffer = buffer_name(*from);
   for (const auto& b : s.buffers)
     if (b.name == e.from_buffer && b.scratch)
@@ -107,8 +104,7 @@ void ProgramReader::read_holds(const Member& holds, ExpectSpec& e, Scope& scope,
   if (op) e.reduce_op = reduce_op(*op);
   if (const Member* over = h.find("over")) {
     if (!op)
-      fail("scenario.bad_call", "\"over\" belongs to a reduction", "add \"reduce_op\", or remove \"over\"",
-           at(*over));
+      fail("scenario.bad_call", "\"over\" belongs to a reduction", "add \"reduce_op\", or remove \"over\"", at(*over));
     bool group = false;
     if (over->value.is_string())
       for (const auto& g : s.groups) group = group || g.name == over->value.text;
