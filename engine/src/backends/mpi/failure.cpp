@@ -242,21 +242,9 @@ std::string MpiSession::own_record_path() const {
   return base + ".rank" + std::to_string(me_) + ".json";
 }
 
-Error MpiSession::coordinate() {
-  if (error_) return *error_;
-  coordinating_.store(true);
-  armed_.store(0);
-  Failure f;
-  {
-    std::lock_guard<std::mutex> lock(fail_m_);
-    f = failure_ ? *failure_ : Failure{"peer", -1, -1, "a process on this node stopped the run"};
-  }
-  raise_failure(f.kind, f.rank, f.step, f.text);  // (again: releases this node's lanes, if not yet)
-  const bool terminating = terminate_requested.load() != 0;
-  // The compute lane returns from its wait at once; its flight ring is read only after.
-  for (int i = 0; i < 2000 && compute_busy_.load(); ++i) sleep_us(100);
-
-  // Who is dead: 1 crashed (an injected fault), 2 died (its process ended), from the board.
+// Who is dead: 1 crashed (an injected fault), 2 died (its process ended), from the
+// board and from the failure itself.
+std::vector<int> MpiSession::find_dead(const Failure& f) const {
   std::vector<int> dead(static_cast<std::size_t>(R_), 0);
   for (std::int32_t q = 0; q < R_; ++q) {
     if (q == me_ || !local(q)) continue;
@@ -266,103 +254,110 @@ Error MpiSession::coordinate() {
   if ((f.kind == "crashed" || f.kind == "died") && f.rank >= 0 && f.rank != me_ &&
       !dead[static_cast<std::size_t>(f.rank)])
     dead[static_cast<std::size_t>(f.rank)] = f.kind == "crashed" ? 1 : 2;
-  std::int32_t leader = 0;
-  while (leader < R_ && dead[static_cast<std::size_t>(leader)]) ++leader;
+  return dead;
+}
 
-  // Tell everyone (processes on other nodes have no board to see it on), unless the
-  // launcher is ending the job: then every process has its SIGTERM already, and a message
-  // to a process that died may stall in the library (a TCP connection to a dead peer).
+// Tells every live process (those on other nodes have no board to see it on).
+void MpiSession::send_notices(const Failure& f, const std::vector<int>& dead) {
   static std::vector<MPI_Request> notices;  // never waited for: the process exits soon
   static std::string notice_text;
   notice_text = f.kind + ": " + f.text;
-  for (std::int32_t q = 0; q < R_ && !terminating; ++q) {
+  for (std::int32_t q = 0; q < R_; ++q) {
     if (q == me_ || dead[static_cast<std::size_t>(q)]) continue;
     MPI_Request r;
     if (MPI_Isend(notice_text.data(), static_cast<int>(notice_text.size()), MPI_CHAR, q, kNotice, job_.control, &r) ==
         MPI_SUCCESS)
       notices.push_back(r);
   }
-  auto drain = [&](int tag) {
+}
+
+// Receives every waiting message of `tag`; records (kRecord) are kept in records_.
+void MpiSession::drain(int tag) {
+  int flag = 0;
+  MPI_Status st;
+  while (MPI_Iprobe(MPI_ANY_SOURCE, tag, job_.control, &flag, &st) == MPI_SUCCESS && flag) {
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    std::string text(static_cast<std::size_t>(std::max(0, n)), '\0');
+    MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, tag, job_.control, MPI_STATUS_IGNORE);
+    if (tag != kRecord) continue;
+    try {
+      auto j = nlohmann::json::parse(text);
+      const auto from = j.at("rank").get<std::int32_t>();
+      records_[from] = std::move(j);
+    } catch (const std::exception&) {  // a damaged record counts as none
+    }
+  }
+}
+
+// Every lane's {state, step, waiting on}: from the board for this node, from the
+// records received for the others (kSilent where there is none).
+std::vector<std::array<std::int32_t, 3>> MpiSession::lanes_now() const {
+  std::vector<std::array<std::int32_t, 3>> lanes(static_cast<std::size_t>(L_), {kSilent, -1, -1});
+  for (std::int32_t l = 0; l < L_; ++l) {
+    const std::int32_t r = l % R_;
+    const std::size_t i = l >= R_ ? 1 : 0;
+    if (local(r)) {
+      const LaneSlot& x = slot(l);
+      lanes[static_cast<std::size_t>(l)] = {static_cast<std::int32_t>(x.state.load()), x.step.load(),
+                                            x.waiting_on.load()};
+    } else if (auto it = records_.find(r); it != records_.end() && it->second["lanes"].size() > i) {
+      lanes[static_cast<std::size_t>(l)] = it->second["lanes"][i].get<std::array<std::int32_t, 3>>();
+    }
+  }
+  return lanes;
+}
+
+// A timeout, unless a rank crashed or died: what this process, its node or a record saw.
+bool MpiSession::timed_out_now(const Failure& f, const std::vector<int>& dead) const {
+  bool timeout = f.kind == "timeout" || (node_abort_ && node_abort_->abort.load() == 2);
+  for (const auto& [r, rec] : records_) timeout = timeout || rec.value("kind", std::string()) == "timeout";
+  for (int d : dead) timeout = timeout && d == 0;
+  return timeout;
+}
+
+// Not the leader: hand the record to the leader and wait until it has reported, then
+// exit. Without word from the leader this process writes its own record and says so.
+void MpiSession::follow(const Failure& f, const std::vector<int>& dead, std::int32_t leader, bool terminating) {
+  const std::string blob = record_blob();
+  MPI_Request sent = MPI_REQUEST_NULL;
+  MPI_Isend(blob.data(), static_cast<int>(blob.size()), MPI_CHAR, leader, kRecord, job_.control, &sent);
+  const double until = steady_us() + (terminating ? 600e3 : 4e6);
+  double gave_up = -1;
+  while (steady_us() < until) {
     int flag = 0;
     MPI_Status st;
-    while (MPI_Iprobe(MPI_ANY_SOURCE, tag, job_.control, &flag, &st) == MPI_SUCCESS && flag) {
-      int n = 0;
-      MPI_Get_count(&st, MPI_CHAR, &n);
-      std::string text(static_cast<std::size_t>(std::max(0, n)), '\0');
-      MPI_Recv(text.data(), n, MPI_CHAR, st.MPI_SOURCE, tag, job_.control, MPI_STATUS_IGNORE);
-      if (tag != kRecord) continue;
-      try {
-        auto j = nlohmann::json::parse(text);
-        const auto from = j.at("rank").get<std::int32_t>();
-        records_[from] = std::move(j);
-      } catch (const std::exception&) {  // a damaged record counts as none
-      }
+    if (MPI_Iprobe(leader, kDone, job_.control, &flag, &st) == MPI_SUCCESS && flag) {
+      std::fflush(stdout);
+      _exit(static_cast<int>(ExitCode::backend_failure));
     }
-  };
-  auto lanes_now = [&]() {
-    std::vector<std::array<std::int32_t, 3>> lanes(static_cast<std::size_t>(L_), {kSilent, -1, -1});
-    for (std::int32_t l = 0; l < L_; ++l) {
-      const std::int32_t r = l % R_;
-      const std::size_t i = l >= R_ ? 1 : 0;
-      if (local(r)) {
-        const LaneSlot& x = slot(l);
-        lanes[static_cast<std::size_t>(l)] = {static_cast<std::int32_t>(x.state.load()), x.step.load(),
-                                              x.waiting_on.load()};
-      } else if (auto it = records_.find(r); it != records_.end() && it->second["lanes"].size() > i) {
-        lanes[static_cast<std::size_t>(l)] = it->second["lanes"][i].get<std::array<std::int32_t, 3>>();
-      }
+    drain(kNotice);
+    drain(kRecord);
+    int done = 0;
+    MPI_Test(&sent, &done, MPI_STATUS_IGNORE);
+    // The launcher is ending the job: the leader's word may still be on its way.
+    if (terminate_requested.load() && !terminating) {
+      if (gave_up < 0) gave_up = steady_us() + 300e3;
+      else if (steady_us() > gave_up) break;
     }
-    return lanes;
-  };
-  // A timeout, unless a rank crashed or died: what this process, its node or a record saw.
-  auto timed_out_now = [&]() {
-    bool timeout = f.kind == "timeout" || (node_abort_ && node_abort_->abort.load() == 2);
-    for (const auto& [r, rec] : records_) timeout = timeout || rec.value("kind", std::string()) == "timeout";
-    for (int d : dead) timeout = timeout && d == 0;
-    return timeout;
-  };
-  bool timed_out = timed_out_now();
-
-  if (leader != me_) {
-    // Hand the record to the leader and wait until it has reported.
-    const std::string blob = record_blob();
-    MPI_Request sent = MPI_REQUEST_NULL;
-    MPI_Isend(blob.data(), static_cast<int>(blob.size()), MPI_CHAR, leader, kRecord, job_.control, &sent);
-    const double until = steady_us() + (terminating ? 600e3 : 4e6);
-    double gave_up = -1;
-    while (steady_us() < until) {
-      int flag = 0;
-      MPI_Status st;
-      if (MPI_Iprobe(leader, kDone, job_.control, &flag, &st) == MPI_SUCCESS && flag) {
-        std::fflush(stdout);
-        _exit(static_cast<int>(ExitCode::backend_failure));
-      }
-      drain(kNotice);
-      drain(kRecord);
-      int done = 0;
-      MPI_Test(&sent, &done, MPI_STATUS_IGNORE);
-      // The launcher is ending the job: the leader's word may still be on its way.
-      if (terminate_requested.load() && !terminating) {
-        if (gave_up < 0) gave_up = steady_us() + 300e3;
-        else if (steady_us() > gave_up) break;
-      }
-      sleep_us(500);
-    }
-    // No word from the leader: this process writes its own record and says so.
-    const std::string text = failure_text(timed_out, lanes_now(), dead);
-    FlightRecord one = record_header();
-    one.reason = text;
-    one.ranks.push_back(my_flight_rank());
-    const std::string path = own_record_path();
-    const bool written = write_flight_record(path, one).ok();
-    processes::own_error(std::string(timed_out ? "error[backend.timeout] " : "error[backend.rank_failed] ") + "rank " +
-                         std::to_string(me_) + ": " + text +
-                         (written ? "; flight record of rank " + std::to_string(me_) + ": " + path : "") + " (rank " +
-                         std::to_string(leader) + ", which merges the records, did not answer)");
-    _exit(static_cast<int>(ExitCode::backend_failure));
+    sleep_us(500);
   }
+  const bool timed_out = timed_out_now(f, dead);
+  const std::string text = failure_text(timed_out, lanes_now(), dead);
+  FlightRecord one = record_header();
+  one.reason = text;
+  one.ranks.push_back(my_flight_rank());
+  const std::string path = own_record_path();
+  const bool written = write_flight_record(path, one).ok();
+  processes::own_error(std::string(timed_out ? "error[backend.timeout] " : "error[backend.rank_failed] ") + "rank " +
+                       std::to_string(me_) + ": " + text +
+                       (written ? "; flight record of rank " + std::to_string(me_) + ": " + path : "") + " (rank " +
+                       std::to_string(leader) + ", which merges the records, did not answer)");
+  _exit(static_cast<int>(ExitCode::backend_failure));
+}
 
-  // The leader: the others' records, briefly.
+// The leader: the others' records, briefly, merged into one flight record and one error.
+Error MpiSession::lead(const Failure& f, const std::vector<int>& dead, bool terminating) {
   if (job_.saved_stderr >= 0) dup2(job_.saved_stderr, STDERR_FILENO);  // it reports now
   const double until = steady_us() + (terminating ? 400e3 : 1.5e6);
   auto missing = [&]() {
@@ -377,7 +372,7 @@ Error MpiSession::coordinate() {
     sleep_us(300);
   }
   const auto lanes = lanes_now();
-  timed_out = timed_out_now();
+  bool timed_out = timed_out_now(f, dead);
   for (const auto& l : lanes) timed_out = timed_out && l[0] != static_cast<std::int32_t>(LaneState::crashed);
   merged_ = record_header();
   std::vector<std::int32_t> without;
@@ -400,8 +395,7 @@ Error MpiSession::coordinate() {
   }
   std::string text = failure_text(timed_out, lanes, dead);
   if (f.kind == "mpi" && !f.text.empty()) text += " (" + f.text + ")";
-  if (!without.empty())
-    text += " (" + ranks_text(without) + (without.size() == 1 ? " left" : " left") + " no flight record)";
+  if (!without.empty()) text += " (" + ranks_text(without) + " left no flight record)";
   merged_.reason = text;
   error_ = timed_out ? make_error("backend.timeout", text,
                                   "the run was aborted; a rank that is only slow needs a longer --timeout", {},
@@ -418,6 +412,33 @@ Error MpiSession::coordinate() {
     out << static_cast<int>(ExitCode::backend_failure) << "\n";
   }
   return *error_;
+}
+
+// After a failure every live process comes here: the first live rank leads (merges
+// the records and reports), the others follow (hand it their record, then exit).
+Error MpiSession::coordinate() {
+  if (error_) return *error_;
+  coordinating_.store(true);
+  armed_.store(0);
+  Failure f;
+  {
+    std::lock_guard<std::mutex> lock(fail_m_);
+    f = failure_ ? *failure_ : Failure{"peer", -1, -1, "a process on this node stopped the run"};
+  }
+  raise_failure(f.kind, f.rank, f.step, f.text);  // (again: releases this node's lanes, if not yet)
+  const bool terminating = terminate_requested.load() != 0;
+  // The compute lane returns from its wait at once; its flight ring is read only after.
+  for (int i = 0; i < 2000 && compute_busy_.load(); ++i) sleep_us(100);
+
+  const std::vector<int> dead = find_dead(f);
+  std::int32_t leader = 0;
+  while (leader < R_ && dead[static_cast<std::size_t>(leader)]) ++leader;
+  // Unless the launcher is ending the job: then every process has its SIGTERM already,
+  // and a message to a process that died may stall in the library (a TCP connection
+  // to a dead peer).
+  if (!terminating) send_notices(f, dead);
+  if (leader != me_) follow(f, dead, leader, terminating);  // does not return
+  return lead(f, dead, terminating);
 }
 
 }  // namespace collscope::mpi

@@ -219,6 +219,14 @@ class MpiSession final : public Session {
   std::optional<Error> error_;                      // every call after a failure returns it
   FlightRecord merged_;                             // the leader's merged record after a failure
   std::map<std::int32_t, nlohmann::json> records_;  // the leader: the others' records
+  // coordinate()'s parts (failure.cpp).
+  std::vector<int> find_dead(const Failure& f) const;
+  void send_notices(const Failure& f, const std::vector<int>& dead);
+  void drain(int tag);
+  std::vector<std::array<std::int32_t, 3>> lanes_now() const;
+  bool timed_out_now(const Failure& f, const std::vector<int>& dead) const;
+  [[noreturn]] void follow(const Failure& f, const std::vector<int>& dead, std::int32_t leader, bool terminating);
+  Error lead(const Failure& f, const std::vector<int>& dead, bool terminating);
 };
 
 }  // namespace collscope::mpi

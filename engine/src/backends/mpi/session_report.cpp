@@ -1,7 +1,5 @@
 // The mpi backend's session, what rank 0 reports (session.h): the transfers' timings,
 // the job's description, and the flight record.
-#include "backends/mpi/session.h"
-
 #include <signal.h>
 #include <time.h>
 
@@ -12,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "backends/mpi/session.h"
 #include "collscope/processes.h"
 
 namespace collscope::mpi {

@@ -1,7 +1,5 @@
 // The mpi backend's session, the lanes' work (session.h): arriving at a step, its ops,
 // the communication and native steps, fast and observable mode.
-#include "backends/mpi/session.h"
-
 #include <signal.h>
 #include <time.h>
 
@@ -13,6 +11,7 @@
 #include <new>
 
 #include "backends/mpi/native.h"
+#include "backends/mpi/session.h"
 #include "kernels/host_kernels.h"
 
 namespace collscope::mpi {

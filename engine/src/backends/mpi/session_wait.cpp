@@ -1,8 +1,6 @@
 // The mpi backend's session, waiting (session.h): for a lane, a request, the sends, a
 // pause, while polling MPI and watching for an abort; and the job-wide collectives of
 // the control plane.
-#include "backends/mpi/session.h"
-
 #include <signal.h>
 #include <time.h>
 
@@ -12,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "backends/mpi/session.h"
 
 namespace collscope::mpi {
 
