@@ -47,6 +47,88 @@ std::vector<std::string> own_arguments() {
   return args;
 }
 
+// The launcher's command line: the processes, what Open MPI needs told (root, more
+// processes than cores, the variables to pass on), the hostfile, then this very
+// collscope with its own arguments less --hostfile.
+std::vector<std::string> launcher_argv(const std::string& launcher, std::int32_t ranks, const std::string& hostfile) {
+  std::vector<std::string> argv = {launcher};
+  const bool ompi = processes::launcher_is_open_mpi();
+  argv.insert(argv.end(), {"-n", std::to_string(ranks)});
+  if (ompi) {
+    // Open MPI refuses root and more processes than cores unless told; collscope's
+    // processes mostly sleep while they wait, so more ranks than cores is a normal case.
+    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+    if (hostfile.empty()) argv.push_back("--oversubscribe");
+    for (const char* var : {"COLLSCOPE_JOB_DIR", "COLLSCOPE_MPI_SEPARATE_NODES", "COLLSCOPE_SCENARIOS", "TMPDIR"})
+      argv.insert(argv.end(), {"-x", var});
+  }
+  // MPICH's Hydra kills every process at once when one fails: the others are to tell
+  // what happened first (they end themselves, within the timeout).
+  if (!ompi) argv.push_back("-disable-auto-cleanup");
+  if (!hostfile.empty()) argv.insert(argv.end(), {ompi ? "--hostfile" : "-f", hostfile});
+  std::vector<std::string> own = own_arguments();
+  std::error_code ec;
+  argv.push_back(fs::read_symlink("/proc/self/exe", ec).string());
+  for (std::size_t i = 1; i < own.size(); ++i) {
+    if (own[i] == "--hostfile") {
+      ++i;
+      continue;
+    }
+    if (own[i].rfind("--hostfile=", 0) == 0) continue;
+    argv.push_back(own[i]);
+  }
+  return argv;
+}
+
+// The job's environment: this one, with COLLSCOPE_JOB_DIR pointing at `dir` and the
+// variables Open MPI's -x passes on all set.
+std::vector<std::string> child_environment(const std::string& dir) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string var(*e);
+    if (var.rfind("COLLSCOPE_JOB_DIR=", 0) != 0) env.push_back(var);
+  }
+  env.push_back("COLLSCOPE_JOB_DIR=" + dir);
+  auto add_default = [&](const char* name, const std::string& value) {
+    if (!std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+  };
+  add_default("COLLSCOPE_MPI_SEPARATE_NODES", "0");  // (Open MPI's -x wants every one of them set)
+  add_default("TMPDIR", "/tmp");
+  add_default("COLLSCOPE_SCENARIOS", scenario_dir());
+  return env;
+}
+
+// Passes the launcher's stderr on, line by line, until it closes, except for its own
+// messages (framed by lines of dashes in Open MPI), which come back to be shown only
+// when the job did not report how it ended.
+std::string relay_stderr(int err[2]) {
+  std::string held;
+  close(err[1]);
+  std::string line;
+  bool framed = false;
+  auto flush_line = [&]() {
+    const bool dashes = line.size() >= 20 && line.find_first_not_of('-') == line.size() - 1;
+    if (dashes) framed = !framed;
+    if (dashes || framed) held += line;
+    else std::fputs(line.c_str(), stderr);
+    line.clear();
+  };
+  char buf[4096];
+  for (ssize_t n; (n = read(err[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      line += buf[i];
+      if (buf[i] == '\n') flush_line();
+    }
+  }
+  if (!line.empty()) line += '\n', flush_line();
+  close(err[0]);
+  return held;
+}
+
 }  // namespace
 
 std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) {
@@ -65,46 +147,11 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     return report_error(make_error("backend.unavailable", "cannot make a folder for the job in " + dir,
                                    "set TMPDIR to a writable folder", {}, ExitCode::backend_failure));
 
-  std::vector<std::string> argv = {launcher};
-  const bool ompi = processes::launcher_is_open_mpi();
-  argv.insert(argv.end(), {"-n", std::to_string(ranks)});
-  if (ompi) {
-    // Open MPI refuses root and more processes than cores unless told; collscope's
-    // processes mostly sleep while they wait, so more ranks than cores is a normal case.
-    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-    if (hostfile.empty()) argv.push_back("--oversubscribe");
-    for (const char* var : {"COLLSCOPE_JOB_DIR", "COLLSCOPE_MPI_SEPARATE_NODES", "COLLSCOPE_SCENARIOS", "TMPDIR"})
-      argv.insert(argv.end(), {"-x", var});
-  }
-  // MPICH's Hydra kills every process at once when one fails: the others are to tell
-  // what happened first (they end themselves, within the timeout).
-  if (!ompi) argv.push_back("-disable-auto-cleanup");
-  if (!hostfile.empty()) argv.insert(argv.end(), {ompi ? "--hostfile" : "-f", hostfile});
-  std::vector<std::string> own = own_arguments();
-  argv.push_back(fs::read_symlink("/proc/self/exe", ec).string());
-  for (std::size_t i = 1; i < own.size(); ++i) {
-    if (own[i] == "--hostfile") {
-      ++i;
-      continue;
-    }
-    if (own[i].rfind("--hostfile=", 0) == 0) continue;
-    argv.push_back(own[i]);
-  }
+  std::vector<std::string> argv = launcher_argv(launcher, ranks, hostfile);
 
   // Everything the child needs is made before fork: after it, a process with threads
   // (the CUDA runtime's, say) may only exec.
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string var(*e);
-    if (var.rfind("COLLSCOPE_JOB_DIR=", 0) != 0) env.push_back(var);
-  }
-  env.push_back("COLLSCOPE_JOB_DIR=" + dir);
-  auto add_default = [&](const char* name, const std::string& value) {
-    if (!std::getenv(name)) env.push_back(std::string(name) + "=" + value);
-  };
-  add_default("COLLSCOPE_MPI_SEPARATE_NODES", "0");  // (Open MPI's -x wants every one of them set)
-  add_default("TMPDIR", "/tmp");
-  add_default("COLLSCOPE_SCENARIOS", scenario_dir());
+  std::vector<std::string> env = child_environment(dir);
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -132,32 +179,7 @@ std::optional<int> self_launch(std::int32_t ranks, const std::string& hostfile) 
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
     _exit(static_cast<int>(ExitCode::backend_failure));
   }
-  std::string held;
-  if (err[0] >= 0) {
-    close(err[1]);
-    std::string line;
-    bool framed = false;
-    auto flush_line = [&]() {
-      const bool dashes = line.size() >= 20 && line.find_first_not_of('-') == line.size() - 1;
-      if (dashes) framed = !framed;
-      if (dashes || framed) held += line;
-      else std::fputs(line.c_str(), stderr);
-      line.clear();
-    };
-    char buf[4096];
-    for (ssize_t n; (n = read(err[0], buf, sizeof buf)) != 0;) {
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      for (ssize_t i = 0; i < n; ++i) {
-        line += buf[i];
-        if (buf[i] == '\n') flush_line();
-      }
-    }
-    if (!line.empty()) line += '\n', flush_line();
-    close(err[0]);
-  }
+  const std::string held = err[0] >= 0 ? relay_stderr(err) : std::string();
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
