@@ -328,6 +328,52 @@ std::int32_t lane_count(const Schedule& s) {
   return s.ranks;
 }
 
+namespace {
+
+// A region of one (rank, buffer) slot that the schedule reads before writing it.
+struct InputRange {
+  std::size_t slot;  // rank * buffers + buffer
+  std::uint64_t a, b;
+};
+
+// Sorts the regions and merges those that overlap (a region read several times
+// before its first write is listed several times).
+void merge_ranges(std::vector<InputRange>& inputs) {
+  std::sort(inputs.begin(), inputs.end(),
+            [](const InputRange& x, const InputRange& y) { return x.slot != y.slot ? x.slot < y.slot : x.a < y.a; });
+  std::vector<InputRange> merged;
+  for (const InputRange& in : inputs)
+    if (!merged.empty() && merged.back().slot == in.slot && in.a <= merged.back().b)
+      merged.back().b = std::max(merged.back().b, in.b);
+    else merged.push_back(in);
+  inputs = std::move(merged);
+}
+
+// Records step `g`'s reads (the latest read per lane) and writes in `memory`.
+void log_accesses(const Schedule& s, const Step& st, std::int32_t g, std::vector<Segments>& memory) {
+  const std::size_t nbuf = s.buffers.size();
+  auto slot = [&](const Loc& l) -> Segments& {
+    return memory[static_cast<std::size_t>(l.rank) * nbuf + static_cast<std::size_t>(l.buf)];
+  };
+  for (const auto& t : st.transfers) {
+    if (is_signal(t)) continue;
+    const std::int32_t d = lane_of(s, t);
+    for_each_slice_read(s, t, [&](const Loc& from, std::uint64_t count) {
+      auto& m = slot(from);
+      const std::uint64_t a = from.offset, b = a + count;
+      for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
+        auto& rs = it->second.readers;
+        auto r = std::find_if(rs.begin(), rs.end(), [&](const Reader& x) { return x.lane == d; });
+        if (r != rs.end()) r->step = g;
+        else rs.push_back({d, g});
+      }
+    });
+    if (t.count) overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count, d, g);
+  }
+}
+
+}  // namespace
+
 std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   const auto S = static_cast<std::int32_t>(s.steps.size());
   const std::size_t nbuf = s.buffers.size();
@@ -340,12 +386,8 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
   // Keep only the latest required step per (waiting lane, awaited lane).
   std::unordered_map<std::int64_t, std::int32_t> need;
 
-  // What the schedule reads before writing it (its inputs): slot, start, end.
-  struct Range {
-    std::size_t slot;
-    std::uint64_t a, b;
-  };
-  std::vector<Range> inputs;
+  // What the schedule reads before writing it (its inputs).
+  std::vector<InputRange> inputs;
 
   ProgramOrder order(s);
 
@@ -362,15 +404,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       if (!fresh) it->second = std::max(it->second, step);
     };
     if (g == S) {
-      // (A region read several times before its first write is listed several times.)
-      std::sort(inputs.begin(), inputs.end(),
-                [](const Range& x, const Range& y) { return x.slot != y.slot ? x.slot < y.slot : x.a < y.a; });
-      std::vector<Range> merged;
-      for (const Range& in : inputs)
-        if (!merged.empty() && merged.back().slot == in.slot && in.a <= merged.back().b)
-          merged.back().b = std::max(merged.back().b, in.b);
-        else merged.push_back(in);
-      inputs = std::move(merged);
+      merge_ranges(inputs);
       // Between two iterations every rank writes its inputs afresh, as a program that
       // calls the collective in a loop does (and as an algorithm must not rely on them
       // staying put): the owner does so once it has finished the previous iteration,
@@ -379,12 +413,12 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       // previous iteration (step S - 1, relative -1). Without this, repeating a
       // collective whose ranks only read each other's inputs would need no
       // synchronisation at all, and a benchmark would time no communication.
-      for (const Range& in : inputs) {
+      for (const InputRange& in : inputs) {
         const auto owner = static_cast<std::int32_t>(in.slot / nbuf);
         before_overwrite(memory[in.slot], in.a, in.b,
                          [&](std::int32_t lane, std::int32_t step) { require(owner, lane, step); });
       }
-      for (const Range& in : inputs)
+      for (const InputRange& in : inputs)
         overwrite(memory[in.slot], in.a, in.b, static_cast<std::int32_t>(in.slot / nbuf), S - 1);
     }
     for (std::size_t ti = 0; ti < st.transfers.size(); ++ti) {
@@ -421,21 +455,7 @@ std::vector<std::vector<std::vector<Dep>>> compute_deps(const Schedule& s) {
       deps[static_cast<std::size_t>(waiter)][static_cast<std::size_t>(g - S)].push_back({lane, step - S});
     }
     // Log this step's accesses after computing its dependencies.
-    for (const auto& t : st.transfers) {
-      if (is_signal(t)) continue;
-      const std::int32_t d = lane_of(s, t);
-      for_each_slice_read(s, t, [&](const Loc& from, std::uint64_t count) {
-        auto& m = slot(from);
-        const std::uint64_t a = from.offset, b = a + count;
-        for (auto it = cover(m, a, b); it != m.end() && it->first < b; ++it) {
-          auto& rs = it->second.readers;
-          auto r = std::find_if(rs.begin(), rs.end(), [&](const Reader& x) { return x.lane == d; });
-          if (r != rs.end()) r->step = g;
-          else rs.push_back({d, g});
-        }
-      });
-      if (t.count) overwrite(slot(t.dst), t.dst.offset, t.dst.offset + t.count, d, g);
-    }
+    log_accesses(s, st, g, memory);
   }
   for (auto& per_lane : deps)
     for (auto& v : per_lane) std::sort(v.begin(), v.end(), [](const Dep& x, const Dep& y) { return x.rank < y.rank; });
