@@ -11,20 +11,14 @@ namespace collscope::collectives {
 namespace {
 
 CollectiveShape shape(const CollArgs& a, std::int32_t) { return {a.count, a.count}; }
-std::uint64_t message(const CollArgs& a) { return a.count; }
 // A ring moves 2(n-1)/n of the buffer in and out of every rank: reduce-scatter, then all-gather.
 double bus(std::int32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0.0; }
-
-// Output element i of every rank is element i of every rank's input, reduced.
-ExpectedElement postcondition(const CollArgs& a, std::int32_t, std::uint64_t i) { return {0, a.ranks, i, a.count - i}; }
 
 // The reduction is the same on every rank: computed once, copied to the others.
 void reference(const CollArgs& a, ReferenceBuilder& out) {
   out.reduce(0, 0, 0, a.ranks, 0, a.count);
   for (std::int32_t g = 1; g < a.ranks; ++g) out.same_as(g, 0, 0, 0, a.count);
 }
-
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count, MpiArg::datatype, MpiArg::op, MpiArg::comm};
 
 }  // namespace
 
@@ -43,12 +37,12 @@ const CollectiveDescriptor& allreduce() {
       .shape = shape,
       .in_place_input = at_start,
       .in_place_output = at_start,
-      .message_count = message,
+      .message_count = one_block,
       .bus_factor = bus,
-      .postcondition = postcondition,
+      .postcondition = reduced_element_i,  // on every rank
       .reference = reference,
       .nccl = {"ncclAllReduce", NcclForm::reducing},
-      .mpi = {"MPI_Allreduce", kMpi, MpiInPlace::send_in_place},
+      .mpi = {"MPI_Allreduce", kMpiReduction, MpiInPlace::send_in_place},
   };
   return d;
 }

@@ -12,7 +12,6 @@ namespace collscope::collectives {
 namespace {
 
 CollectiveShape shape(const CollArgs& a, std::int32_t) { return {a.count * ranks_of(a), a.count * ranks_of(a)}; }
-std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }
 
 // Output element i of rank g: block i / count holds rank (i / count)'s block g.
 ExpectedElement postcondition(const CollArgs& a, std::int32_t g, std::uint64_t i) {
@@ -26,9 +25,6 @@ void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t g = 0; g < a.ranks; ++g)
     for (std::int32_t s = 0; s < a.ranks; ++s) out.copy(g, block(a, s), s, block(a, g), a.count);
 }
-
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::count,    MpiArg::datatype, MpiArg::recvbuf,
-                           MpiArg::count,   MpiArg::datatype, MpiArg::comm};
 
 }  // namespace
 
@@ -47,12 +43,12 @@ const CollectiveDescriptor& alltoall() {
       .shape = shape,
       .in_place_input = at_start,
       .in_place_output = at_start,
-      .message_count = message,
+      .message_count = block_per_rank,
       .bus_factor = bus_all_but_one,
       .postcondition = postcondition,
       .reference = reference,
       .nccl = {"ncclAlltoAll", NcclForm::plain},
-      .mpi = {"MPI_Alltoall", kMpi, MpiInPlace::unsupported},
+      .mpi = {"MPI_Alltoall", kMpiSendRecv, MpiInPlace::unsupported},
   };
   return d;
 }

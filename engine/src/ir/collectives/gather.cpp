@@ -13,22 +13,10 @@ namespace {
 CollectiveShape shape(const CollArgs& a, std::int32_t g) { return {a.count, g == a.root ? a.count * ranks_of(a) : 0}; }
 // In place the root's own block already sits where it belongs, at root*count.
 std::uint64_t input_at(const CollArgs& a, std::int32_t g) { return g == a.root ? block(a, g) : 0; }
-std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }
-
-// Output element i (on the root) is element i % count of rank i / count's input.
-ExpectedElement postcondition(const CollArgs& a, std::int32_t, std::uint64_t i) {
-  if (a.count == 0) return {};
-  const auto s = static_cast<std::int32_t>(i / a.count);
-  const std::uint64_t at = i % a.count;
-  return {s, s + 1, at, a.count - at};
-}
 
 void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t s = 0; s < a.ranks; ++s) out.copy(a.root, block(a, s), s, 0, a.count);
 }
-
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::count,    MpiArg::datatype, MpiArg::recvbuf,
-                           MpiArg::count,   MpiArg::datatype, MpiArg::root,     MpiArg::comm};
 
 }  // namespace
 
@@ -47,12 +35,12 @@ const CollectiveDescriptor& gather() {
       .shape = shape,
       .in_place_input = input_at,
       .in_place_output = at_start,
-      .message_count = message,
+      .message_count = block_per_rank,
       .bus_factor = bus_one,
-      .postcondition = postcondition,
+      .postcondition = block_s_from_rank_s,  // on the root, the only output
       .reference = reference,
       .nccl = {"ncclGather", NcclForm::rooted},
-      .mpi = {"MPI_Gather", kMpi, MpiInPlace::root_send_in_place},
+      .mpi = {"MPI_Gather", kMpiSendRecvRoot, MpiInPlace::root_send_in_place},
   };
   return d;
 }

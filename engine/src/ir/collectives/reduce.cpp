@@ -11,11 +11,6 @@ namespace collscope::collectives {
 namespace {
 
 CollectiveShape shape(const CollArgs& a, std::int32_t g) { return {a.count, g == a.root ? a.count : 0}; }
-std::uint64_t message(const CollArgs& a) { return a.count; }
-
-// Output element i (on the root, the only rank with an output) is element i of every
-// rank's input, reduced.
-ExpectedElement postcondition(const CollArgs& a, std::int32_t, std::uint64_t i) { return {0, a.ranks, i, a.count - i}; }
 
 void reference(const CollArgs& a, ReferenceBuilder& out) { out.reduce(a.root, 0, 0, a.ranks, 0, a.count); }
 
@@ -39,9 +34,9 @@ const CollectiveDescriptor& reduce() {
       .shape = shape,
       .in_place_input = at_start,
       .in_place_output = at_start,
-      .message_count = message,
+      .message_count = one_block,
       .bus_factor = bus_one,
-      .postcondition = postcondition,
+      .postcondition = reduced_element_i,  // on the root, the only output
       .reference = reference,
       .nccl = {"ncclReduce", NcclForm::rooted_reducing},
       .mpi = {"MPI_Reduce", kMpi, MpiInPlace::root_send_in_place},

@@ -14,7 +14,6 @@ namespace {
 CollectiveShape shape(const CollArgs& a, std::int32_t) { return {a.count * ranks_of(a), a.count}; }
 // In place rank r's result lands in its own block of the input.
 std::uint64_t output_at(const CollArgs& a, std::int32_t g) { return block(a, g); }
-std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }
 
 // Output element i of rank g is element g*count + i of every rank's input, reduced.
 ExpectedElement postcondition(const CollArgs& a, std::int32_t g, std::uint64_t i) {
@@ -24,8 +23,6 @@ ExpectedElement postcondition(const CollArgs& a, std::int32_t g, std::uint64_t i
 void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t g = 0; g < a.ranks; ++g) out.reduce(g, 0, 0, a.ranks, block(a, g), a.count);
 }
-
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::recvbuf, MpiArg::count, MpiArg::datatype, MpiArg::op, MpiArg::comm};
 
 }  // namespace
 
@@ -44,14 +41,14 @@ const CollectiveDescriptor& reduce_scatter() {
       .shape = shape,
       .in_place_input = at_start,
       .in_place_output = output_at,
-      .message_count = message,
+      .message_count = block_per_rank,
       .bus_factor = bus_all_but_one,
       .postcondition = postcondition,
       .reference = reference,
       .nccl = {"ncclReduceScatter", NcclForm::reducing},
       // MPI_IN_PLACE would leave rank r's block at the start of the buffer, NCCL's
       // convention puts it at r*count and keeps the rest of the input intact.
-      .mpi = {"MPI_Reduce_scatter_block", kMpi, MpiInPlace::through_temporary},
+      .mpi = {"MPI_Reduce_scatter_block", kMpiReduction, MpiInPlace::through_temporary},
   };
   return d;
 }

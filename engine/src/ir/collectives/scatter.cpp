@@ -13,7 +13,6 @@ namespace {
 CollectiveShape shape(const CollArgs& a, std::int32_t g) { return {g == a.root ? a.count * ranks_of(a) : 0, a.count}; }
 // In place the root keeps its own block where it already is, at root*count.
 std::uint64_t output_at(const CollArgs& a, std::int32_t g) { return g == a.root ? block(a, g) : 0; }
-std::uint64_t message(const CollArgs& a) { return a.count * ranks_of(a); }
 
 // Output element i of rank g is element g*count + i of the root's input.
 ExpectedElement postcondition(const CollArgs& a, std::int32_t g, std::uint64_t i) {
@@ -23,9 +22,6 @@ ExpectedElement postcondition(const CollArgs& a, std::int32_t g, std::uint64_t i
 void reference(const CollArgs& a, ReferenceBuilder& out) {
   for (std::int32_t g = 0; g < a.ranks; ++g) out.copy(g, 0, a.root, block(a, g), a.count);
 }
-
-constexpr MpiArg kMpi[] = {MpiArg::sendbuf, MpiArg::count,    MpiArg::datatype, MpiArg::recvbuf,
-                           MpiArg::count,   MpiArg::datatype, MpiArg::root,     MpiArg::comm};
 
 }  // namespace
 
@@ -44,12 +40,12 @@ const CollectiveDescriptor& scatter() {
       .shape = shape,
       .in_place_input = at_start,
       .in_place_output = output_at,
-      .message_count = message,
+      .message_count = block_per_rank,
       .bus_factor = bus_one,
       .postcondition = postcondition,
       .reference = reference,
       .nccl = {"ncclScatter", NcclForm::rooted},
-      .mpi = {"MPI_Scatter", kMpi, MpiInPlace::root_recv_in_place},
+      .mpi = {"MPI_Scatter", kMpiSendRecvRoot, MpiInPlace::root_recv_in_place},
   };
   return d;
 }
