@@ -68,45 +68,48 @@ std::size_t longest(const std::vector<Ring>& rings) {
   return n;
 }
 
-// Reduce-scatter on every ring at once, step s of each in one step. `fresh`: nothing
-// has been added yet, so a member's partial sums are its input (the first step sends
-// from the input, and each receiver writes what arrives plus its own input into its
-// output: a reduce-copy); otherwise they are already in the outputs (a reduce).
-void rings_reduce_scatter(StepBuilder& b, const std::vector<Ring>& rings, bool fresh, const std::string& phase,
-                          const std::string& what) {
+// Every ring at once, step s of each in one step: a ring of n members needs n - 1
+// steps, so the shorter rings finish first. `each(ring, i, s)` adds member i's
+// transfer of step s.
+template <typename Each>
+void on_every_ring(StepBuilder& b, const std::vector<Ring>& rings, const std::string& phase, const std::string& what,
+                   Each each) {
   const std::size_t steps = longest(rings) - 1;
   for (std::size_t s = 0; s < steps; ++s) {
     b.begin_step(phase, step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(steps)) + what);
     for (const Ring& ring : rings) {
       const auto n = static_cast<std::int32_t>(ring.members.size());
       if (static_cast<std::size_t>(n) <= s + 1) continue;
-      for (std::int32_t i = 0; i < n; ++i) {
-        const auto [off, len] = ring.block(std::int64_t{i} - 1 - static_cast<std::int64_t>(s));
-        const std::int32_t r = ring.members[static_cast<std::size_t>(i)];
-        const std::int32_t next = ring.members[static_cast<std::size_t>((i + 1) % n)];
-        if (fresh) b.reduce_copy(s == 0 ? b.in(r, off) : b.out(r, off), b.in(next, off), b.out(next, off), len);
-        else b.reduce(b.out(r, off), b.out(next, off), len);
-      }
+      for (std::int32_t i = 0; i < n; ++i) each(ring, i, static_cast<std::int64_t>(s));
     }
   }
+}
+
+// Reduce-scatter on every ring at once. `fresh`: nothing has been added yet, so a
+// member's partial sums are its input (the first step sends from the input, and each
+// receiver writes what arrives plus its own input into its output: a reduce-copy);
+// otherwise they are already in the outputs (a reduce).
+void rings_reduce_scatter(StepBuilder& b, const std::vector<Ring>& rings, bool fresh, const std::string& phase,
+                          const std::string& what) {
+  on_every_ring(b, rings, phase, what, [&](const Ring& ring, std::int32_t i, std::int64_t s) {
+    const auto n = ring.members.size();
+    const auto [off, len] = ring.block(std::int64_t{i} - 1 - s);
+    const std::int32_t r = ring.members[static_cast<std::size_t>(i)];
+    const std::int32_t next = ring.members[(static_cast<std::size_t>(i) + 1) % n];
+    if (fresh) b.reduce_copy(s == 0 ? b.in(r, off) : b.out(r, off), b.in(next, off), b.out(next, off), len);
+    else b.reduce(b.out(r, off), b.out(next, off), len);
+  });
 }
 
 // All-gather on every ring at once: member i passes on the complete block it got last.
 void rings_all_gather(StepBuilder& b, const std::vector<Ring>& rings, const std::string& phase,
                       const std::string& what) {
-  const std::size_t steps = longest(rings) - 1;
-  for (std::size_t s = 0; s < steps; ++s) {
-    b.begin_step(phase, step_of(static_cast<std::int64_t>(s + 1), static_cast<std::int64_t>(steps)) + what);
-    for (const Ring& ring : rings) {
-      const auto n = static_cast<std::int32_t>(ring.members.size());
-      if (static_cast<std::size_t>(n) <= s + 1) continue;
-      for (std::int32_t i = 0; i < n; ++i) {
-        const auto [off, len] = ring.block(std::int64_t{i} - static_cast<std::int64_t>(s));
-        b.copy(b.out(ring.members[static_cast<std::size_t>(i)], off),
-               b.out(ring.members[static_cast<std::size_t>((i + 1) % n)], off), len);
-      }
-    }
-  }
+  on_every_ring(b, rings, phase, what, [&](const Ring& ring, std::int32_t i, std::int64_t s) {
+    const auto n = ring.members.size();
+    const auto [off, len] = ring.block(std::int64_t{i} - s);
+    b.copy(b.out(ring.members[static_cast<std::size_t>(i)], off),
+           b.out(ring.members[(static_cast<std::size_t>(i) + 1) % n], off), len);
+  });
 }
 
 std::string nodes_text(const Nodes& nodes) {
