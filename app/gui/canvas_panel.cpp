@@ -124,7 +124,7 @@ void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope)
   };
   chip(view::rank_colour(0), "one rank's data");
   chip(view::mix_colour({0, 1}), "partial result (mix)");
-  chip(view::kCompleteCell, "all ranks (complete)");
+  chip(view::palette().complete, "all ranks (complete)");
   chip(kCopyColour, "copy");
   chip(kReduceColour, "reduce (+)");
   chip(kComputeColour, "compute span (no data moves)");

@@ -17,6 +17,7 @@
 #include "gui/png.h"
 #include "gui/screen.h"
 #include "gui/view/caption.h"
+#include "gui/view/palette.h"
 #include "gui/view/settings.h"
 #include "gui/window.h"
 
@@ -193,6 +194,7 @@ int cmd_gui(const GuiFlags& f) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   auto size = parse_size(f.size);
   if (!size) return report_error(size.error());
+  if (auto st = view::load_palette(); !st) return report_error(st.error());  // assets/palette.json
   const int modes = !f.screenshot.empty() + (f.bench_frames > 0) + !f.slides.empty() + !f.export_trace.empty();
   if (modes > 1)
     return report_error(make_error("cli.usage",

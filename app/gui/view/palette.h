@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "collscope/result.h"
 
 namespace collscope::view {
 
@@ -25,9 +28,35 @@ struct CellColour {
   Coverage coverage = Coverage::none;
 };
 
-// Distinct, readable hues for up to 64 ranks: the golden-ratio walk around the
-// colour wheel keeps neighbours (which exchange data on a ring) far apart.
+// The colours the window uses, from assets/palette.json (or $COLLSCOPE_PALETTE):
+//   {"ranks": ["#4d8fd6", ...], "empty": "#383b42", "complete": "#ffd640"}
+// "ranks" gives the first ranks' colours; ranks beyond the list continue with the
+// built-in golden-ratio walk. Every key is optional.
+struct Palette {
+  std::vector<Rgba> ranks;
+  Rgba empty{0.22f, 0.23f, 0.26f, 1.0f};
+  Rgba complete{1.0f, 0.84f, 0.25f, 1.0f};  // gold: "everyone is in here"
+};
+
+// Reads a palette file. Errors (gui.palette, exit 2) name the file, line and column
+// and the JSON Pointer of what is wrong: not JSON, an unknown key, a colour that is not
+// "#rrggbb", more than 1024 rank colours.
+Result<Palette> read_palette(const std::string& path);
+// The palette rank_colour and colour_of use from now on (the built-in one until then).
+void use_palette(Palette p);
+const Palette& palette();
+// The file the window reads at start: $COLLSCOPE_PALETTE, else assets/palette.json.
+std::string palette_file();
+// Reads palette_file() and uses it. Without $COLLSCOPE_PALETTE a missing shipped file
+// leaves the built-in palette; any other failure is the file's error.
+Status load_palette();
+
+// A rank's colour: the palette's for the first ranks, then distinct, readable hues
+// from the golden-ratio walk around the colour wheel, which keeps neighbours (which
+// exchange data on a ring) far apart.
 Rgba rank_colour(std::int32_t rank);
+// The walk alone, whatever the palette says (the built-in colours).
+Rgba walk_colour(std::int32_t rank);
 
 // The mix of several ranks' colours (a partial reduction).
 Rgba mix_colour(const std::vector<std::int32_t>& ranks);
@@ -35,9 +64,9 @@ Rgba mix_colour(const std::vector<std::int32_t>& ranks);
 // The colour of a cell holding data from `ranks` (sorted, unique) in a world of `world` ranks.
 CellColour colour_of(const std::vector<std::int32_t>& ranks, std::int32_t world);
 
-// Colours used for things that are not data.
+// The built-in colours of things that are not data (Palette's defaults).
 inline constexpr Rgba kEmptyCell{0.22f, 0.23f, 0.26f, 1.0f};
-inline constexpr Rgba kCompleteCell{1.0f, 0.84f, 0.25f, 1.0f};  // gold: "everyone is in here"
+inline constexpr Rgba kCompleteCell{1.0f, 0.84f, 0.25f, 1.0f};
 
 // Black or white, whichever reads better on `background` (for the value text in a cell).
 Rgba text_on(Rgba background);

@@ -46,6 +46,13 @@ Result<std::string> read_input_file(const std::string& path, const InputKind& ki
 // "a FIFO", "a character device", ... for a st_mode; "" for a regular file.
 std::string file_type_name(unsigned mode);
 
+// --- what collscope ships ---------------------------------------------------------------
+
+// The path of `name` (a file or folder) in collscope's assets: under $COLLSCOPE_ASSETS
+// when set, else the first of assets/ next to the binary, above its folder, in
+// share/collscope/, or in the source tree that exists; "assets/NAME" when none does.
+std::string asset_path(const std::string& name);
+
 // --- writing ---------------------------------------------------------------------------
 
 // Writes `data` to `path` as described above. Errors: `error_id`, exit 2, naming the

@@ -78,8 +78,7 @@ Result<Topology> parse_topology(const std::string& text, const std::string& file
 // lists the presets when the name is neither.
 Result<Topology> load_topology(const std::string& name_or_path);
 
-// The folder of the presets: $COLLSCOPE_ASSETS/topologies, else assets/topologies of
-// the source tree or next to the binary's folder.
+// The folder of the presets: asset_path("topologies") (collscope/files.h).
 std::string topology_dir();
 // Preset names, sorted.
 std::vector<std::string> topology_presets();

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -332,6 +333,22 @@ Status check_outputs(const std::vector<std::string>& inputs, const std::vector<O
     seen.push_back(std::move(w));
   }
   return ok_status();
+}
+
+std::string asset_path(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* env = std::getenv("COLLSCOPE_ASSETS"); env && *env) return (fs::path(env) / name).string();
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& p : {exe.parent_path() / "assets", exe.parent_path().parent_path() / "assets",
+                              exe.parent_path().parent_path() / "share" / "collscope" / "assets"})
+      if (fs::exists(p / name, ec)) return (p / name).string();
+  }
+#ifdef COLLSCOPE_ASSET_DIR
+  if (fs::exists(fs::path(COLLSCOPE_ASSET_DIR) / name, ec)) return (fs::path(COLLSCOPE_ASSET_DIR) / name).string();
+#endif
+  return "assets/" + name;
 }
 
 }  // namespace collscope

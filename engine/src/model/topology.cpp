@@ -233,22 +233,7 @@ Result<Topology> parse_topology(const std::string& text, const std::string& file
   }
 }
 
-std::string topology_dir() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (const char* env = std::getenv("COLLSCOPE_ASSETS"); env && *env) return (fs::path(env) / "topologies").string();
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& p : {exe.parent_path() / "assets", exe.parent_path().parent_path() / "assets",
-                              exe.parent_path().parent_path() / "share" / "collscope" / "assets"})
-      if (fs::is_directory(p / "topologies", ec)) return (p / "topologies").string();
-  }
-#ifdef COLLSCOPE_ASSET_DIR
-  if (fs::is_directory(fs::path(COLLSCOPE_ASSET_DIR) / "topologies", ec))
-    return (fs::path(COLLSCOPE_ASSET_DIR) / "topologies").string();
-#endif
-  return "assets/topologies";
-}
+std::string topology_dir() { return asset_path("topologies"); }
 
 std::vector<std::string> topology_presets() {
   namespace fs = std::filesystem;
