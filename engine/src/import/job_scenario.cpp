@@ -153,6 +153,9 @@ std::optional<Affine> affine_ring(const std::vector<std::int32_t>& ring) {
   return f;
 }
 
+// An alltoallv's counts: [i][j] = elements group rank i sends to group rank j.
+using Table = std::vector<std::vector<std::uint64_t>>;
+
 struct Ev {
   bool wait = false;
   std::size_t call = 0;
@@ -216,6 +219,9 @@ class Builder {
   std::vector<std::pair<std::string, std::int64_t>> keys_;
   std::map<std::int64_t, std::set<std::int32_t>> arrived_;
   std::map<std::int64_t, int> split_slot_;  // collectives written per member (a cycle between groups)
+  // alltoallv calls by (group, seq): the elements group rank i sends to j, as replayed.
+  std::map<std::pair<std::string, std::int64_t>, Table> tables_;
+  Status build_tables();
 
   void note(const std::string& n) {
     if (notes_.insert(n).second) note_order_.push_back(n);
@@ -224,9 +230,10 @@ class Builder {
   const JobGroup& group(const std::string& id) const { return job_.groups.at(id); }
   std::int32_t group_size(const std::string& id) const { return static_cast<std::int32_t>(group(id).ranks.size()); }
 
-  std::uint64_t elems(const JobCall& c) {
-    if (c.kind == "barrier") return 0;
-    std::uint64_t n = c.count.value_or(1);
+  std::uint64_t elems(const JobCall& c) { return c.kind == "barrier" ? 0 : elems_of(c, c.count.value_or(1)); }
+
+  // `n` of the call's elements in the replay's type, scaled down (0 stays 0).
+  std::uint64_t elems_of(const JobCall& c, std::uint64_t n) {
     const std::uint32_t b = c.dtype_bytes ? c.dtype_bytes : esize_;
     if (b != esize_ && n) {
       n = (n * b + esize_ - 1) / esize_;
@@ -235,6 +242,19 @@ class Builder {
     }
     if (opt_.scale_down > 1 && n) n = std::max<std::uint64_t>(1, (n + opt_.scale_down - 1) / opt_.scale_down);
     return n;
+  }
+
+  // An alltoallv's table in the job's words: "blocks of 0 to 128 B Float, 1.5 KiB in all".
+  std::string table_text(const JobCall& c, const Table& t) {
+    std::uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+    for (const auto& row : t)
+      for (auto x : row) lo = std::min(lo, x), hi = std::max(hi, x), total += x;
+    const double b = static_cast<double>(esize_) * static_cast<double>(std::max<std::uint64_t>(1, opt_.scale_down));
+    std::string text = "split sizes per peer: blocks of " + job::human_size(static_cast<double>(lo) * b) + " to " +
+                       job::human_size(static_cast<double>(hi) * b) + (c.dtype.empty() ? "" : " " + c.dtype) + ", " +
+                       job::human_size(static_cast<double>(total) * b) + " in all";
+    if (opt_.scale_down > 1) text += " (replayed 1/" + std::to_string(opt_.scale_down) + ")";
+    return text;
   }
 
   std::string size_text(const JobCall& c) {
@@ -419,19 +439,29 @@ class Builder {
     std::uint64_t x = n, y = 0;
     if (c.kind == "allgather" || c.kind == "reduce_scatter" || c.kind == "gather" || c.kind == "scatter") x = n * g;
     if (c.kind == "alltoall") x = y = n * g;
+    grow_slot(slot, x, y);
+  }
+  // An alltoallv: group rank g sends its row of the table and receives its column.
+  void use_slot(int slot, const Table& t, std::size_t g) {
+    std::uint64_t x = 0, y = 0;
+    for (std::size_t p = 0; p < t.size(); ++p) x += t[g][p], y += t[p][g];
+    grow_slot(slot, x, std::max<std::uint64_t>(y, 1));
+  }
+  void grow_slot(int slot, std::uint64_t x, std::uint64_t y) {
     auto& xc = xcount_[static_cast<std::size_t>(slot)];
     auto& yc = ycount_[static_cast<std::size_t>(slot)];
     xc = std::max(xc, x);
     yc = std::max(yc, y);
   }
 
-  std::string caption_of(const JobCall& c, const std::vector<std::int32_t>& who, const std::string& peer_text = "") {
+  std::string caption_of(const JobCall& c, const std::vector<std::int32_t>& who, const std::string& peer_text = "",
+                         const std::string& size_given = "") {
     std::string t = who.size() == 1 ? "rank " + std::to_string(who[0]) : ranks_text(who);
     if (c.seq >= 0) t += std::string(c.p2p ? ", p2p seq " : ", seq ") + std::to_string(c.seq);
     if (!c.p2p && !group(c.group).world) t += " of group " + c.group;
     t += ", " + (c.p2p ? c.name.substr(0, c.name.find(' ')) : c.name);
     if (c.p2p && !peer_text.empty()) t += (c.kind == "send" ? " to " : " from ") + peer_text;
-    const std::string size = size_text(c);
+    const std::string size = size_given.empty() ? size_text(c) : size_given;
     if (!size.empty()) t += ", " + size;
     t += ", from " +
          (opt_.source_label.empty() ? source_word(job_.format) + " " + files_label(job_, who) : opt_.source_label);
@@ -601,16 +631,19 @@ void Builder::emit_collective(std::int64_t key_id, const std::vector<std::int32_
     RankState& s = st_[static_cast<std::size_t>(r)];
     compute_before_call(r, s.events[s.pos], slot);
   }
+  const auto table = c.kind == "alltoall" || c.kind == "alltoallv" ? tables_.find({gid, seq}) : tables_.end();
+  const bool per_peer = table != tables_.end();
   json e;
-  e["op"] = c.kind;
+  e["op"] = per_peer ? "alltoallv" : c.kind;
   if (has_buffer) {
-    if (c.kind == "alltoall") {
+    if (c.kind == "alltoall" || per_peer) {
       e["send"] = slot_name(slot);
       e["recv"] = "y" + std::to_string(slot);
     } else {
       e["buffer"] = slot_name(slot);
     }
-    e["count"] = n;
+    if (per_peer) e["counts"] = table->second;
+    else e["count"] = n;
   }
   if (!g.world) e["group"] = gname_.at(gid);
   if (split) e["ranks"] = who;
@@ -633,14 +666,17 @@ void Builder::emit_collective(std::int64_t key_id, const std::vector<std::int32_
     }
   }
   std::vector<std::int32_t> caption_ranks = split ? who : g.ranks;
-  e["caption"] = caption_of(c, caption_ranks);
+  e["caption"] = caption_of(c, caption_ranks, "", per_peer ? table_text(c, table->second) : "");
   emit(e);
   ++out_.collectives;
   for (auto r : who) {
     RankState& s = st_[static_cast<std::size_t>(r)];
     const Ev& ev = s.events[s.pos];
     const JobCall& mine = call(r, ev.call);
-    use_slot(slot, mine, elems(mine));
+    if (per_peer)
+      use_slot(slot, table->second,
+               static_cast<std::size_t>(std::find(g.ranks.begin(), g.ranks.end(), r) - g.ranks.begin()));
+    else use_slot(slot, mine, elems(mine));
     after_call(r, ev.call, slot, is_async(mine));
     advance_clock(s, ev);
     ++s.pos;
@@ -701,6 +737,48 @@ void Builder::emit_rank_event(std::int32_t r) {
   ++s.pos;
 }
 
+Status Builder::build_tables() {
+  using Key = std::pair<std::string, std::int64_t>;
+  std::set<Key> uneven;
+  for (const auto& jr : job_.ranks)
+    for (const auto& c : jr.calls)
+      if (!c.p2p && c.kind == "alltoallv") uneven.insert({c.group, c.seq});
+  if (uneven.empty()) return ok_status();
+  // Every member's call, in group-rank order.
+  std::map<Key, std::vector<const JobCall*>> calls;
+  for (const auto& jr : job_.ranks)
+    for (const auto& c : jr.calls) {
+      if (c.p2p || !uneven.count({c.group, c.seq}) || !job_.groups.count(c.group)) continue;
+      const auto& m = group(c.group).ranks;
+      const auto at = std::find(m.begin(), m.end(), jr.rank);
+      if (at == m.end()) continue;
+      auto& v = calls[{c.group, c.seq}];
+      v.resize(m.size(), nullptr);
+      v[static_cast<std::size_t>(at - m.begin())] = &c;
+    }
+  for (const auto& [key, by_member] : calls) {
+    Table t(by_member.size(), std::vector<std::uint64_t>(by_member.size(), 0));
+    for (std::size_t i = 0; i < by_member.size(); ++i) {
+      const JobCall* c = by_member[i];
+      if (!c) continue;  // a missing member: analyze's finding refused the job already
+      const bool blocks = c->kind == "alltoall" && c->count;
+      if (c->send_counts.size() != t.size() && !blocks) {
+        const JobRank& jr = job_.ranks[static_cast<std::size_t>(group(key.first).ranks[i])];
+        return make_error(
+            "import.no_splits",
+            "rank " + std::to_string(jr.rank) + "'s " + c->name + " (" + c->where +
+                ") sends and receives blocks of different sizes, but its file does not say how the tensor was split",
+            "Flight Recorder dumps keep all_to_all_single's whole tensors only: give --sizes with a recording of the "
+            "same program (`collscope record`), or a profiler trace of newer PyTorch, which record the split sizes",
+            Location{jr.file, 0, 0, c->where.rfind('/', 0) == 0 ? c->where : std::string()});
+      }
+      for (std::size_t j = 0; j < t.size(); ++j) t[i][j] = elems_of(*c, blocks ? *c->count : c->send_counts[j]);
+    }
+    tables_[key] = std::move(t);
+  }
+  return ok_status();
+}
+
 Result<ImportedScenario> Builder::build() {
   const std::int32_t world = job_.world;
   if (world < 1 || world > kMaxRanks)
@@ -741,6 +819,7 @@ Result<ImportedScenario> Builder::build() {
     note("every element count is divided by " + std::to_string(opt_.scale_down) +
          " (--scale-down) so that the replay fits this machine; the captions give the job's own sizes");
 
+  if (auto st = build_tables(); !st) return st.error();
   // Groups: the default one is every rank; the others become named groups.
   std::set<std::string> used_names;
   for (const auto& [id, g] : job_.groups) {
@@ -956,7 +1035,8 @@ Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& optio
   // A job whose ranks disagree cannot become one program: say so, with analyze's words.
   const JobAnalysis a = analyze_job(job);
   for (const auto& f : a.findings)
-    if (f.id == "analyze.desync" || f.id == "analyze.missing_rank" || f.id == "analyze.unmatched")
+    if (f.id == "analyze.desync" || f.id == "analyze.missing_rank" || f.id == "analyze.unmatched" ||
+        f.id == "analyze.split_mismatch")
       return make_error("import.inconsistent", "the job's ranks do not agree: " + f.message,
                         "`collscope analyze` on the same files says everything that is wrong; import takes jobs whose "
                         "ranks agree",
