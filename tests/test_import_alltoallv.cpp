@@ -38,7 +38,8 @@ Table moe_table(int size, std::uint64_t token) {
   Table t(static_cast<std::size_t>(size), std::vector<std::uint64_t>(static_cast<std::size_t>(size)));
   for (int r = 0; r < size; ++r)
     for (int p = 0; p < size; ++p)
-      t[static_cast<std::size_t>(r)][static_cast<std::size_t>(p)] = static_cast<std::uint64_t>((3 * r + 2 * p + 1) % 5) * token;
+      t[static_cast<std::size_t>(r)][static_cast<std::size_t>(p)] =
+          static_cast<std::uint64_t>((3 * r + 2 * p + 1) % 5) * token;
   return t;
 }
 const Table kHandwritten = {{8, 0, 20}, {4, 12, 4}, {16, 8, 0}};  // tokens of 4 elements
