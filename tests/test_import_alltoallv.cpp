@@ -290,3 +290,27 @@ TEST_CASE("import: property: random alltoallv tables, on the world and on groups
     CHECK(bad.error().id == "import.inconsistent");
   }
 }
+
+TEST_CASE("cli: record writes all_to_all_single's split sizes, live, on 3 gloo ranks") {
+  std::string python;
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (test_shell::shell(std::string(p) + " -c 'import torch.distributed' >/dev/null 2>&1 && echo yes")
+            .out.find("yes") != std::string::npos) {
+      python = p;
+      break;
+    }
+  if (python.empty()) {
+    MESSAGE("skipped: no python3 with torch here (scripts/deps.sh installs python3-torch)");
+    return;
+  }
+  TempDir t;
+  const std::string dir = t / "rec";
+  auto o = cli("record -o " + dir + " -- " + python + " " + data("tutorial.py") + " moe 3");
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  auto job = load_job({dir});
+  REQUIRE_MESSAGE(job, (job ? "" : job.error().format()));
+  auto sc = job_scenario(*job);
+  REQUIRE_MESSAGE(sc, (sc ? "" : sc.error().format()));
+  const Table dispatch = moe_table(3, 8);
+  CHECK(lowered_tables(sc->json) == std::vector<Table>{dispatch, transpose(dispatch)});
+}
