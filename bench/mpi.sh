@@ -4,7 +4,7 @@
 # buffers, taking turns at every size), and the mpi backend against the cpu backend
 # (threads) on large sizes, the two alternating.
 #
-#   bench/mpi.sh [OUT_DIR [all|sweeps|pages]]      (default build/bench-out/mpi, all)
+#   bench/mpi.sh [OUT_DIR [all|sweeps|pages]]      (default build/bench-out/mpi, all; ROUNDS=N for the pages)
 #
 # For 2, 4 and 8 processes, allreduce float32 sum, out of place and in place:
 #   8 B .. 64 KiB    every algorithm and mpi, -n 1000 -w 100
@@ -41,14 +41,29 @@ done
 # The mpi backend against threads with and without huge pages, taking turns: the threads'
 # buffers sit on 2 MiB pages where the kernel allows it (madvise); shared memory between
 # processes can use them only when /sys/kernel/mm/transparent_hugepage/shmem_enabled allows.
+# torch.distributed's gloo all-reduce (bench/torch_allreduce.py: the same processes count,
+# float32 sum, slowest rank over -n 5 calls after -w 1) is a third side, when torch is there.
+torch_python=""
+for p in python3 /usr/bin/python3; do
+  if "$p" -c 'import torch.distributed' 2>/dev/null; then torch_python=$p; break; fi
+done
+rounds=${ROUNDS:-3}
 {
   stamp
   echo "# shmem_enabled: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)  enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
-  echo "# columns: round ranks size backend busbw_out_of_place busbw_in_place (ring, -n 5 -w 1 -c 0)"
-  for round in 1 2 3; do
+  echo "# columns: round ranks size backend busbw_out_of_place busbw_in_place (ring, -n 5 -w 1 -c 0; torch-gloo: in place only)"
+  [ -n "$torch_python" ] || echo "# torch-gloo skipped: no python3 with torch.distributed (apt-get install python3-torch)"
+  for round in $(seq 1 "$rounds"); do
     for r in 2 4 8; do
       for size in 16M 64M; do
-        for how in mpi cpu cpu-4k; do
+        for how in mpi cpu cpu-4k torch-gloo; do
+          if [ "$how" = torch-gloo ]; then
+            [ -n "$torch_python" ] || continue
+            bytes=$(( ${size%M} * 1048576 ))
+            "$torch_python" bench/torch_allreduce.py "$r" "$bytes" -n 5 -w 1 |
+              awk -v round="$round" -v r="$r" '{ print round, r, $1, "torch-gloo", "-", $4 }'
+            continue
+          fi
           backend=${how%-4k}
           env $([ "$how" = cpu-4k ] && echo COLLSCOPE_NO_HUGE=1) "$bin" bench --backend "$backend" --ranks "$r" --algo ring \
             -b "$size" -e "$size" -n 5 -w 1 -c 0 --probe 0 |

@@ -19,7 +19,10 @@ version on any backend (gloo on a laptop included) gives files that `collscope i
 and `collscope analyze` read. It adds what the Flight Recorder leaves out: "rank",
 "world_size" and "backend" at the top, and per entry "peer" and "root" (world ranks),
 "reduce_op", "async_op", "time_returned_ns", "time_wait_started_ns",
-"time_wait_completed_ns" and "call_site" (the program line that made the call).
+"time_wait_completed_ns", "call_site" (the program line that made the call) and, for
+all_to_all_single with split sizes, "input_split_sizes" and "output_split_sizes" (rows
+of the first dimension per peer, as given; all_to_all's list of tensors already shows
+each peer's block in input_sizes and output_sizes).
 
 Only calls made through torch.distributed's Python functions are seen: collectives
 that C++ makes directly (DistributedDataParallel's gradient buckets) are not; the
@@ -225,7 +228,7 @@ class _Recorder:
                 return ranks[int(args[group_name])]
             return None
 
-        inputs, outputs, peer, root, op = [], [], None, None, ""
+        inputs, outputs, peer, root, op, splits = [], [], None, None, "", {}
         p2p = func_name in _P2P
         if p2p:
             t = _tensors(args.get("tensor"))
@@ -251,6 +254,10 @@ class _Recorder:
             inputs, outputs = _tensors(args.get("input_tensor_list")), _tensors(args.get("output_tensor_list"))
         elif func_name == "all_to_all_single":
             inputs, outputs = _tensors(args.get("input")), _tensors(args.get("output"))
+            for key in ("input_split_sizes", "output_split_sizes"):
+                sizes = args.get(key)
+                if sizes is not None and len(sizes) > 0:  # none or []: an even split
+                    splits[key] = [int(x) for x in sizes]
         elif kind == "gather":
             inputs, outputs = _tensors(args.get("tensor")), _tensors(args.get("gather_list"))
             root = world_rank("dst", "group_dst")
@@ -305,6 +312,7 @@ class _Recorder:
                 entry["root"] = int(root)
             if op:
                 entry["reduce_op"] = op
+            entry.update(splits)
             self.entries.append(entry)
             self.dirty = True
         return entry

@@ -29,6 +29,7 @@
 //   import.mixed_formats   call files of different formats given together
 //   import.ranks           two files for one rank, a rank outside the world
 //   import.sources_disagree  the second source (--sizes) names other calls
+//   import.no_splits       an uneven all-to-all whose files do not say its split sizes
 #pragma once
 
 #include <cmath>
@@ -56,8 +57,9 @@ inline bool has_time(double t) { return !std::isnan(t); }
 struct JobCall {
   std::int32_t rank = -1;  // world rank
   std::string name;        // as written: "nccl:all_reduce", "gloo:send", "AllReduce"
-  // What collscope calls it: a collective's name ("allreduce", "broadcast", ...),
-  // "send" or "recv"; "" for calls collscope cannot replay (coalesced groups, ...).
+  // What collscope calls it: a collective's name ("allreduce", "broadcast", ...,
+  // "alltoallv" for an all-to-all whose blocks differ per peer), "send" or "recv"; ""
+  // for calls collscope cannot replay (coalesced groups, ...).
   std::string kind;
   bool p2p = false;
   std::string group;       // the process group (communicator) it ran on
@@ -66,8 +68,14 @@ struct JobCall {
   std::int32_t root = -1;  // broadcast/reduce/scatter/gather: the root's world rank (-1: not recorded)
   // NCCL's count: elements per rank (allreduce, broadcast, reduce, send, recv), per
   // rank's input (allgather, gather), per rank's output (reduce_scatter, scatter), per
-  // peer block (alltoall). Empty when the file has no sizes.
+  // peer block (alltoall); for alltoallv, every element the rank sends. Empty when the
+  // file has no sizes.
   std::optional<std::uint64_t> count;
+  // alltoallv (all_to_all_single with split sizes, all_to_all with tensors of different
+  // sizes): the elements this rank sends to and receives from each member of the group,
+  // in group-rank order. Empty for the other calls, and for an alltoallv whose file
+  // does not say how it was split (a Flight Recorder dump of all_to_all_single).
+  std::vector<std::uint64_t> send_counts, recv_counts;
   std::string sizes;              // the sizes as written, for messages ("[[1024, 1024]]")
   std::string dtype;              // as written ("Float", "float32", "ncclFloat32")
   std::optional<DType> dt;        // collscope's element type of the same size and kind
@@ -143,7 +151,9 @@ bool is_job_file(const std::string& path);
 // --- checking: like torchfrtrace -------------------------------------------------------
 
 struct JobFinding {
-  std::string id;       // analyze.desync, analyze.missing_rank, analyze.incomplete, analyze.straggler, ...
+  // analyze.desync, analyze.missing_rank, analyze.incomplete, analyze.straggler,
+  // analyze.split_mismatch (an alltoallv's send and receive counts disagree), ...
+  std::string id;
   std::string message;  // plain words with the ranks and sequence numbers named
 };
 
@@ -187,7 +197,8 @@ struct ImportedScenario {
 };
 
 // The scenario a job's communication becomes. Errors: import.inconsistent (the ranks
-// disagree: `collscope analyze` says how), import.too_large (over the scenario limits).
+// disagree: `collscope analyze` says how), import.too_large (over the scenario limits),
+// import.no_splits (an alltoallv whose per-peer counts no file gives).
 Result<ImportedScenario> job_scenario(const Job& job, const ImportOptions& options = {});
 
 // Writes it (atomically: readers see no file or the whole one). Errors: import.io.

@@ -4,11 +4,13 @@
 //   analyze.desync        members disagree on a call (op, size, dtype), or on a group's members
 //   analyze.missing_rank  members that never reached a call others entered; ranks with no file
 //   analyze.unmatched     a send no recv takes, or a recv no send feeds
+//   analyze.split_mismatch  an alltoallv whose rank i sends rank j other than j receives from i
 //   analyze.incomplete    calls that started (or were scheduled) but never completed
 //   analyze.straggler     the rank the others waited for, and by how long (from the times)
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -78,13 +80,46 @@ struct Collector {
   }
 };
 
+// What group rank `g`'s call sends to (`send`) or receives from each peer of an
+// all-to-all: its own counts, or one block per peer; nullopt when the file does not say.
+std::optional<std::uint64_t> block(const JobCall& c, std::size_t peer, bool send) {
+  const auto& v = send ? c.send_counts : c.recv_counts;
+  if (!v.empty()) return peer < v.size() ? std::optional<std::uint64_t>(v[peer]) : std::nullopt;
+  if (c.kind == "alltoall" && c.count) return c.count;
+  return std::nullopt;
+}
+
+// An alltoallv's table must add up: what group rank i sends to j is what j receives
+// from i. `by_member` is each member's call, in group-rank order (null: not there).
+void check_splits(const std::vector<std::int32_t>& members, const std::vector<const JobCall*>& by_member,
+                  const std::string& what, Collector& out) {
+  std::size_t wrong = 0;
+  std::string first;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      if (!by_member[i] || !by_member[j]) continue;
+      const auto sent = block(*by_member[i], j, true);
+      const auto taken = block(*by_member[j], i, false);
+      if (!sent || !taken || *sent == *taken) continue;
+      if (wrong++ == 0)
+        first = "rank " + std::to_string(members[i]) + " sends " + std::to_string(*sent) + " elements to rank " +
+                std::to_string(members[j]) + " but rank " + std::to_string(members[j]) + " expects " +
+                std::to_string(*taken) + " from it";
+    }
+  if (wrong)
+    out.add("analyze.split_mismatch",
+            "the split sizes of " + what + " do not match: " + first +
+                (wrong > 1 ? " (" + std::to_string(wrong - 1) + " more pairs of ranks disagree)" : "") +
+                "; rank i's input split for rank j must equal rank j's output split for rank i");
+}
+
 }  // namespace
 
 JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
   JobAnalysis a;
   // Findings go to one list per kind first, so that they come out in a fixed order.
-  JobAnalysis tmp_desync, tmp_missing, tmp_unmatched, tmp_incomplete;
-  Collector d{tmp_desync, {}}, m{tmp_missing, {}}, u{tmp_unmatched, {}}, inc{tmp_incomplete, {}};
+  JobAnalysis tmp_desync, tmp_splits, tmp_missing, tmp_unmatched, tmp_incomplete;
+  Collector d{tmp_desync, {}}, sp{tmp_splits, {}}, m{tmp_missing, {}}, u{tmp_unmatched, {}}, inc{tmp_incomplete, {}};
 
   std::int64_t collectives = 0, p2p = 0;
   std::vector<std::int32_t> absent;
@@ -199,8 +234,10 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
       }
       // Do the members agree on what the call is? (Compared field by field first: the
       // texts are only made for calls that differ.)
+      // An alltoallv's ranks send different totals: its table is checked below instead.
       auto same = [](const JobCall& x, const JobCall& y) {
-        if (x.count != y.count || x.dtype != y.dtype) return false;
+        const bool per_peer = x.kind == "alltoallv" || y.kind == "alltoallv";
+        if ((x.count != y.count && !per_peer) || x.dtype != y.dtype) return false;
         if (x.name == y.name) return true;
         const auto nx = x.name.find(' '), ny = y.name.find(' ');
         return std::string_view(x.name).substr(0, nx) == std::string_view(y.name).substr(0, ny);
@@ -212,7 +249,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
         variants[""] = {};
       } else {
         for (const auto& [r, c] : calls) {
-          std::string sig = base_name(c->name) + "|" + (c->count ? std::to_string(*c->count) : "?") + "|" + c->dtype;
+          const std::string n = c->kind == "alltoallv" ? "v" : c->count ? std::to_string(*c->count) : "?";
+          std::string sig = base_name(c->name) + "|" + n + "|" + c->dtype;
           variants[sig].push_back(r);
         }
       }
@@ -232,6 +270,15 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
           firstv = false;
         }
         d.add("analyze.desync", msg);
+      }
+      if (variants.size() == 1 &&
+          std::any_of(calls.begin(), calls.end(), [](const auto& rc) { return rc.second->kind == "alltoallv"; })) {
+        std::vector<const JobCall*> by_member(members.size(), nullptr);
+        for (const auto& [r, c] : calls) {
+          const auto at = std::find(members.begin(), members.end(), r);
+          if (at != members.end()) by_member[static_cast<std::size_t>(at - members.begin())] = c;
+        }
+        check_splits(members, by_member, what, sp);
       }
       // Completed everywhere?
       std::vector<std::int32_t> started, scheduled;
@@ -351,7 +398,7 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
                                      std::to_string(both + 1) + " (" + p2p_what(*r[both]) + ") waits for ever");
   }
 
-  for (auto* col : {&d, &m, &u, &inc}) {
+  for (auto* col : {&d, &sp, &m, &u, &inc}) {
     col->finish();
     for (auto& f : col->a.findings) a.findings.push_back(std::move(f));
   }

@@ -377,12 +377,12 @@ Status merge_second_source(Job& job, const Job& sizes) {
     std::size_t offset = SIZE_MAX;
     for (std::size_t o = 0; n <= m && o + n <= m && offset == SIZE_MAX; ++o) {
       bool same = true;
-      for (std::size_t i = 0; i < n && same; ++i) same = jr.calls[i].kind == sr.calls[o + i].kind;
+      for (std::size_t i = 0; i < n && same; ++i) same = job::same_kind(jr.calls[i].kind, sr.calls[o + i].kind);
       if (same) offset = o;
     }
     if (offset == SIZE_MAX) {
       std::size_t i = 0;
-      while (i < n && i < m && jr.calls[i].kind == sr.calls[i].kind) ++i;
+      while (i < n && i < m && job::same_kind(jr.calls[i].kind, sr.calls[i].kind)) ++i;
       auto calls_text = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " call" : " calls"); };
       if (i < n && i < m)
         return make_error("import.sources_disagree",
@@ -401,12 +401,15 @@ Status merge_second_source(Job& job, const Job& sizes) {
     for (std::size_t i = 0; i < jr.calls.size(); ++i) {
       JobCall& c = jr.calls[i];
       const JobCall& s = sr.calls[offset + i];
-      if (c.kind != s.kind)
+      if (!job::same_kind(c.kind, s.kind))
         return make_error("import.sources_disagree",
                           "rank " + std::to_string(jr.rank) + "'s call " + std::to_string(i) + " is " + c.name +
                               " here but " + s.name + " in " + sr.file + " (" + s.where + ")",
                           "the second source must record the same program", Location{jr.file, 0, 0, c.where});
       c.count = s.count;
+      c.kind = s.kind;  // an all-to-all's split sizes too
+      c.send_counts = s.send_counts;
+      c.recv_counts = s.recv_counts;
       c.sizes = s.sizes;
       c.dtype = s.dtype;
       c.dt = s.dt;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -217,8 +218,52 @@ std::uint64_t count_from_numels(std::string_view kind, std::uint64_t in_numel, s
   return in_numel ? in_numel : out_numel;
 }
 
-std::optional<std::vector<std::int32_t>> parse_rank_list(std::string_view text) {
-  std::vector<std::int32_t> out;
+std::string settle_alltoall(JobCall& c, std::int32_t group_size, std::vector<std::uint64_t> send,
+                            std::vector<std::uint64_t> recv, std::uint64_t in_numel, std::uint64_t out_numel) {
+  c.send_counts.clear();
+  c.recv_counts.clear();
+  if (group_size <= 0) return "";
+  const auto n = static_cast<std::uint64_t>(group_size);
+  if (send.empty() && recv.empty()) {
+    if (in_numel == out_numel && in_numel % n == 0) {
+      c.kind = "alltoall";
+      c.count = in_numel / n;
+    } else {  // uneven, but the file does not say how
+      c.kind = "alltoallv";
+      c.count = in_numel;
+    }
+    return "";
+  }
+  // A side without split sizes is split evenly.
+  if (send.empty()) send.assign(static_cast<std::size_t>(n), in_numel / n);
+  if (recv.empty()) recv.assign(static_cast<std::size_t>(n), out_numel / n);
+  for (const auto* side : {&send, &recv})
+    if (side->size() != n)
+      return std::string(side == &send ? "input" : "output") + " split sizes name " + std::to_string(side->size()) +
+             " peers but the group has " + std::to_string(n) + " ranks";
+  const bool even = std::all_of(send.begin(), send.end(), [&](std::uint64_t x) { return x == send[0]; }) &&
+                    std::all_of(recv.begin(), recv.end(), [&](std::uint64_t x) { return x == send[0]; });
+  if (even) {
+    c.kind = "alltoall";
+    c.count = send[0];
+    return "";
+  }
+  c.kind = "alltoallv";
+  std::uint64_t total = 0;
+  for (auto x : send) total += x;
+  c.count = total;
+  c.send_counts = std::move(send);
+  c.recv_counts = std::move(recv);
+  return "";
+}
+
+bool same_kind(std::string_view a, std::string_view b) {
+  auto family = [](std::string_view k) { return k == "alltoallv" ? std::string_view("alltoall") : k; };
+  return family(a) == family(b);
+}
+
+std::optional<std::vector<std::uint64_t>> parse_count_list(std::string_view text) {
+  std::vector<std::uint64_t> out;
   std::size_t i = 0;
   auto skip = [&] {
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -230,9 +275,9 @@ std::optional<std::vector<std::int32_t>> parse_rank_list(std::string_view text) 
   if (i < text.size() && text[i] == ']') return out;
   while (i < text.size()) {
     skip();
-    std::int32_t v = 0;
+    std::uint64_t v = 0;
     const auto r = std::from_chars(text.data() + i, text.data() + text.size(), v);
-    if (r.ec != std::errc() || v < 0) return std::nullopt;  // "..." of a list cut short lands here
+    if (r.ec != std::errc()) return std::nullopt;  // "..." of a list cut short lands here
     out.push_back(v);
     i = static_cast<std::size_t>(r.ptr - text.data());
     skip();
@@ -244,6 +289,18 @@ std::optional<std::vector<std::int32_t>> parse_rank_list(std::string_view text) 
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<std::int32_t>> parse_rank_list(std::string_view text) {
+  auto list = parse_count_list(text);
+  if (!list) return std::nullopt;
+  std::vector<std::int32_t> out;
+  out.reserve(list->size());
+  for (auto v : *list) {
+    if (v > static_cast<std::uint64_t>(INT32_MAX)) return std::nullopt;
+    out.push_back(static_cast<std::int32_t>(v));
+  }
+  return out;
 }
 
 std::int32_t rank_from_name(const std::string& path) {

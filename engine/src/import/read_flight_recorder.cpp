@@ -17,7 +17,13 @@
 // number of the file name does (nccl_trace_rank_3), as for PyTorch's analyzer; files
 // from `collscope record` add "rank" and "world_size", and per entry "peer" and "root"
 // (world ranks), "reduce_op", "async_op", "time_returned_ns", "time_wait_started_ns",
-// "time_wait_completed_ns" and "call_site".
+// "time_wait_completed_ns", "call_site", and for all_to_all_single "input_split_sizes"
+// and "output_split_sizes" (rows of the first dimension, as PyTorch takes them).
+//
+// An all-to-all's blocks: the split sizes where the file has them, else one tensor per
+// peer (all_to_all with a list, as the Flight Recorder records it), else an even split
+// of the one tensor. A dump of all_to_all_single whose tensors cannot be split evenly
+// says the call was uneven but not how (settle_alltoall).
 #include <charconv>
 
 #include "import/json_cursor.h"
@@ -51,6 +57,8 @@ enum class Field : std::uint8_t {
   time_wait_started_ns,
   time_wait_completed_ns,
   call_site,
+  input_split_sizes,
+  output_split_sizes,
   other,
 };
 
@@ -101,6 +109,10 @@ Field field_of(std::string_view k) {
       break;
     case 17:
       if (k == "collective_seq_id") return Field::collective_seq_id;
+      if (k == "input_split_sizes") return Field::input_split_sizes;
+      break;
+    case 18:
+      if (k == "output_split_sizes") return Field::output_split_sizes;
       break;
     case 20:
       if (k == "time_wait_started_ns") return Field::time_wait_started_ns;
@@ -123,12 +135,24 @@ Field field_of(std::string_view k) {
 struct Pending {
   std::int32_t src = -1, dst = -1;  // group ranks from "send 0->1" / "recv 1<-0"
   std::int64_t pg_id = -1;
+  // An all-to-all's blocks, settled once its group is known: elements per peer (from
+  // the split sizes or one tensor per peer; empty: split evenly) and whole tensors.
+  std::vector<std::uint64_t> send, recv;
+  std::uint64_t in_numel = 0, out_numel = 0;
 };
 
-// Reads [[d0, d1], [d0]]: the number of elements of all tensors, and the text as written.
-std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what) {
+// One side of an entry's tensors: each tensor's elements and first dimension.
+struct Tensors {
+  std::vector<std::uint64_t> numel, dim0;
+  void clear() { numel.clear(), dim0.clear(); }
+};
+
+// Reads [[d0, d1], [d0]]: the number of elements of all tensors, each tensor's, and the
+// text as written.
+std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what, Tensors& tensors) {
   std::uint64_t total = 0;
   text.clear();
+  tensors.clear();
   if (c.peek() == Cursor::Type::null) {
     c.null();
     return 0;
@@ -141,12 +165,13 @@ std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what) {
     first_tensor = false;
     text += '[';
     c.begin_array();
-    std::uint64_t numel = 1;
+    std::uint64_t numel = 1, dim0 = 1;
     bool first_dim = true;
     while (c.next_item()) {
       const auto d = c.integer(what);
       if (d < 0) c.fail("import.bad_field", std::string(what) + " has a negative dimension", "", c.offset());
       if (!first_dim) text += ", ";
+      else dim0 = static_cast<std::uint64_t>(d);
       first_dim = false;
       char digits[24];
       text.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, d).ptr - digits));
@@ -155,9 +180,41 @@ std::uint64_t read_sizes(Cursor& c, std::string& text, const char* what) {
     }
     text += ']';
     total += numel;
+    tensors.numel.push_back(numel);
+    tensors.dim0.push_back(dim0);
   }
   text += ']';
   return total;
+}
+
+// [3, 1, 2] or null: the split sizes `collscope record` adds to an all-to-all.
+void read_count_list(Cursor& c, std::vector<std::uint64_t>& out, const char* what) {
+  out.clear();
+  if (c.peek() == Cursor::Type::null) {
+    c.null();
+    return;
+  }
+  c.begin_array();
+  while (c.next_item()) {
+    const std::size_t at = c.offset();
+    const auto v = c.integer(what);
+    if (v < 0) c.fail("import.bad_field", std::string(what) + " has a negative size", "", at);
+    out.push_back(static_cast<std::uint64_t>(v));
+  }
+}
+
+// Elements per peer of one side of an all-to-all: the split sizes (in rows of the one
+// tensor's first dimension, as PyTorch takes them), else one tensor per peer; empty
+// when the tensor is split evenly.
+std::vector<std::uint64_t> per_peer(const std::vector<std::uint64_t>& split, const Tensors& t) {
+  std::vector<std::uint64_t> out;
+  if (!split.empty()) {
+    const std::uint64_t row = t.numel.size() == 1 && t.dim0[0] > 0 ? t.numel[0] / t.dim0[0] : 1;
+    for (auto rows : split) out.push_back(rows * row);
+  } else if (t.numel.size() > 1) {
+    out = t.numel;
+  }
+  return out;
 }
 
 std::string first_string(Cursor& c, const char* what) {
@@ -263,7 +320,11 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
         entries_seen = true;
         std::string last_name = "\x01", last_kind, last_dtype = "\x01";
         DTypeInfo last_info;
-        rf.calls.reserve(text.size() / 700);  // an entry is some 500 to 900 bytes
+        Tensors in_tensors, out_tensors;  // reused: a dump has millions of entries
+        std::vector<std::uint64_t> in_split, out_split;
+        // An entry is some 450 to 900 bytes: room for the most, so that the calls are
+        // never moved (capacity never written costs no memory).
+        rf.calls.reserve(text.size() / 400);
         c.begin_array();
         std::int64_t index = 0;
         while (c.next_item()) {
@@ -284,6 +345,8 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
           std::int32_t peer_world = -1, root_world = -1;
           bool has_profiling_name = false;
           std::uint32_t seen = 0;
+          in_split.clear();
+          out_split.clear();
           const std::size_t entry_at = c.offset();
           c.begin_object();
           std::string_view k;
@@ -322,10 +385,10 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
               pend.pg_id = c.integer("pg_id");
             } else if (f == Field::input_sizes) {
               once(5);
-              in_numel = read_sizes(c, in_text, "input_sizes");
+              in_numel = read_sizes(c, in_text, "input_sizes", in_tensors);
             } else if (f == Field::output_sizes) {
               once(6);
-              out_numel = read_sizes(c, out_text, "output_sizes");
+              out_numel = read_sizes(c, out_text, "output_sizes", out_tensors);
             } else if (f == Field::input_dtypes) {
               once(7);
               in_dtype = first_string(c, "input_dtypes");
@@ -382,6 +445,12 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
             } else if (f == Field::call_site) {
               once(22);
               call.site.assign(c.string("call_site"));
+            } else if (f == Field::input_split_sizes) {
+              once(23);
+              read_count_list(c, in_split, "input_split_sizes");
+            } else if (f == Field::output_split_sizes) {
+              once(24);
+              read_count_list(c, out_split, "output_split_sizes");
             } else {
               c.skip();
             }
@@ -425,7 +494,15 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
           call.dtype_bytes = info.bytes;
           call.sizes = !in_text.empty() && in_text != "[]" ? in_text : out_text;
           if ((seen & (1u << 5)) || (seen & (1u << 6)))
-            call.count = count_from_numels(call.kind, in_numel, out_numel, 0);  // all-to-all: fixed below
+            call.count = count_from_numels(call.kind, in_numel, out_numel, 0);  // all-to-all: settled below
+          if (call.kind == "alltoall") {
+            if (!(seen & (1u << 5))) in_tensors.clear();
+            if (!(seen & (1u << 6))) out_tensors.clear();
+            pend.send = per_peer(in_split, in_tensors);
+            pend.recv = per_peer(out_split, out_tensors);
+            pend.in_numel = in_numel;
+            pend.out_numel = out_numel;
+          }
           call.t_issue = created;
           call.t_start = has_time(started) ? started : created;
           if (duration_ms >= 0 && has_time(call.t_start)) call.t_end = call.t_start + duration_ms * 1000.0;
@@ -461,7 +538,12 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
     };
     if (call.kind == "alltoall" && call.count) {
       const auto n = ranks && !ranks->empty() ? static_cast<std::int32_t>(ranks->size()) : rf.world;
-      call.count = n > 0 ? *call.count / static_cast<std::uint64_t>(n) : *call.count;
+      Pending& p = pending[i];
+      const std::string wrong = settle_alltoall(call, n, std::move(p.send), std::move(p.recv), p.in_numel, p.out_numel);
+      if (!wrong.empty())
+        return make_error("import.bad_field", call.name + " (" + call.where + "): its " + wrong,
+                          "an all-to-all names one split size per member of its group",
+                          Location{file, 0, 0, call.where});
     }
     if (call.p2p && call.peer < 0) {
       const Pending& p = pending[i];

@@ -10,7 +10,8 @@
 //             "Rank": 0, "Seq": 41}}
 //   {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ...same args}
 //
-// with the file's own rank under "distributedInfo" and its clock's origin in
+// (an all-to-all adds "In split size" and "Out split size": "[3, 1, 2]", rows per peer,
+// or "[]" for an even split) with the file's own rank under "distributedInfo" and its clock's origin in
 // "baseTimeNanoseconds". For send and recv, "Rank" is the peer's rank in the group, as
 // ProcessGroupNCCL records it.
 //
@@ -43,6 +44,7 @@ struct Event {
   // Collective arguments (newer traces).
   bool comms = false;
   std::string coll_name, dtype, pg_name, pg_desc, pg_ranks_text;
+  std::string in_split, out_split;  // all-to-all: "[3, 1, 2]" rows per peer, "[]" for an even split
   std::int64_t in_nelems = -1, out_nelems = -1, group_size = -1, rank = -1, seq = -1;
   std::int64_t rank_start = -1, rank_stride = -1, src_rank = -1, dst_rank = -1;
   // "Input Dims" (older traces profiled with record_shapes=True).
@@ -129,6 +131,12 @@ void read_args(Cursor& c, Event& e) {
       e.in_nelems = int_or_text(c, "In msg nelems");
     } else if (k == "Out msg nelems") {
       e.out_nelems = int_or_text(c, "Out msg nelems");
+    } else if (k == "In split size") {
+      if (c.peek() == Cursor::Type::string) e.in_split.assign(c.string("In split size"));
+      else c.skip();
+    } else if (k == "Out split size") {
+      if (c.peek() == Cursor::Type::string) e.out_split.assign(c.string("Out split size"));
+      else c.skip();
     } else if (k == "Group size") {
       e.group_size = int_or_text(c, "Group size");
     } else if (k == "Process Group Name") {
@@ -173,6 +181,36 @@ void read_args(Cursor& c, Event& e) {
       c.skip();
     }
   }
+}
+
+// An all-to-all's blocks from "In split size" and "Out split size" (rows of the
+// tensor's first dimension; the row's elements follow from "In msg nelems"). A list the
+// profiler cut short ("[3, 1, ...]") says the call was split but not how.
+std::string settle_profiled_alltoall(JobCall& call, const Event& e, std::uint64_t in, std::uint64_t out,
+                                     std::int32_t group_size) {
+  auto side = [](const std::string& text, std::uint64_t numel, bool& known) {
+    std::vector<std::uint64_t> per;
+    if (text.empty()) return per;
+    auto rows = parse_count_list(text);
+    if (!rows) {
+      known = false;
+      return per;
+    }
+    std::uint64_t total = 0;
+    for (auto r : *rows) total += r;
+    const std::uint64_t row = total ? numel / total : 0;
+    for (auto r : *rows) per.push_back(r * row);
+    return per;
+  };
+  bool known = true;
+  auto send = side(e.in_split, in, known);
+  auto recv = side(e.out_split, out, known);
+  if (!known) {
+    call.kind = "alltoallv";
+    call.count = in;
+    return "";
+  }
+  return settle_alltoall(call, group_size, std::move(send), std::move(recv), in, out);
 }
 
 Event read_event(Cursor& c) {
@@ -410,6 +448,15 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
           g.ranks.push_back(static_cast<std::int32_t>(e->rank_start + i * stride));
       }
       if (!rf.groups.count(g.id) || rf.groups[g.id].ranks.empty()) rf.groups[g.id] = g;
+      if (call.kind == "alltoall" && call.count) {
+        const auto n = e->group_size > 0 ? static_cast<std::int32_t>(e->group_size)
+                                         : static_cast<std::int32_t>(rf.groups[g.id].ranks.size());
+        const std::string wrong = settle_profiled_alltoall(call, *e, in, out, n);
+        if (!wrong.empty())
+          return make_error("import.bad_field", call.name + " (" + call.where + "): its " + wrong,
+                            "an all-to-all names one split size per member of its group",
+                            Location{file, 0, 0, call.where});
+      }
       if (call.p2p) {
         // For send and recv ProcessGroupNCCL records the peer as "Rank" (a group rank).
         std::int64_t peer = call.kind == "send" ? e->dst_rank : e->src_rank;

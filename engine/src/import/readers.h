@@ -75,6 +75,21 @@ std::string nccl_reduce_op(int number);  // "sum", ... or "" for others
 std::uint64_t count_from_numels(std::string_view kind, std::uint64_t in_numel, std::uint64_t out_numel,
                                 std::int32_t group_size);
 
+// An all-to-all's blocks, once its group's size is known. `send` and `recv` are the
+// elements per peer as the file gives them (empty: not given, the tensor is split
+// evenly, as PyTorch does without split sizes); `in_numel` and `out_numel` the whole
+// tensors. Equal blocks leave an alltoall of one block; others make the call an
+// alltoallv with its JobCall::send_counts and recv_counts, or, when the file cannot
+// say (one tensor each, of sizes that cannot be split evenly), an alltoallv without
+// them. Returns "" or what is wrong (a list that is not one number per member).
+std::string settle_alltoall(JobCall& c, std::int32_t group_size, std::vector<std::uint64_t> send,
+                            std::vector<std::uint64_t> recv, std::uint64_t in_numel, std::uint64_t out_numel);
+// The same call in two sources: the same kind, an all-to-all even or not.
+bool same_kind(std::string_view a, std::string_view b);
+// "[3, 1, 2]" (the profiler writes split sizes as text); nullopt when it is not such a
+// list or was cut short ("[3, 1, ...]").
+std::optional<std::vector<std::uint64_t>> parse_count_list(std::string_view text);
+
 // "[0, 1, 2, 3]" (PyTorch writes group ranks as text); nullopt when it is not such a
 // list or was cut short ("[0, 1, ..., 63]").
 std::optional<std::vector<std::int32_t>> parse_rank_list(std::string_view text);

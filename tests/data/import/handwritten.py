@@ -3,7 +3,7 @@ PyTorch's profiler traces (Kineto, with record_param_comms), Flight Recorder dum
 ProcessGroupNCCL writes them, and an NCCL_DEBUG=INFO log. Every field is one the
 formats document; the values are chosen so that the tests can check each call.
 
-    python3 handwritten.py      # rewrites kineto/, fr/ and nccl/ next to this file
+    python3 handwritten.py      # rewrites kineto/, fr/, nccl/ and a2a/ next to this file
 """
 
 import json
@@ -196,7 +196,75 @@ def nccl_log(with_calls):
     return "\n".join(lines) + "\n"
 
 
+# --- all-to-all with split sizes ------------------------------------------------------
+# Three ranks route tokens of A2A_ROW elements unevenly: rank r sends A2A_TABLE[r][p]
+# tokens to rank p (a mixture of experts' dispatch), then all three exchange two tokens
+# each (an even all-to-all) and all-reduce.
+A2A_RANKS = 3
+A2A_ROW = 4
+A2A_TABLE = [[2, 0, 5], [1, 3, 1], [4, 2, 0]]
+A2A_GROUP = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1, 2]"}}
+
+
+def a2a_entry(i, seq, name, ins, outs, extra=None):
+    t = BASE_NS + i * 1_000_000
+    e = {"record_id": i, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": seq,
+         "p2p_seq_id": 0, "op_id": seq, "profiling_name": name, "time_created_ns": t, "duration_ms": 0.2,
+         "input_sizes": ins, "input_dtypes": ["Float"] * len(ins), "output_sizes": outs,
+         "output_dtypes": ["Float"] * len(outs), "state": "completed", "time_discovered_started_ns": t + 1000,
+         "time_discovered_completed_ns": t + 300_000, "retired": True, "timeout_ms": 600000, "is_p2p": False}
+    e.update(extra or {})
+    return e
+
+
+def a2a_fr(rank, variant):
+    """variant "list": all_to_all with one tensor per peer, as ProcessGroupNCCL records
+    it; "single": all_to_all_single, whose dump has the whole tensors only; "mismatch":
+    the split sizes `collscope record` adds, with rank 2 expecting 3 tokens from rank 0
+    where rank 0 sends 5."""
+    row = A2A_TABLE[rank]
+    col = [A2A_TABLE[p][rank] for p in range(A2A_RANKS)]
+    if variant == "list":
+        first = a2a_entry(0, 1, "nccl:all_to_all", [[n, A2A_ROW] for n in row], [[n, A2A_ROW] for n in col])
+    else:
+        extra = None
+        if variant == "mismatch":
+            out_split = list(col)
+            if rank == 2:
+                out_split[0] = 3
+            extra = {"input_split_sizes": row, "output_split_sizes": out_split}
+        first = a2a_entry(0, 1, "nccl:all_to_all", [[sum(row), A2A_ROW]], [[sum(col), A2A_ROW]], extra)
+    even = a2a_entry(1, 2, "nccl:all_to_all", [[2, A2A_ROW]] * A2A_RANKS, [[2, A2A_ROW]] * A2A_RANKS)
+    last = a2a_entry(2, 3, "nccl:all_reduce", [[1024]], [[1024]])
+    return {"version": "2.4", "pg_config": A2A_GROUP, "entries": [first, even, last]}
+
+
+def a2a_kineto(rank):
+    """Newer PyTorch's profiler: record_param_comms with "In split size" and "Out split
+    size" (rows per peer, as text), and "[]" for the even all-to-all."""
+    row = A2A_TABLE[rank]
+    col = [A2A_TABLE[p][rank] for p in range(A2A_RANKS)]
+    calls = [("all_to_allv", sum(row) * A2A_ROW, sum(col) * A2A_ROW, str(row), str(col)),
+             ("all_to_all", 6 * A2A_ROW, 6 * A2A_ROW, "[]", "[]"),
+             ("allreduce", 1024, 1024, "[]", "[]")]
+    events = []
+    for i, (name, n_in, n_out, in_split, out_split) in enumerate(calls):
+        args = {"External id": 10 + i, "Collective name": name, "dtype": "Float", "In msg nelems": n_in,
+                "Out msg nelems": n_out, "In split size": in_split, "Out split size": out_split,
+                "Global rank start": 0, "Global rank stride": 1, "Group size": A2A_RANKS,
+                "Process Group Name": "0", "Process Group Description": "default_pg",
+                "Process Group Ranks": "[0, 1, 2]", "Rank": rank, "Seq": i + 1}
+        events.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 100 + rank, "tid": 1,
+                       "ts": 1000.0 + 1000.0 * i, "dur": 20.0, "args": args})
+    return {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": A2A_RANKS},
+            "baseTimeNanoseconds": BASE_NS, "traceEvents": events}
+
+
 def main():
+    for r in range(A2A_RANKS):
+        for variant in ("list", "single", "mismatch"):
+            write("a2a/fr_%s/nccl_trace_rank_%d" % (variant, r), a2a_fr(r, variant))
+        write("a2a/kineto/rank%d.json" % r, a2a_kineto(r))
     for r in range(WORLD):
         write("kineto/rank%d.json" % r, kineto(r))
         for variant in ("ok", "desync", "hang", "straggler"):

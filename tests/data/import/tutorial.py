@@ -103,6 +103,36 @@ def ddp(rank, size):
         b /= size
 
 
+TOKEN = 8  # elements per token of the mixture of experts
+
+
+def moe_table(size):
+    """Tokens rank r's router sends to expert p: uneven, some none at all."""
+    return [[(3 * r + 2 * p + 1) % 5 for p in range(size)] for r in range(size)]
+
+
+def moe(rank, size):
+    """A mixture of experts' layer, as MoE tutorials write it: every rank routes its
+    tokens to the experts (all_to_all_single with split sizes: rank r sends
+    moe_table[r][p] tokens to rank p), each expert works on what it received, and a
+    second all_to_all_single with the transposed splits brings every token home. Then
+    an all-to-all without split sizes (an even one)."""
+    table = moe_table(size)
+    send = table[rank]
+    recv = [table[p][rank] for p in range(size)]
+    tokens = torch.arange(sum(send) * TOKEN, dtype=torch.float32).reshape(-1, TOKEN) + 1000 * rank
+    expert_in = torch.empty(sum(recv), TOKEN)
+    dist.all_to_all_single(expert_in, tokens, output_split_sizes=recv, input_split_sizes=send)
+    expert_in *= 2  # the expert
+    home = torch.empty_like(tokens)
+    dist.all_to_all_single(home, expert_in, output_split_sizes=send, input_split_sizes=recv)
+    assert torch.equal(home, tokens * 2)
+    even = torch.full((size * 4,), float(rank))
+    mixed = torch.empty_like(even)
+    dist.all_to_all_single(mixed, even)
+    assert [float(x) for x in mixed[::4]] == [float(p) for p in range(size)]
+
+
 def run(rank, size, program, port, profile_dir):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
