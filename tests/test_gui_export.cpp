@@ -339,6 +339,28 @@ TEST_CASE("gui export: a video says clearly when ffmpeg is absent, and pipes the
   CHECK(bytes.compare(4, 4, "ftyp") == 0);  // an MP4 file starts with its file-type box
 }
 
+TEST_CASE("gui export: a GIF interrupted while it is filmed leaves nothing at its name") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("interrupt");
+  const auto file = dir / "ring16.json";
+  std::ofstream(file) << R"({"version": 1, "title": "A long ring", "description": "Sixteen ranks, thirty steps.",
+    "ranks": 16, "buffers": {"x": {"count": 32, "init": "rank_index"}},
+    "program": [{"op": "allreduce", "buffer": "x", "algorithm": "ring", "caption": "the sum everywhere"}]})";
+  const auto out = dir / "long.gif";
+  // SIGTERM a second into the film (of some 150 frames): exit 143, no GIF, no temporary file. (Not SIGINT:
+  // a shell starts background jobs with it ignored, and collscope keeps an ignored signal ignored.)
+  auto o = shell("XDG_CONFIG_HOME=" + dir.string() + " xvfb-run -a sh -c '" + std::string(COLLSCOPE_BINARY) + " gui " +
+                 file.string() + " --size 1600x900 --gif " + out.string() +
+                 " & pid=$!; sleep 1; kill -TERM $pid; wait $pid; echo exit=$?'");
+  CHECK_MESSAGE(o.out.find("exit=143") != std::string::npos, o.out);
+  CHECK_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(dir))
+    CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+}
+
 TEST_CASE("gui export: a quiz question on a screenshot, over a canvas without the step's arrows") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");
