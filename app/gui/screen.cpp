@@ -325,7 +325,7 @@ void Screen::frame(float dt) {
     // In the middle of the canvas, which a ring of boxes leaves free.
     const float canvas_w = size.x - left;
     quiz_panel_.draw(quiz_, lesson_, pb_, canvas_quiz_, {left + canvas_w / 2, canvas_h / 2},
-                     std::min(canvas_w * 0.42f, 640 * s), window_.fonts());
+                     std::min(canvas_w * 0.36f, 640 * s), window_.fonts());
   }
   what_if_.draw(lesson_, show_what_if_, s);
   if (show_keys_) keys_overlay(size.x, size.y);
