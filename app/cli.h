@@ -83,17 +83,29 @@ struct GuiFlags {
   std::string file;        // scenario; "" = the default lesson
   std::int32_t step = 0;   // position shown by --screenshot (steps applied)
   std::string screenshot;  // write one frame to this PNG and exit
-  std::string size = "1600x900";
+  std::string size;        // WxH; "" = 1600x900, or 1280x720 for --gif (a lesson of 8 ranks stays under 2 MB)
   bool presenter = false;
   std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
   std::string slides;             // write one PNG per step into this folder (the Export panel's sequence) and exit
   std::string export_trace;       // write the run's trace from the window (the Export panel's trace) and exit
   bool what_if = false;           // with --screenshot: the "what if" window open
+  std::string gif;                // write the lesson as an animated GIF and exit
+  std::string video;              // write the lesson as a video through ffmpeg and exit
+  std::string steps;              // with --gif or --video: "A..B", positions as --step counts ("" = all)
+  bool quiz = false;              // quiz mode (Q): a question before every step
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
 bool display_present();
 int cmd_gui(const GuiFlags& f);
+
+// `collscope quiz FILE` (cmd_quiz.cpp): the window's quiz as a worksheet and its key.
+struct QuizFlags {
+  std::string file;
+  bool no_key = false;    // the worksheet alone
+  bool key_only = false;  // the key alone
+};
+int cmd_quiz(const QuizFlags& f);
 
 // `collscope calibrate` (cmd_calibrate.cpp).
 struct CalibrateFlags {

@@ -125,13 +125,24 @@ int run(int argc, char** argv) {
   gui->add_option("--step", gf.step, "with --screenshot: steps applied before the frame (default 0)")
       ->check(whole_number<std::int32_t>());
   gui->add_option("--screenshot", gf.screenshot, "render one frame offscreen to this PNG file and exit");
-  gui->add_option("--size", gf.size, "window size WxH (default 1600x900)");
+  gui->add_option("--size", gf.size, "window size WxH (default 1600x900; 1280x720 for --gif)");
   gui->add_flag("--presenter", gf.presenter, "presenter mode: large fonts, high contrast (F11 in the window)");
   gui->add_option("--bench-frames", gf.bench_frames, "animate this many frames, print frame times and exit")
       ->check(whole_number<std::int32_t>());
   gui->add_option("--slides", gf.slides, "render every step offscreen to FOLDER/step-NNN.png (for slides) and exit");
   gui->add_option("--export-trace", gf.export_trace, "write the run's trace as the Export panel does, and exit");
+  gui->add_option("--gif", gf.gif, "film the lesson (or --steps A..B) as an animated GIF with its captions, and exit");
+  gui->add_option("--video", gf.video, "film it as a video (OUT.mp4, .mkv or .webm) through ffmpeg, and exit");
+  gui->add_option("--steps", gf.steps, "with --gif or --video: positions A..B (steps applied, as --step counts)");
+  gui->add_flag("--quiz", gf.quiz,
+                "quiz mode (Q): a question before every step; with --screenshot, the question of --step");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
+
+  app::QuizFlags qf;
+  auto* quiz = app.add_subcommand("quiz", "the quiz of a lesson: a question before every step, then the answers");
+  quiz->add_option("scenario", qf.file, "scenario file")->required();
+  quiz->add_flag("--no-key", qf.no_key, "print the worksheet without the answers");
+  quiz->add_flag("--key", qf.key_only, "print the answers only");
 
   app::CalibrateFlags cf;
   app::add_calibrate_command(app, cf);
@@ -161,6 +172,7 @@ int run(int argc, char** argv) {
   if (*analyze) return app::cmd_analyze(analyze_files, analyze_json);
   if (*bench) return app::cmd_bench(bf);
   if (*gui) return app::cmd_gui(gf);
+  if (*quiz) return app::cmd_quiz(qf);
   if (*cf.command) return app::cmd_calibrate(cf);
   if (*pf.command) return app::cmd_predict(pf);
   if (*imf.import_cmd) return app::cmd_import(imf);

@@ -42,6 +42,21 @@ void draw_cell(ImDrawList* dl, const view::Cell& cell, ImVec2 a, ImVec2 b, float
   }
 }
 
+// A cell of the row the quiz asks about: outlined in white when picked, in grey when
+// not; a click on it is handed to the quiz.
+void quiz_cell(ImDrawList* dl, CanvasQuiz& quiz, const view::BufferRow& row, const view::Cell& cell, ImVec2 a, ImVec2 b,
+               bool over, float scale) {
+  const auto& p = quiz.picked;
+  const bool picked = std::find(p.begin(), p.end(), cell.first) != p.end();
+  dl->AddRect(a, b, picked ? IM_COL32(255, 255, 255, 255) : IM_COL32(150, 150, 160, 200), 0, 0,
+              std::round((picked ? 3.0f : 1.0f) * scale));
+  if (over && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+    quiz.clicked_first = static_cast<std::int64_t>(cell.first);
+    quiz.clicked_count = cell.count;
+  }
+  quiz.per_cell = row.per_cell;
+}
+
 void cell_tooltip(const view::LessonRun& run, std::int32_t rank, const view::BufferRow& row, const view::Cell& cell) {
   ImGui::BeginTooltip();
   ImGui::Text("rank %d, buffer \"%s\"", rank, row.name.c_str());
@@ -140,7 +155,7 @@ void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope)
 // returns the rank under the pointer (-1: none).
 std::int32_t CanvasPanel::draw_boxes(ImDrawList* dl, const LessonState& lesson, const view::LessonRun& run,
                                      const view::CellsView& cv, const view::CanvasGeometry& g, const Highlight& hl,
-                                     bool presenter, float scale) {
+                                     bool presenter, float scale, CanvasQuiz* quiz) {
   const float font = g.font;
   const bool small = g.small;
   const float label_size = g.label_size;
@@ -213,13 +228,15 @@ std::int32_t CanvasPanel::draw_boxes(ImDrawList* dl, const LessonState& lesson, 
                      {static_cast<float>(row.cells.size()) / W, static_cast<float>(image_row + 1) / H});
         dl->ChannelsSetCurrent(1);
       }
+      const bool pickable = quiz && quiz->rank == rc.rank && quiz->buf == row.buf;
       for (std::size_t c = 0; c < row.cells.size(); ++c) {
-        if (dense && !inside) break;  // only the hover test needs the cells one by one
+        if (dense && !inside && !pickable) break;  // only the hover test needs the cells one by one
         const view::Rect cr = g.cell(rc.rank, ri, c, row.cells.size());
         const ImVec2 a = iv(cr.min), b = iv(cr.max);
         if (!dense) draw_cell(dl, row.cells[c], a, b, scale);
-        if (inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
-          cell_tooltip(run, rc.rank, row, row.cells[c]);
+        const bool over = inside && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
+        if (pickable) quiz_cell(dl, *quiz, row, row.cells[c], a, b, over, scale);
+        if (over) cell_tooltip(run, rc.rank, row, row.cells[c]);
       }
     }
     if (inside) hover_rank = rc.rank;
@@ -288,7 +305,8 @@ void CanvasPanel::draw_arrows(ImDrawList* dl, LessonState& lesson, const view::C
   dl->ChannelsMerge();
 }
 
-void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale) {
+void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale,
+                       CanvasQuiz* quiz) {
   const view::LessonRun* run = lesson.run();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (!run || avail.x < 50 || avail.y < 50) return;
@@ -320,8 +338,8 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
                      g.area.min.y + g.layout.boxes[static_cast<std::size_t>(b.parent)].centre.y},
                     IM_COL32(110, 110, 120, 160), 2 * scale);
 
-  const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale);
-  draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
+  const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale, quiz);
+  if (!quiz || !quiz->hide_arrows) draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
   draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font, lesson.colour_scope());
   if (ImGui::IsWindowHovered()) hl.rank = hover_rank;
   ImGui::Dummy(avail);

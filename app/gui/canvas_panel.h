@@ -11,15 +11,27 @@
 
 namespace collscope::app {
 
+// What quiz mode asks of the canvas: no arrows while a step's question is open (they
+// would give the answer away), and the cells of one row that can be picked, outlined
+// when picked. The canvas reports a click on one of them.
+struct CanvasQuiz {
+  bool hide_arrows = false;
+  std::int32_t rank = -1, buf = -1;               // the row whose cells can be picked (-1: none)
+  std::vector<std::uint64_t> picked;              // first element of every picked cell
+  std::int64_t clicked_first = -1;                // out: the cell clicked this frame (-1: none)
+  std::uint64_t clicked_count = 0, per_cell = 1;  // out: its elements, and the row's elements per cell
+};
+
 class CanvasPanel {
  public:
   // Draws into the current ImGui window's remaining space.
-  void draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale);
+  void draw(LessonState& lesson, const view::Playback& pb, Highlight& hl, bool presenter, float scale,
+            CanvasQuiz* quiz = nullptr);
 
  private:
   std::int32_t draw_boxes(ImDrawList* dl, const LessonState& lesson, const view::LessonRun& run,
                           const view::CellsView& cv, const view::CanvasGeometry& g, const Highlight& hl, bool presenter,
-                          float scale);
+                          float scale, CanvasQuiz* quiz);
   void draw_arrows(ImDrawList* dl, LessonState& lesson, const view::CellsView& cv, const view::CanvasGeometry& g,
                    const view::Playback& pb, const Highlight& hl, float scale, const view::MeasureText& measure);
 

@@ -28,6 +28,7 @@ class LessonState {
  public:
   void set_run(std::shared_ptr<const view::LessonRun> run);
   const view::LessonRun* run() const { return run_.get(); }
+  const std::shared_ptr<const view::LessonRun>& shared_run() const { return run_; }
   std::int32_t steps() const { return run_ ? static_cast<std::int32_t>(run_->schedule.steps.size()) : 0; }
 
   // Cells after `applied` steps; nullptr (and error()) when the bytes cannot be restored.

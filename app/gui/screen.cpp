@@ -87,11 +87,29 @@ bool Screen::poll() {
   std::shared_ptr<const view::LessonRun> run = *r->run;
   if (adopt_params_) params_.adopt(run->scenario, run->schedule, params_.backend());
   lesson_.set_run(run);
+  rebuild_quiz();
   const std::int32_t keep = pb_.applied;
   pb_.steps = lesson_.steps();
   pb_.jump(file_.empty() ? keep : 0);  // a re-plan keeps the place where it can
   pb_.playing = false;
   return true;
+}
+
+void Screen::set_quiz(bool on) {
+  quiz_on_ = on;
+  rebuild_quiz();
+}
+
+void Screen::rebuild_quiz() {
+  // A new lesson (or quiz mode turned on) starts a new score.
+  quiz_.start({});
+  if (!quiz_on_ || !lesson_.run()) return;
+  auto questions = view::build_quiz(lesson_.shared_run());
+  if (!questions) {
+    work_.error = questions.error().format();
+    return;
+  }
+  quiz_.start(std::move(*questions));
 }
 
 void Screen::handle_keys() {
@@ -111,6 +129,7 @@ void Screen::handle_keys() {
   if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) settings_.show_timeline = !settings_.show_timeline;
   if (ImGui::IsKeyPressed(GLFW_KEY_W, false)) show_what_if_ = !show_what_if_;
   if (ImGui::IsKeyPressed(GLFW_KEY_C, false)) per_call_colours_ = !per_call_colours_;
+  if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) set_quiz(!quiz_on_);
 }
 
 void Screen::left_panel(float w, float h) {
@@ -124,12 +143,13 @@ void Screen::left_panel(float w, float h) {
     if (auto sc = params_.draw()) open_scenario(std::move(*sc));
     settings_.backend = params_.backend();
   }
-  if (ImGui::CollapsingHeader("Export")) (void)request_export(export_.draw());
+  if (ImGui::CollapsingHeader("Export")) (void)request_export(export_.draw(export_progress()));
   if (ImGui::CollapsingHeader("View")) {
     ImGui::Checkbox("presenter mode (F11)", &settings_.presenter);
     ImGui::Checkbox("timeline (T)", &settings_.show_timeline);
     ImGui::Checkbox("what if: every algorithm on a topology (W)", &show_what_if_);
     ImGui::Checkbox("colours per call: each call's own inputs (C)", &per_call_colours_);
+    if (bool q = quiz_on_; ImGui::Checkbox("quiz: a question before every step (Q)", &q)) set_quiz(q);
     ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
     ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart, ? every key");
     if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
@@ -151,12 +171,17 @@ void Screen::keys_overlay(float w, float h) {
     }
     ImGui::EndTable();
   }
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+  ImGui::TextDisabled("%s", view::quiz_help().c_str());
+  ImGui::PopTextWrapPos();
   ImGui::End();
 }
 
 Status Screen::request_export(const ExportRequest& r) {
   if (r.kind == ExportRequest::Kind::none) return ok_status();
+  if (exporting()) return ok_status();  // one export at a time; the panel shows its progress
   export_error_.reset();
+  export_summary_.clear();
   exported_frames_ = 0;
   auto fail = [&](Error e) -> Status {
     export_.set_message(e.format());
@@ -167,11 +192,14 @@ Status Screen::request_export(const ExportRequest& r) {
   if (!run) return fail(make_error("gui.export", "nothing to export yet", "wait until the lesson has run"));
   if (r.path.empty()) return fail(make_error("gui.export", "no file or folder name given", "type a name first"));
   // A trace or a PNG never replaces the lesson it shows, nor a device or a folder.
-  if (r.kind == ExportRequest::Kind::trace || r.kind == ExportRequest::Kind::png) {
+  if (r.kind != ExportRequest::Kind::sequence) {
     std::vector<std::string> inputs;
     if (!file_.empty()) inputs.push_back(file_);
-    const OutputPath out{r.path, "the export", r.kind == ExportRequest::Kind::trace ? "trace.io" : "gui.png_io"};
-    if (auto st = check_outputs(inputs, {out}); !st) return fail(st.error());
+    const char* id = r.kind == ExportRequest::Kind::trace   ? "trace.io"
+                     : r.kind == ExportRequest::Kind::gif   ? "gui.gif_io"
+                     : r.kind == ExportRequest::Kind::video ? "gui.video_io"
+                                                            : "gui.png_io";
+    if (auto st = check_outputs(inputs, {OutputPath{r.path, "the export", id}}); !st) return fail(st.error());
   }
   switch (r.kind) {
     case ExportRequest::Kind::trace: {
@@ -193,13 +221,55 @@ Status Screen::request_export(const ExportRequest& r) {
       export_.set_message("writing one PNG per step to " + r.path + " ...");
       break;
     }
+    case ExportRequest::Kind::gif:
+    case ExportRequest::Kind::video:
+      if (auto st = start_film(r); !st) return fail(st.error());
+      break;
     case ExportRequest::Kind::none:
       break;
   }
   return ok_status();
 }
 
+Status Screen::start_film(const ExportRequest& r) {
+  auto range = view::parse_step_range(r.steps, pb_.steps);
+  if (!range) return range.error();
+  auto film = view::Film::open(r.kind == ExportRequest::Kind::gif ? view::FilmKind::gif : view::FilmKind::video, r.path,
+                               view::plan_movie(*range));
+  if (!film) return film.error();
+  film_ = std::move(*film);
+  film_saved_ = pb_;
+  export_.set_message("filming steps " + std::to_string(range->first) + ".." + std::to_string(range->last) + " into " +
+                      r.path + " ...");
+  return ok_status();
+}
+
+ExportProgress Screen::export_progress() const {
+  if (!film_) return {};
+  return {film_->rendered(), film_->total()};
+}
+
+void Screen::film_frame() {
+  int w = 0, h = 0;
+  auto px = window_.capture(w, h);
+  Status st = film_->take(px, w, h);
+  if (!st) {
+    export_error_ = st.error();
+    export_.set_message(st.error().format());
+  } else if (film_->done()) {
+    export_summary_ = film_->summary();
+    exported_frames_ = static_cast<std::int32_t>(film_->encoded_frames());
+    export_.set_message(export_summary_);
+  }
+  if (film_->done()) {
+    film_.reset();
+    pb_ = film_saved_;
+  }
+}
+
 void Screen::frame(float dt) {
+  const std::int32_t before = pb_.applied;  // where the frame began: the quiz holds forward moves
+  const bool quiz = quiz_on_ && quiz_.active() && !exporting();
   handle_keys();
   window_.request_fonts(settings_.zoom, settings_.presenter);
   settings_.speed = pb_.speed;
@@ -208,9 +278,14 @@ void Screen::frame(float dt) {
     pb_.jump(seq_.k);
     pb_.t = seq_.k < pb_.steps ? 0.35f : 0.0f;
     pb_.playing = false;
+  } else if (const view::MovieFrame* f = film_ ? film_->next() : nullptr) {
+    pb_.jump(f->applied);
+    pb_.t = f->t;
+    pb_.playing = false;
   } else {
     pb_.tick(dt);
   }
+  if (quiz) quiz_.gate(pb_, before);
   lesson_.set_colour_scope(per_call_colours_ ? view::ColourScope::call : view::ColourScope::program);
   const ImVec2 size = ImGui::GetIO().DisplaySize;
   const float s = window_.ui_scale();
@@ -226,7 +301,8 @@ void Screen::frame(float dt) {
   ImGui::SetNextWindowPos({left, 0});
   ImGui::SetNextWindowSize({size.x - left, canvas_h});
   ImGui::Begin("Canvas", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | (presenter ? ImGuiWindowFlags_NoTitleBar : 0));
-  canvas_.draw(lesson_, pb_, hl_, presenter, s);
+  if (quiz) quiz_panel_.prepare(quiz_, lesson_, pb_, canvas_quiz_);
+  canvas_.draw(lesson_, pb_, hl_, presenter, s, quiz ? &canvas_quiz_ : nullptr);
   ImGui::End();
 
   ImGui::SetNextWindowPos({left, canvas_h});
@@ -244,6 +320,13 @@ void Screen::frame(float dt) {
     ImGui::End();
   }
 
+  if (quiz) {
+    quiz_.gate(pb_, before);  // the controls and the timeline move the lesson too
+    // In the middle of the canvas, which a ring of boxes leaves free.
+    const float canvas_w = size.x - left;
+    quiz_panel_.draw(quiz_, lesson_, pb_, canvas_quiz_, {left + canvas_w / 2, canvas_h / 2},
+                     std::min(canvas_w * 0.36f, 640 * s), window_.fonts());
+  }
   what_if_.draw(lesson_, show_what_if_, s);
   if (show_keys_) keys_overlay(size.x, size.y);
   if (blank_) {
@@ -271,6 +354,7 @@ void Screen::frame(float dt) {
 }
 
 void Screen::after_render() {
+  if (film_) film_frame();
   if (!png_request_.empty()) {
     int w = 0, h = 0;
     auto px = window_.capture(w, h);

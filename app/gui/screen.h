@@ -4,6 +4,7 @@
 // plain state they share; each panel owns its own state.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,8 +15,11 @@
 #include "gui/export_panel.h"
 #include "gui/lesson_state.h"
 #include "gui/params_panel.h"
+#include "gui/quiz_panel.h"
 #include "gui/timeline_panel.h"
+#include "gui/view/film.h"
 #include "gui/view/playback.h"
+#include "gui/view/quiz.h"
 #include "gui/view/run_worker.h"
 #include "gui/view/settings.h"
 #include "gui/what_if_panel.h"
@@ -40,7 +44,11 @@ class Screen {
   // or one frame per step into a folder over the next frames. A failure that is known at
   // once is returned; later ones land in export_error().
   Status request_export(const ExportRequest& r);
-  bool exporting() const { return seq_.active || !png_request_.empty(); }
+  bool exporting() const { return seq_.active || !png_request_.empty() || film_; }
+  // A GIF or video being filmed: frames rendered of all there are (total 0: none).
+  ExportProgress export_progress() const;
+  // What the last finished export said ("wrote lesson.gif (71 frames, 1.4 MB, 38.2 s)").
+  const std::string& export_summary() const { return export_summary_; }
   const std::optional<Error>& export_error() const { return export_error_; }
   std::int32_t exported_frames() const { return exported_frames_; }
 
@@ -51,6 +59,10 @@ class Screen {
   void show_what_if(bool on) { show_what_if_ = on; }
   void settle_what_if() { what_if_.settle(); }
   void show_keys(bool on) { show_keys_ = on; }
+  // Quiz mode (Q): a question before every step, the step played once it is answered.
+  void set_quiz(bool on);
+  bool quiz_on() const { return quiz_on_; }
+  const view::QuizSession& quiz() const { return quiz_; }
   void blank(bool on) { blank_ = on; }
   LessonState& lesson() { return lesson_; }
 
@@ -58,6 +70,7 @@ class Screen {
   void handle_keys();
   void left_panel(float w, float h);
   void keys_overlay(float w, float h);
+  void rebuild_quiz();
 
   Window& window_;
   Settings& settings_;
@@ -82,8 +95,18 @@ class Screen {
   bool per_call_colours_ = false;  // C: colours count each call's own inputs
   bool blank_ = false;             // B or .: a black screen, as a slide remote's blank key asks
   bool show_keys_ = false;         // ? or F1: the list of keys
+  bool quiz_on_ = false;           // Q: quiz mode
+  view::QuizSession quiz_;         // the lesson's questions and score (empty when off)
+  QuizPanel quiz_panel_;
+  CanvasQuiz canvas_quiz_;
+
+  Status start_film(const ExportRequest& r);
+  void film_frame();  // after_render: hands the frame to the film
 
   std::string png_request_;
+  std::string export_summary_;
+  std::unique_ptr<view::Film> film_;  // a GIF or video being filmed, one frame per rendered frame
+  view::Playback film_saved_;         // where the lesson was before filming
   std::optional<Error> export_error_;
   std::int32_t exported_frames_ = 0;  // PNGs written by the last export
   struct Sequence {

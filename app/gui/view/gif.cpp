@@ -65,7 +65,14 @@ Status GifEncoder::add(const std::vector<std::uint8_t>& rgba, int delay_cs) {
   f.pImageData = gif_->frame.data();
   f.delay = static_cast<std::uint16_t>(std::max(2, delay_cs));
   // Only what changed since the previous frame is encoded: most of a step is the same.
+  // Inside that window, unchanged pixels become the palette's spare (transparent) entry,
+  // which compresses into long runs.
   f.genFlags = CGIF_FRAME_GEN_USE_DIFF_WINDOW;
+  if (q_->spare_index() >= 0 && frames_ > 0) {
+    f.genFlags |= CGIF_FRAME_GEN_USE_TRANSPARENCY;
+    f.attrFlags = CGIF_FRAME_ATTR_HAS_SET_TRANS;
+    f.transIndex = static_cast<std::uint8_t>(q_->spare_index());
+  }
   if (cgif_addframe(gif_->gif, &f) != 0) return make_error("gui.gif", "libcgif could not add a frame");
   ++frames_;
   return ok_status();

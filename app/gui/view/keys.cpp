@@ -16,10 +16,21 @@ const std::vector<KeyHelp>& key_help() {
       {"T", "show or hide the timeline"},
       {"W", "the \"what if\" window: every algorithm's predicted time against message size"},
       {"C", "colours per call (each call's own inputs) or across the program (its original inputs, the default)"},
+      {"Q", "quiz mode: a question before every step, which plays once it is answered; a score per lesson"},
       {"? / F1", "this list of keys"},
       {"Escape", "close the list of keys, or end the blank screen"},
   };
   return keys;
+}
+
+const std::string& quiz_help() {
+  static const std::string text =
+      "Quiz mode (Q, or collscope gui FILE --quiz): before each step a question about it, generated from the "
+      "schedule: which cells of a rank change (click them), which rank sends to a rank, what value a rank will hold "
+      "(type it), which ranks hold a complete sum (tick them). Answer, and the step plays. Lessons add their own "
+      "questions (\"quiz\" in the file): lesson 30, quiz on the ring all-reduce. collscope quiz FILE prints them "
+      "with the answers.";
+  return text;
 }
 
 }  // namespace collscope::view

@@ -14,4 +14,7 @@ struct KeyHelp {
 
 const std::vector<KeyHelp>& key_help();
 
+// The paragraph under the keys about quiz mode and the quiz lesson.
+const std::string& quiz_help();
+
 }  // namespace collscope::view

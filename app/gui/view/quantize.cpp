@@ -15,8 +15,8 @@ void Quantizer::sample(const std::vector<std::uint8_t>& rgba) {
   }
 }
 
-void Quantizer::build(int max_colours) {
-  max_colours = std::clamp(max_colours, 2, 256);
+void Quantizer::build(int max_colours, bool spare) {
+  max_colours = std::clamp(max_colours, 2, spare ? 255 : 256);
   std::vector<std::uint32_t> used;
   for (std::uint32_t k = 0; k < bins_.size(); ++k)
     if (bins_[k].n) used.push_back(k);
@@ -31,9 +31,10 @@ void Quantizer::build(int max_colours) {
     palette_.push_back(static_cast<std::uint8_t>(b.g / b.n));
     palette_.push_back(static_cast<std::uint8_t>(b.b / b.n));
   }
-  // GIF palettes come in powers of two; pad with black.
+  // GIF palettes come in powers of two; pad with black (never chosen for a pixel).
+  used_ = palette_.size() / 3;
   std::size_t n = 2;
-  while (n < palette_.size() / 3) n *= 2;
+  while (n < used_ + (spare ? 1 : 0)) n *= 2;
   palette_.resize(n * 3, 0);
   std::fill(cache_.begin(), cache_.end(), -1);
 }
@@ -45,7 +46,7 @@ std::uint8_t Quantizer::nearest(std::uint8_t r, std::uint8_t g, std::uint8_t b) 
   const int cr = static_cast<int>((k >> 10) << 3) + 4, cg = static_cast<int>(((k >> 5) & 31) << 3) + 4,
             cb = static_cast<int>((k & 31) << 3) + 4;
   int best = 0, best_d = 1 << 30;
-  for (std::size_t i = 0; i < palette_.size() / 3; ++i) {
+  for (std::size_t i = 0; i < used_; ++i) {
     const int dr = palette_[3 * i] - cr, dg = palette_[3 * i + 1] - cg, db = palette_[3 * i + 2] - cb;
     const int d = 2 * dr * dr + 4 * dg * dg + 3 * db * db;  // green counts most to the eye
     if (d < best_d) best_d = d, best = static_cast<int>(i);

@@ -14,8 +14,12 @@ class Quantizer {
   // Counts the colours of an RGBA frame (w * h * 4 bytes).
   void sample(const std::vector<std::uint8_t>& rgba);
   // Chooses at most `max_colours` (2..256) entries from what was sampled: the most
-  // frequent 15-bit colours, each the mean of the pixels that fell in it.
-  void build(int max_colours = 256);
+  // frequent 15-bit colours, each the mean of the pixels that fell in it. With `spare`,
+  // the palette keeps one entry that no pixel maps to (spare_index()): a GIF's
+  // transparent colour, which marks the pixels a frame leaves as they were.
+  void build(int max_colours = 256, bool spare = false);
+  // An entry no pixel maps to, -1 when every entry is a colour.
+  int spare_index() const { return used_ < palette_.size() / 3 ? static_cast<int>(used_) : -1; }
   // RGB triples, size() / 3 entries.
   const std::vector<std::uint8_t>& palette() const { return palette_; }
   // The palette index of every pixel of an RGBA frame.
@@ -31,6 +35,7 @@ class Quantizer {
   };
   std::vector<Bin> bins_ = std::vector<Bin>(1 << 15);
   std::vector<std::uint8_t> palette_;
+  std::size_t used_ = 0;  // entries that are colours; the rest pad the palette to a power of two
   mutable std::vector<std::int16_t> cache_ = std::vector<std::int16_t>(1 << 15, -1);
 };
 

@@ -50,7 +50,8 @@
 //   scenario.unknown_init, scenario.buffer_too_small, scenario.in_place_unsupported,
 //   scenario.bad_call, scenario.conflicting_keys ("count" and "counts"), scenario.unknown_fault
 //   (a fault "kind" other than delay, corrupt, crash, hang), scenario.bad_name
-//   (buffer names must be non-empty and not start with '~', kept for scratch buffers).
+//   (buffer names must be non-empty and not start with '~', kept for scratch buffers),
+//   scenario.unknown_quiz_kind (a quiz "kind" other than changes, sender, value, complete).
 #pragma once
 
 #include <cstdint>
@@ -239,6 +240,32 @@ struct ExpectSpec {
   std::map<std::string, Location> field_where;  // of each key present ("holds/rank" for nested ones)
 };
 
+// A quiz question a lesson asks before a step runs ("quiz": [...], see the README's
+// "Quiz questions"); the answer is never written: the window and `collscope quiz`
+// work it out from the schedule. Kinds:
+//   changes   which cells of `rank`'s `buffer` does the step change?
+//   sender    which rank sends to `rank` in the step?
+//   value     what will `rank` hold at `element` of `buffer` after the step?
+//   complete  which ranks hold a complete reduction (every rank's contribution) after the step?
+//   {"step": 3, "kind": "value", "rank": 1, "element": 3, "text": "What does rank 1 hold at x[3] now?"}
+enum class QuizKind : std::uint8_t { changes, sender, value, complete };
+inline constexpr std::pair<std::string_view, QuizKind> kQuizKinds[] = {{"changes", QuizKind::changes},
+                                                                       {"sender", QuizKind::sender},
+                                                                       {"value", QuizKind::value},
+                                                                       {"complete", QuizKind::complete}};
+std::string_view name_of(QuizKind k);
+
+struct QuizSpec {
+  std::int32_t step = 0;  // the step index it comes before (0-based, as faults count steps)
+  QuizKind kind = QuizKind::changes;
+  std::int32_t rank = -1;     // changes, sender, value
+  std::string buffer;         // changes, value ("": the buffer the step writes on that rank)
+  std::int64_t element = -1;  // value
+  std::string text;           // the question in the lesson's words ("": the generated wording)
+  Location where;
+  std::map<std::string, Location> field_where;  // of each key present
+};
+
 struct Scenario {
   int version = 1;
   std::string title;
@@ -253,6 +280,7 @@ struct Scenario {
   // for lessons about stragglers, crashes, hangs and corrupted data.
   std::vector<Fault> faults;
   std::vector<Location> fault_where;  // of each fault entry (for errors found once the schedule exists)
+  std::vector<QuizSpec> quiz;         // questions of the lesson's own, asked before their steps
   std::string file;                   // where it was read from ("" for scenarios built from flags)
 };
 
@@ -305,6 +333,10 @@ Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options =
 // random: an integer in [min, max] hashed (splitmix64) from (seed, rank, index), so each
 // element's value does not depend on the order elements are filled in.
 double initial_value(const BufferSpec& b, std::int32_t rank, std::uint64_t index);
+
+// The buffer a quiz question is about: the one it names, else the first user buffer
+// `step` writes on `rank`, else the first user buffer; -1 when there is none.
+std::int32_t quiz_buffer_of(const Schedule& s, std::int32_t step, std::int32_t rank, const std::string& buffer);
 
 // Writes the scenario back as JSON (format version 1).
 std::string to_json(const Scenario& s);

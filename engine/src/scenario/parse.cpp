@@ -14,6 +14,7 @@
 #include "collscope/scenario.h"
 #include "scenario/json.h"
 #include "scenario/read_program.h"
+#include "scenario/read_quiz.h"
 #include "scenario/reader_base.h"
 #include "scenario/resolve.h"
 #include "scenario/suggest.h"
@@ -32,8 +33,8 @@ using scenario::kDTypeAliases;
 using scenario::names_of;
 using scenario::suggest;
 
-const std::vector<std::string> kTopKeys = {"version", "title",  "description", "ranks",  "dtype",
-                                           "buffers", "groups", "program",     "expect", "faults"};
+const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",  "dtype", "buffers",
+                                           "groups",  "program", "expect",      "faults", "quiz"};
 const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
 const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
@@ -137,6 +138,7 @@ class Reader : public scenario::ReaderBase {
     s.program = programs.read_program(*program, s);
     if (const Member* m = doc.find("expect")) s.expect = programs.read_expect(*m, s);
     if (const Member* m = doc.find("faults")) read_faults(*m, s);
+    if (const Member* m = doc.find("quiz")) s.quiz = scenario::read_quiz(file_, *m, s);
     // What only lowering can tell (buffer sizes, roots, matching messages) is checked
     // here too, so that a file that parses also lowers.
     if (scenario::is_collectives_only(s)) {
@@ -147,6 +149,12 @@ class Reader : public scenario::ReaderBase {
         if (auto lowered = lower_scenario(s); !lowered) throw Failure{lowered.error()};
     } else if (auto lowered = lower_scenario(s); !lowered) {
       throw Failure{lowered.error()};
+    }
+    // A quiz's steps and elements are checked on the schedule the lesson lowers to.
+    if (!s.quiz.empty()) {
+      auto lowered = lower_scenario(s);
+      if (!lowered) throw Failure{lowered.error()};
+      if (auto st = scenario::check_quiz(s, *lowered); !st) throw Failure{st.error()};
     }
     return s;
   }

@@ -298,6 +298,20 @@ std::string to_json(const Scenario& s) {
     }
     j["faults"] = std::move(faults);
   }
+  if (!s.quiz.empty()) {
+    ojson quiz = ojson::array();
+    for (const auto& q : s.quiz) {
+      ojson e = ojson::object();
+      e["step"] = q.step;
+      e["kind"] = std::string(name_of(q.kind));
+      if (q.rank >= 0) e["rank"] = q.rank;
+      if (!q.buffer.empty()) e["buffer"] = q.buffer;
+      if (q.element >= 0) e["element"] = q.element;
+      if (!q.text.empty()) e["text"] = q.text;
+      quiz.push_back(std::move(e));
+    }
+    j["quiz"] = std::move(quiz);
+  }
 
   std::string out;
   write(out, j, 0, 0);
