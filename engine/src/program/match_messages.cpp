@@ -17,8 +17,8 @@ Status Matcher::check_race(std::int32_t r, const Instance& in, const Region& reg
       if (!write && !writes) continue;
       const Instance& p = inst(r, static_cast<std::size_t>(q.inst));
       return make_error("program.race",
-                        who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " +
-                            who(r, p) + " is still pending",
+                        who(r, in) + (write ? " writes " : " reads ") + overlap_text(s_, reg) + " while " + who(r, p) +
+                            " is still pending",
                         "wait for request \"" + q.name + "\" before touching that buffer", where(in));
     }
   return ok_status();

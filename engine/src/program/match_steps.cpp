@@ -90,8 +90,7 @@ void Matcher::flush() {
     const OpRecord& rec = s_.ops[static_cast<std::size_t>(r)];
     const Instance* in = instance_of(r);
     if (in && in->kind == Kind::recv) continue;  // the send already says it
-    std::string text =
-        in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
+    std::string text = in && !in->caption.empty() ? in->caption : "rank " + std::to_string(rec.rank) + ": " + rec.text;
     if (said.insert(text).second) parts.push_back(std::move(text));
   }
   std::string caption;
@@ -221,12 +220,12 @@ Status Matcher::emit_inner(const Sync& sy, const CollArgs& args, std::int32_t in
         "give it one of collscope's algorithms", sy_where(sy, "algorithm"));
   // Its steps reduce with the custom call's operator, as every step of a call does.
   if (is_reducing(args.coll) && args.op != outer.args.op)
-    return make_error(
-        "scenario.bad_call",
-        op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
-            ", but the " + outer_name + " it implements combines with " + std::string(name_of(outer.args.op)) + " (" +
-            sy.where_text + ")",
-        "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"", sy_where(sy, "reduce_op"));
+    return make_error("scenario.bad_call",
+                      op.op + " inside this custom " + outer_name + " combines with " + std::string(name_of(args.op)) +
+                          ", but the " + outer_name + " it implements combines with " +
+                          std::string(name_of(outer.args.op)) + " (" + sy.where_text + ")",
+                      "give it \"reduce_op\": \"" + std::string(name_of(outer.args.op)) + "\"",
+                      sy_where(sy, "reduce_op"));
   const std::size_t first_buf = s_.buffers.size();
   const std::int32_t first = step_now();
   auto st = lower_call(s_, args, op.algorithm, sy.caption, index, t_.tuner, sy.group);

@@ -25,18 +25,18 @@ Status Matcher::at_end() const {
       return make_error("program.unmatched",
                         who(m.dst, b) + " never gets a message: rank " + std::to_string(m.src) +
                             " finished its program without a matching send to rank " + std::to_string(m.dst),
-                        "add a send (or isend) to rank " + std::to_string(m.dst) + " on rank " +
-                            std::to_string(m.src) + ", or remove this recv",
+                        "add a send (or isend) to rank " + std::to_string(m.dst) + " on rank " + std::to_string(m.src) +
+                            ", or remove this recv",
                         where(b));
     }
   for (std::size_t r = 0; r < st_.size(); ++r)
     if (!st_[r].pending.empty()) {
       const Request& q = st_[r].pending.front();
       const Instance& in = inst(static_cast<std::int32_t>(r), static_cast<std::size_t>(q.inst));
-      return make_error("program.unwaited", who(static_cast<std::int32_t>(r), in) + " is never waited for",
-                        "add {\"op\": \"wait\", \"request\": \"" + q.name +
-                            "\"} before the buffer is used again or the program ends",
-                        where(in, "request"));
+      return make_error(
+          "program.unwaited", who(static_cast<std::int32_t>(r), in) + " is never waited for",
+          "add {\"op\": \"wait\", \"request\": \"" + q.name + "\"} before the buffer is used again or the program ends",
+          where(in, "request"));
     }
   return ok_status();
 }
@@ -86,9 +86,8 @@ Status Matcher::stuck() const {
                 continue;
               }
               next[static_cast<std::size_t>(r)] = p.peer;
-              why[static_cast<std::size_t>(r)] = head + "wait (" + in.where_text + ") for request " + name +
-                                                 ", its " + p.op->op +
-                                                 (p.kind == Kind::send ? " to rank " : " from rank ") +
+              why[static_cast<std::size_t>(r)] = head + "wait (" + in.where_text + ") for request " + name + ", its " +
+                                                 p.op->op + (p.kind == Kind::send ? " to rank " : " from rank ") +
                                                  std::to_string(p.peer) + " (" + p.where_text + ")";
             }
         break;
