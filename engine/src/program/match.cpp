@@ -44,18 +44,6 @@ Status Matcher::run() {
   }
 }
 
-// Lowers the syncs every member has reached, in index order (a set, not a scan of
-// every sync: a program may hold millions of them). True when there were any.
-Result<bool> Matcher::emit_complete() {
-  const std::set<std::int32_t> complete = std::move(complete_);
-  complete_.clear();
-  for (const std::int32_t y : complete) {
-    if (auto st = emit_sync(y); !st) return st.error();
-    if (auto st = check_size(sy_where(x_.syncs[static_cast<std::size_t>(y)])); !st) return st.error();
-  }
-  return !complete.empty();
-}
-
 Location Matcher::where(const Instance& in, const std::string& key) const {
   const ProgramOp& op = *in.op;
   Location l = op.where;

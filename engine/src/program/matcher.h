@@ -9,13 +9,15 @@
 //               collective      arrive, wait until every member has arrived and it ran
 //             messages matched so far move in step k (both ends posted)
 //             then collectives whose members have all arrived run, in their own steps
+//             (the parts of one call on a split group side by side, in shared steps)
 //   nothing moved and nobody can go on: a deadlock (or a message that never matches)
 //
-// One class, in four files by what each part does:
+// One class, in five files by what each part does:
 //   match.cpp           the rounds, and one rank's walk through its ops
 //   match_messages.cpp  messages (posting, pairing, moving) and races on pending buffers
 //   match_steps.cpp     steps and calls: a round's transfers, collectives, written steps,
 //                       custom algorithms
+//   match_parts.cpp     the parts of a split group's call, side by side
 //   match_stuck.cpp     the end: unmatched messages, unwaited requests, deadlocks
 #pragma once
 
@@ -53,6 +55,20 @@ struct RankState {
   bool reached = false;                          // the op at pc has been reached (its record started)
   std::vector<Request> pending;                  // requests not waited for yet
   std::map<std::string, std::string> completed;  // request name -> the wait that completed it
+};
+
+// One part of a split group's call while the parts are folded together (match_parts.cpp):
+// the steps, records and calls lowering it made.
+struct PartSteps {
+  std::int32_t sync = -1;
+  std::int32_t begin = 0, end = 0;  // its steps as lowered alone
+  std::size_t first_record = 0, end_record = 0;
+  std::size_t first_call = 0, end_call = 0;
+};
+
+// What a part's own step said, before its step is shared.
+struct Words {
+  std::string caption, phase;
 };
 
 // What one op of a rank did this round.
@@ -131,6 +147,12 @@ class Matcher {
   Status emit_written_step(const Sync& sy);
   Status emit_inner(const Sync& sy, const CollArgs& args, std::int32_t index);
   Status emit_custom(std::int32_t y, const CollArgs& args, std::int32_t index);
+
+  // The parts of a split group's call, side by side (match_parts.cpp).
+  Status emit_parts(const std::vector<std::int32_t>& syncs);
+  void fold_parts(std::int32_t base, const std::vector<PartSteps>& parts);
+  void describe_shared(const std::vector<PartSteps>& parts, const std::vector<std::size_t>& present,
+                       const std::vector<Words>& words, Step& to) const;
 
   // The end (match_stuck.cpp).
   Status at_end() const;
