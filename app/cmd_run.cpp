@@ -1,4 +1,5 @@
 // `collscope run`: lower, verify, execute, check, report.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -59,8 +60,9 @@ void print_explain(const Schedule& s) {
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
     const auto& st = s.steps[k];
     const Call& c = s.calls[static_cast<std::size_t>(st.call)];
+    // The parts of a split group's call start together: one heading names them all.
     if (static_cast<std::int32_t>(k) == c.first_step && !c.group.empty())
-      std::cout << "  call " << c.program_index << ", " << group_text(c) << ":\n";
+      std::cout << "  call " << c.program_index << ", " << parts_text(s, st) << ":\n";
     std::cout << "  step " << k << "  [" << st.phase << "]  " << st.caption << "  (" << st.transfers.size()
               << " transfers, " << human_bytes(static_cast<double>(step_bytes(s, st))) << ")\n";
   }
@@ -90,6 +92,12 @@ nlohmann::ordered_json calls_json(const Schedule& s) {
       call["group"] = c.group;
       if (c.part >= 0) call["part"] = c.part;
       call["ranks"] = c.args.world_rank;
+      // The other parts of a split group whose steps this call's steps are.
+      if (c.num_steps > 0) {
+        auto others = calls_of(s.steps[static_cast<std::size_t>(c.first_step)]);
+        others.erase(std::remove(others.begin(), others.end(), static_cast<std::int32_t>(arr.size())), others.end());
+        if (!others.empty()) call["shares_steps_with"] = others;
+      }
     }
     arr.push_back(std::move(call));
   }
@@ -238,7 +246,11 @@ void print_calls(const Schedule& s) {
     if (is_reducing(c.args.coll)) std::cout << " op " << name_of(c.args.op);
     if (has_root(c.args.coll)) std::cout << " root " << c.args.root;
     std::cout << (c.args.in_place ? " in place" : "") << ", algorithm " << c.algorithm
-              << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps\n";
+              << (c.auto_picked ? " (picked by auto)" : "") << ", " << c.num_steps << " steps";
+    if (c.num_steps > 0 && !s.steps[static_cast<std::size_t>(c.first_step)].shared.empty())
+      std::cout << " (steps " << c.first_step << "-" << c.first_step + c.num_steps - 1
+                << ", shared with the other parts)";
+    std::cout << "\n";
   }
 }
 

@@ -64,7 +64,13 @@ TEST_CASE("cli programs: split-group calls name their part in the report, --expl
   CHECK_MESSAGE(text.out.find("  call 0 (group tp, part 0: ranks 0-3): allreduce count 4") != std::string::npos,
                 text.out);
   CHECK(text.out.find("  call 0 (group tp, part 1: ranks 4-7): allreduce count 4") != std::string::npos);
-  CHECK(text.out.find("  call 0, group tp, part 1: ranks 4-7:\n") != std::string::npos);
+  // Both parts run at once, in the same steps, under one heading.
+  CHECK_MESSAGE(text.out.find("  call 0, group tp, parts 0 and 1 at once: {0-3} and {4-7}:\n") != std::string::npos,
+                text.out);
+  CHECK(text.out.find("part 1: ranks 4-7:\n") == std::string::npos);
+  CHECK(text.out.find(", shared with the other parts)") != std::string::npos);
+  CHECK(text.out.find("tp group {0-3}: ") != std::string::npos);
+  CHECK(text.out.find("; tp group {4-7}: ") != std::string::npos);
   // Captions speak in world ranks, with the group rank beside them.
   CHECK(text.out.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos);
   auto json = collscope("run " + file + " --json");
@@ -74,6 +80,11 @@ TEST_CASE("cli programs: split-group calls name their part in the report, --expl
   CHECK(calls[1]["group"] == "tp");
   CHECK(calls[1]["part"] == 1);
   CHECK(calls[1]["ranks"] == nlohmann::json::array({4, 5, 6, 7}));
+  CHECK(calls[0]["first_step"] == calls[1]["first_step"]);
+  CHECK(calls[0]["steps"] == calls[1]["steps"]);
+  CHECK(calls[0]["shares_steps_with"] == nlohmann::json::array({1}));
+  CHECK(calls[1]["shares_steps_with"] == nlohmann::json::array({0}));
+  CHECK(nlohmann::json::parse(json.out)["steps"] == calls[0]["steps"]);
   CHECK(nlohmann::json::parse(json.out)["covers"] == "postcondition of allreduce (call 0, 2 parts)");
 }
 

@@ -690,7 +690,10 @@ TEST_CASE("gui views: a split group's call names its part, and its captions spea
   const Schedule& s = (*run)->schedule;
   REQUIRE(s.calls.size() == 2);
   const auto c = build_caption(**run, s.calls[1].first_step);
-  CHECK_MESSAGE(c.call.find("call 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, part 1: ranks 4-7") == 0,
+  // Both parts share their steps: the caption names the two calls and their ranks.
+  CHECK(s.calls[0].first_step == s.calls[1].first_step);
+  CHECK_MESSAGE(c.call.find("calls 1 and 2 of 2: allreduce, flat, 4 ranks, count 4, sum, group tp, parts 0 and 1 at "
+                            "once: {0-3} and {4-7}") == 0,
                 c.call);
   CHECK_MESSAGE(c.caption.find("rank 4 (tp rank 0) adds the buffer of rank 5 (tp rank 1)") != std::string::npos,
                 c.caption);
@@ -1030,4 +1033,25 @@ TEST_CASE("gui views: one numbering for steps: the caption's position is step_po
   auto run = quick_run(Collective::allreduce, "ring", 4, 8);
   const auto n = static_cast<std::int32_t>(run->schedule.steps.size());
   for (std::int32_t k = 0; k <= n; ++k) CHECK(build_caption(*run, k).position == step_position(k, n));
+}
+
+TEST_CASE("gui views: per call, the parts of a split group that share steps are coloured together") {
+  auto run = lesson_run("21-hybrid-parallel.json");
+  const Schedule& s = run->schedule;
+  const std::int32_t x_full = s.find_buffer("x_full");
+  REQUIRE(x_full >= 0);
+  // Before the all-gather's last step, inside its call: both tensor-parallel copies have
+  // moved shards in the steps so far, each inside its own copy.
+  REQUIRE(s.calls[0].num_steps == 2);
+  REQUIRE(s.calls[1].first_step == s.calls[0].first_step);
+  const auto rows = cells_of(run, x_full, s.calls[0].first_step + 1, ColourScope::call);
+  REQUIRE(rows.size() == 8);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    CAPTURE(r);
+    std::set<std::int32_t> seen;
+    for (const auto& c : rows[r]) seen.insert(c.ranks.begin(), c.ranks.end());
+    const auto base = static_cast<std::int32_t>(r < 4 ? 0 : 4);
+    CHECK(seen.size() >= 2);
+    for (const std::int32_t q : seen) CHECK((q >= base && q < base + 4));
+  }
 }

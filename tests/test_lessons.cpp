@@ -151,3 +151,69 @@ TEST_CASE(
     CHECK(overlaps);
   }
 }
+
+TEST_CASE("lessons: ring attention computes on the block it holds while the blocks move on") {
+  auto s = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/28-ring-attention.json");
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));
+  auto sched = lower_scenario(*s);
+  REQUIRE(sched.ok());
+  CHECK(verify_symbolic(*sched).ok());
+  CHECK(verdict_scope(*sched) == "expectations on out and kv");
+  const std::int32_t R = sched->ranks;
+  const auto deps = dataflow::compute_deps(*sched);
+  // Every rank: its attention spans share steps with its messages and do not wait for them.
+  for (std::int32_t r = 0; r < R; ++r) {
+    int overlapped = 0, spans = 0;
+    for (std::size_t k = 0; k < sched->steps.size(); ++k) {
+      bool computes = false, messages = false;
+      for (const auto& t : sched->steps[k].transfers) {
+        if (t.action == Action::compute && t.dst.rank == r) computes = true;
+        if (t.action != Action::compute && t.src.rank != t.dst.rank && (t.src.rank == r || t.dst.rank == r))
+          messages = true;
+      }
+      spans += computes;
+      if (!computes || !messages) continue;
+      bool waits = false;
+      for (const auto& d : deps[static_cast<std::size_t>(R + r)][k])
+        waits = waits || (d.rank < R && d.step >= static_cast<std::int32_t>(k));
+      overlapped += !waits;
+    }
+    CHECK(spans == R);           // attention with every block, its own included
+    CHECK(overlapped == R - 1);  // all but the last overlap the ring's messages
+  }
+}
+
+TEST_CASE("lessons: 1F1B warms up, alternates forward and backward, cools down, and keeps few activations") {
+  auto s = load_scenario(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/29-pipeline-1f1b.json");
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().format()));
+  auto sched = lower_scenario(*s);
+  REQUIRE(sched.ok());
+  CHECK(verify_symbolic(*sched).ok());
+  const std::int32_t R = sched->ranks;
+  const int micro_batches = 4;
+  for (std::int32_t r = 0; r < R; ++r) {
+    CAPTURE(r);
+    // The rank's passes in program order: 'F' or 'B'.
+    std::string passes;
+    for (const auto& op : sched->ops)
+      if (op.rank == r && op.op == "compute") passes += op.text.find("\"F") != std::string::npos ? 'F' : 'B';
+    const int warm_up = std::min(R - 1 - r, micro_batches);
+    const int steady = micro_batches - warm_up;
+    std::string want(static_cast<std::size_t>(warm_up), 'F');
+    for (int i = 0; i < steady; ++i) want += "FB";
+    want += std::string(static_cast<std::size_t>(warm_up), 'B');
+    CHECK(passes == want);
+    // Activations alive (forward done, backward not yet): at most size - rank.
+    int alive = 0, most = 0;
+    for (char c : passes) most = std::max(most, alive += c == 'F' ? 1 : -1);
+    CHECK(most == std::min(R - r, micro_batches));
+  }
+  // The last stage starts its first backward before the first stage has run its last forward.
+  std::int32_t first_backward = -1, last_forward = -1;
+  for (const auto& op : sched->ops) {
+    if (op.rank == R - 1 && op.text.find("\"B0\"") != std::string::npos) first_backward = op.first_step;
+    if (op.rank == 0 && op.text.find("\"F3\"") != std::string::npos) last_forward = op.first_step;
+  }
+  REQUIRE(first_backward >= 0);
+  CHECK(first_backward < last_forward);
+}

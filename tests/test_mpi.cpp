@@ -186,6 +186,26 @@ TEST_CASE("mpi: --algo mpi runs MPI's own collectives on the same buffers, check
   CHECK(bad.out.find("wrong") != std::string::npos);
 }
 
+TEST_CASE("mpi: MPI's own collective on a split group runs every part in one shared step") {
+  const std::string file = marker("split");
+  std::ofstream(file) << R"({"version": 1, "ranks": 6, "dtype": "int32", "buffers": {"g": {"count": 4, "init": "rank"}},
+    "groups": {"tp": {"split": "rank / 2"}},
+    "program": [{"op": "allreduce", "buffer": "g", "group": "tp", "algorithm": "mpi", "caption": "native"},
+                {"op": "broadcast", "buffer": "g", "group": "tp", "root": 1, "algorithm": "mpi", "caption": "native"}]})";
+  for (const char* mode : {"fast", "observable"}) {
+    CAPTURE(mode);
+    auto o = job("run " + file + " --backend mpi --json --mode " + mode);
+    REQUIRE_MESSAGE(o.code == 0, o.out);
+    const auto j = nlohmann::json::parse(o.out);
+    CHECK(j["verified"] == true);
+    CHECK(j["steps"] == 2);  // three parts each, side by side
+    CHECK(j["calls"].size() == 6);
+    CHECK(j["calls"][2]["first_step"] == 0);
+    CHECK(j["calls"][2]["shares_steps_with"] == nlohmann::json::array({0, 1}));
+  }
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("mpi: the trace has one process per rank, named with its node and pid, on one clock") {
   const std::string trace = marker("trace");
   auto o = job("run --coll allreduce --algo ring --ranks 3 --count 300 --backend mpi --trace " + trace);

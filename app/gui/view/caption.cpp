@@ -25,7 +25,12 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
   const std::int32_t k = std::clamp(applied, 0, n - 1);
   const Step& st = s.steps[static_cast<std::size_t>(k)];
   const Call& call = s.calls[static_cast<std::size_t>(st.call)];
-  c.call = "call " + std::to_string(st.call + 1) + " of " + std::to_string(s.calls.size()) + ": ";
+  // The parts of a split group's call share their steps: "calls 1 and 2 of 2".
+  std::string numbers;
+  const auto calls = calls_of(st);
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    numbers += (i == 0 ? "" : i + 1 == calls.size() ? " and " : ", ") + std::to_string(calls[i] + 1);
+  c.call = (calls.size() > 1 ? "calls " : "call ") + numbers + " of " + std::to_string(s.calls.size()) + ": ";
   if (call.kind == CallKind::program) {
     // Point-to-point messages, local ops and compute spans: the ops this step serves.
     std::string ops;
@@ -38,7 +43,7 @@ CaptionView build_caption(const LessonRun& run, std::int32_t applied) {
               ", " + std::to_string(call.args.ranks) + " ranks, count " + std::to_string(call.args.count);
     if (is_reducing(call.args.coll)) c.call += ", " + std::string(name_of(call.args.op));
     if (has_root(call.args.coll)) c.call += ", root " + std::to_string(call.args.root);
-    if (!call.group.empty()) c.call += ", " + group_text(call);
+    if (!call.group.empty()) c.call += ", " + parts_text(s, st);
   }
   if (!call.caption.empty()) c.call += " - " + call.caption;
   if (applied >= n) {

@@ -140,11 +140,19 @@ void ContributionCursor::seek(std::int32_t applied) {
   std::int32_t call = 0;
   if (applied < n) call = s_.steps[static_cast<std::size_t>(applied)].call;
   else call = static_cast<std::int32_t>(s_.calls.size()) - 1;
+  // The parts of a split group's call share their steps and start over together: the
+  // state is that of their steps, keyed by its first step (one part may end earlier,
+  // and the step's first call changes then, but not the span).
+  const Call& cl = s_.calls[static_cast<std::size_t>(call)];
+  const bool together = cl.num_steps > 0 && !s_.steps[static_cast<std::size_t>(cl.first_step)].shared.empty();
+  const auto [first, end] = shared_span(s_, call);
+  const std::int32_t key = together ? -2 - first : call;
   // A call that starts right at `applied` but is not the step's call (empty calls): fine either way.
-  const bool reuse = impl_->state && impl_->call == call && impl_->state->next_step() <= applied;
+  const bool reuse = impl_->state && impl_->call == key && impl_->state->next_step() <= applied;
   if (!reuse) {
-    impl_->state = std::make_unique<SymbolicState>(s_, call);
-    impl_->call = call;
+    if (together) impl_->state = std::make_unique<SymbolicState>(s_, SymbolicState::Steps{first, end});
+    else impl_->state = std::make_unique<SymbolicState>(s_, call);
+    impl_->call = key;
   }
   while (!impl_->state->done() && impl_->state->next_step() < applied)
     if (!impl_->state->advance()) break;  // double counting: show what we have (the run reports it)

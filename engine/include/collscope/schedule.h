@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collscope/result.h"
@@ -62,8 +63,12 @@ struct Slice {
 struct Step {
   std::string phase;      // "reduce-scatter", "tree up", ...
   std::string caption;    // plain words for teaching
-  std::int32_t call = 0;  // index into Schedule::calls
+  std::int32_t call = 0;  // index into Schedule::calls (a shared step: its first call)
   std::vector<Transfer> transfers;
+  // The parts of one call on a split group touch disjoint ranks, so they run at once:
+  // step k of every part is one step, and `shared` lists the calls after `call` whose
+  // transfers it holds too (in call order). Empty for a step of one call.
+  std::vector<std::int32_t> shared;
   // The whole call in one piece by a library's own implementation (algorithm "nccl" or
   // "mpi"): no transfers the engine can see; only the backend of that library runs it,
   // and only the numeric check can judge it.
@@ -161,6 +166,8 @@ struct Call {
 
 // "group tp, part 1: ranks 4-7", "group pair: ranks 0, 1"; "" for a call on every rank.
 std::string group_text(const Call& c);
+// Does world rank r take part in call c (every rank does in a call on every rank)?
+bool takes_part(const Call& c, std::int32_t rank);
 // "rank 4 (tp rank 0)" for group rank 0 of a call on group tp whose rank 0 is world
 // rank 4; "rank 4" for a call on every rank.
 std::string rank_text(const Call& c, std::int32_t group_rank);
@@ -261,6 +268,22 @@ void for_each_read(const Transfer& t, F&& f) {
 
 // Bytes a step moves between ranks (local copies excluded).
 std::uint64_t step_bytes(const Schedule& s, const Step& st);
+
+// The calls whose transfers step k holds: Step::call, then Step::shared.
+std::vector<std::int32_t> calls_of(const Step& st);
+// The call of step k that world rank r takes part in: Step::call, or the shared call
+// whose group holds r (Step::call when none does).
+std::int32_t call_of(const Schedule& s, std::int32_t step, std::int32_t rank);
+// call_of for every world rank at once.
+std::vector<std::int32_t> calls_by_rank(const Schedule& s, std::int32_t step);
+// Steps [first, end) of the calls that share steps with call c (the parts of its split
+// group that run at once); [first_step, first_step + num_steps) for a call alone.
+std::pair<std::int32_t, std::int32_t> shared_span(const Schedule& s, std::int32_t call);
+// Which parts run at once in step k, as "group tp, parts 0 and 1 at once: {0-3} and
+// {4-7}"; group_text of Step::call for a step of one call.
+std::string parts_text(const Schedule& s, const Step& st);
+// A set of world ranks in braces, runs of three or more as ranges: "{0-3}", "{0,4}".
+std::string rank_set_text(const std::vector<std::int32_t>& ranks);
 
 // "op 3" / "op 3.1" from a program entry's JSON Pointer "/program/3/body/1".
 std::string program_op_label(const std::string& pointer);

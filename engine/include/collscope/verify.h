@@ -86,6 +86,12 @@ class SymbolicState {
   // input would be counted twice the element is marked inexact instead of failing.
   struct WholeProgram {};
   SymbolicState(const Schedule& s, WholeProgram);
+  // Steps [first, end) from the inputs, as leniently: the parts of a split group's call
+  // that share those steps, together (shared_span in schedule.h).
+  struct Steps {
+    std::int32_t first = 0, end = 0;
+  };
+  SymbolicState(const Schedule& s, Steps steps);
   ~SymbolicState();
   SymbolicState(const SymbolicState&) = delete;
   SymbolicState& operator=(const SymbolicState&) = delete;

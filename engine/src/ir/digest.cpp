@@ -78,6 +78,8 @@ std::uint64_t schedule_digest(const Schedule& s) {
   h.num(s.steps.size());
   for (const auto& st : s.steps) {
     h.num(u(st.call));
+    h.num(st.shared.size());
+    for (const auto c : st.shared) h.num(u(c));
     h.num(st.native);
     h.text(st.library);
     h.num(st.transfers.size());

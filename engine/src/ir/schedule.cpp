@@ -1,5 +1,6 @@
 #include "collscope/schedule.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -54,6 +55,78 @@ std::string group_text(const Call& c) {
   t += w.size() == 1 ? "rank " : "ranks ";
   for (std::size_t i = 0; i < w.size(); ++i) t += (i ? ", " : "") + std::to_string(w[i]);
   return t;
+}
+
+bool takes_part(const Call& c, std::int32_t rank) {
+  const auto& w = c.args.world_rank;
+  return w.empty() || std::find(w.begin(), w.end(), rank) != w.end();
+}
+
+std::vector<std::int32_t> calls_of(const Step& st) {
+  std::vector<std::int32_t> out{st.call};
+  out.insert(out.end(), st.shared.begin(), st.shared.end());
+  return out;
+}
+
+std::int32_t call_of(const Schedule& s, std::int32_t step, std::int32_t rank) {
+  const Step& st = s.steps[static_cast<std::size_t>(step)];
+  if (st.shared.empty() || takes_part(s.calls[static_cast<std::size_t>(st.call)], rank)) return st.call;
+  for (const std::int32_t c : st.shared)
+    if (takes_part(s.calls[static_cast<std::size_t>(c)], rank)) return c;
+  return st.call;
+}
+
+std::vector<std::int32_t> calls_by_rank(const Schedule& s, std::int32_t step) {
+  const Step& st = s.steps[static_cast<std::size_t>(step)];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(s.ranks), st.call);
+  for (const std::int32_t c : st.shared)
+    for (const std::int32_t r : s.calls[static_cast<std::size_t>(c)].args.world_rank)
+      if (r >= 0 && r < s.ranks) out[static_cast<std::size_t>(r)] = c;
+  return out;
+}
+
+std::pair<std::int32_t, std::int32_t> shared_span(const Schedule& s, std::int32_t call) {
+  const Call& c = s.calls[static_cast<std::size_t>(call)];
+  std::int32_t first = c.first_step, end = c.first_step + c.num_steps;
+  if (c.num_steps <= 0 || static_cast<std::size_t>(c.first_step) >= s.steps.size()) return {first, end};
+  // Parts that run at once start together, so the first step holds every one of them.
+  for (const std::int32_t o : calls_of(s.steps[static_cast<std::size_t>(c.first_step)])) {
+    const Call& p = s.calls[static_cast<std::size_t>(o)];
+    first = std::min(first, p.first_step);
+    end = std::max(end, p.first_step + p.num_steps);
+  }
+  return {first, end};
+}
+
+std::string rank_set_text(const std::vector<std::int32_t>& ranks) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i) out += ",";
+    if (j >= i + 2) {
+      out += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
+  return out + "}";
+}
+
+std::string parts_text(const Schedule& s, const Step& st) {
+  const Call& lead = s.calls[static_cast<std::size_t>(st.call)];
+  if (st.shared.empty()) return group_text(lead);
+  std::string parts, sets;
+  const auto calls = calls_of(st);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = s.calls[static_cast<std::size_t>(calls[i])];
+    const std::string sep = i == 0 ? "" : i + 1 == calls.size() ? " and " : ", ";
+    parts += sep + std::to_string(c.part);
+    sets += sep + rank_set_text(c.args.world_rank);
+  }
+  return "group " + lead.group + ", parts " + parts + " at once: " + sets;
 }
 
 std::string rank_text(const Call& c, std::int32_t group_rank) {

@@ -165,8 +165,9 @@ class TraceBuilder {
         step_call_[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(c);
     }
     for (std::size_t k = 0; k < n; ++k)
-      if (step_call_[k] < 0 && s.steps[k].call >= 0 && static_cast<std::size_t>(s.steps[k].call) < s.calls.size())
-        step_call_[k] = s.steps[k].call;
+      if ((step_call_[k] < 0 || !s.steps[k].shared.empty()) && s.steps[k].call >= 0 &&
+          static_cast<std::size_t>(s.steps[k].call) < s.calls.size())
+        step_call_[k] = s.steps[k].call;  // a shared step: its first call (each rank's slice says its own)
     // User text is escaped once here rather than once per event.
     phase_.reserve(n);
     caption_.reserve(n);
@@ -319,11 +320,20 @@ class TraceBuilder {
     step_start_.assign(n, 0);
     step_timed_.assign(n, 0);
     std::vector<Span> call_spans;
+    std::int32_t by_rank_step = -1;  // the shared step whose calls_by_rank is in by_rank
+    std::vector<std::int32_t> by_rank;
     for (const Span& sp : spans) {
       add_slice(sp, kSteps);
       const auto k = static_cast<std::size_t>(sp.key);
       mark_step_start(k, sp.t0);
-      if (step_call_[k] >= 0) call_spans.push_back({step_call_[k], sp.rank, sp.t0, sp.t1});
+      if (step_call_[k] < 0) continue;
+      // A step the parts of a split group share: each rank's slice belongs to its part's call.
+      std::int32_t call = step_call_[k];
+      if (!s_.steps[k].shared.empty()) {
+        if (by_rank_step != sp.key) by_rank = calls_by_rank(s_, by_rank_step = sp.key);
+        call = by_rank[static_cast<std::size_t>(sp.rank)];
+      }
+      call_spans.push_back({call, sp.rank, sp.t0, sp.t1});
     }
     // A measured step is marked at its measured start even where no rank took part.
     for (const Span& st : step_time) mark_step_start(static_cast<std::size_t>(st.key), st.t0);

@@ -25,6 +25,8 @@ SymbolicState::SymbolicState(const Schedule& s, std::int32_t call, const Collect
           false)) {}
 SymbolicState::SymbolicState(const Schedule& s, WholeProgram)
     : impl_(new Impl(s, -1, nullptr, 0, static_cast<std::int32_t>(s.steps.size()), true)) {}
+SymbolicState::SymbolicState(const Schedule& s, Steps steps)
+    : impl_(new Impl(s, -1, nullptr, steps.first, steps.end, true)) {}
 SymbolicState::~SymbolicState() { delete impl_; }
 Status SymbolicState::advance() {
   if (done()) return ok_status();

@@ -33,6 +33,12 @@ struct SymbolicState::Impl {
   std::int32_t next;
   std::int32_t end;
   bool lenient = false;  // the whole program: mark double counts instead of failing
+  // A call's state: its ranks. In a step it shares with the other parts of its split
+  // group, the transfers into other ranks are theirs, not the call's.
+  std::vector<char> member;
+  bool foreign(const Step& st, const Transfer& x) const {
+    return !st.shared.empty() && !member.empty() && !member[static_cast<std::size_t>(x.dst.rank)];
+  }
   std::uint32_t words;
   std::vector<SegList> maps;                      // index rank * nbuf + buf
   std::vector<std::vector<std::uint64_t>> heard;  // barrier knowledge per rank
@@ -48,6 +54,11 @@ struct SymbolicState::Impl {
     words = static_cast<std::uint32_t>((static_cast<std::size_t>(s.ranks) + 63) / 64);
     const std::size_t nbuf = s.buffers.size();
     maps.resize(static_cast<std::size_t>(s.ranks) * nbuf);
+    if (c >= 0) {
+      const auto& w = s.calls[static_cast<std::size_t>(c)].args.world_rank;
+      member.assign(static_cast<std::size_t>(s.ranks), w.empty() ? 1 : 0);
+      for (const std::int32_t r : w) member[static_cast<std::size_t>(r)] = 1;
+    }
 
     // Pre-split: the offsets where the call's writes begin and end, per (rank, buffer).
     std::vector<std::size_t> first_cut;
@@ -102,8 +113,8 @@ struct SymbolicState::Impl {
     auto for_each_write = [&](auto&& fn) {
       for (std::int32_t k = next; k < end; ++k)
         for (const Transfer& x : s.steps[static_cast<std::size_t>(k)].transfers)
-          if (x.count != 0 && x.dst.rank >= 0 && x.dst.rank < s.ranks && x.dst.buf >= 0 &&
-              static_cast<std::size_t>(x.dst.buf) < s.buffers.size())
+          if (x.count != 0 && !foreign(s.steps[static_cast<std::size_t>(k)], x) && x.dst.rank >= 0 &&
+              x.dst.rank < s.ranks && x.dst.buf >= 0 && static_cast<std::size_t>(x.dst.buf) < s.buffers.size())
             fn(map_index(x.dst.rank, x.dst.buf), x);
     };
     first_cut.assign(maps.size() + 1, 0);
@@ -182,7 +193,7 @@ struct SymbolicState::Impl {
     for (std::size_t t = 0; t < nt; ++t) {
       const auto& x = st.transfers[t];
       src_first[t] = src_pieces.size();
-      if (x.count == 0) continue;
+      if (x.count == 0 || foreign(st, x)) continue;
       read_slice(maps[map_index(x.src.rank, x.src.buf)], x.src.offset, x.count, src_pieces);
     }
     src_first[nt] = src_pieces.size();
@@ -191,7 +202,7 @@ struct SymbolicState::Impl {
     const auto old_heard = has_signal ? heard : std::vector<std::vector<std::uint64_t>>{};
     for (std::size_t t = 0; t < nt; ++t) {
       const auto& x = st.transfers[t];
-      if (x.action == Action::compute) continue;  // work, not data
+      if (x.action == Action::compute || foreign(st, x)) continue;  // work, not data; another part's
       if (x.count == 0) {
         for (std::size_t w = 0; w < words; ++w)
           heard[static_cast<std::size_t>(x.dst.rank)][w] |= old_heard[static_cast<std::size_t>(x.src.rank)][w];

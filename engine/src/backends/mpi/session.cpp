@@ -178,7 +178,8 @@ Status MpiSession::start() {
       continue;
     }
     natives = true;
-    const CollArgs& a = s_.calls[static_cast<std::size_t>(st.call)].args;
+    const std::int32_t my_call = call_of(s_, static_cast<std::int32_t>(k), me_);  // a shared step: my part's call
+    const CollArgs& a = s_.calls[static_cast<std::size_t>(my_call)].args;
     if (auto ok = check_native(a, s_.dtype); !ok) return ok;
     if (a.world_rank.empty()) {
       native_comms_[k] = job_.world;
@@ -187,7 +188,7 @@ Status MpiSession::start() {
     }
     const auto at = std::find(a.world_rank.begin(), a.world_rank.end(), me_);
     const int g = at == a.world_rank.end() ? -1 : static_cast<int>(at - a.world_rank.begin());
-    COLLSCOPE_MPI_CALL(MPI_Comm_split(job_.world, g >= 0 ? 0 : MPI_UNDEFINED, g, &native_comms_[k]));
+    COLLSCOPE_MPI_CALL(MPI_Comm_split(job_.world, g >= 0 ? my_call : MPI_UNDEFINED, g, &native_comms_[k]));
     native_rank_[k] = g;
   }
   mixed_native_ = ours && natives;

@@ -145,8 +145,7 @@ bool MpiSession::run_comm_step(std::int32_t k, std::int64_t base, bool fast) {
 }
 
 bool MpiSession::run_native_step(std::int32_t k, std::int64_t base, bool fast) {
-  const Step& st = s_.steps[static_cast<std::size_t>(k)];
-  const CollArgs& a = s_.calls[static_cast<std::size_t>(st.call)].args;
+  const CollArgs& a = s_.calls[static_cast<std::size_t>(call_of(s_, k, me_))].args;
   // Around a native step among ours, a barrier: the library orders its own call, but not
   // our direct reads of a peer's memory before and after it.
   auto barrier = [&]() {
