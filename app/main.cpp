@@ -38,12 +38,8 @@ CLI::Validator whole_number() {
       "", "whole_number");
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"collscope: see and measure what collective communication does to every rank's memory"};
-  app.require_subcommand(0, 1);
-  app.set_version_flag("--version", "collscope 0.1.0");
-
-  app::RunFlags rf;
+// `collscope run`: its flags.
+CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
   auto* run = app.add_subcommand("run", "lower, verify, execute and check a scenario file or one collective");
   run->add_option("scenario", rf.file, "scenario JSON file (or describe one collective with the flags below)");
   run->add_option("--coll", rf.coll,
@@ -79,25 +75,11 @@ int run(int argc, char** argv) {
   // For the window, which runs a lesson on several processes in a child: not for users.
   run->add_option("--run-record", rf.run_record)->group("");
   run->add_option("--snapshot-budget", rf.snapshot_budget)->group("");
+  return run;
+}
 
-  std::vector<std::string> analyze_files;
-  bool analyze_json = false;
-  auto* analyze = app.add_subcommand("analyze", "explain a flight record, or a PyTorch or NCCL job's files");
-  analyze
-      ->add_option("files", analyze_files,
-                   "a flight record (written by an aborted run or --flight-record), or a job's files or folder")
-      ->required();
-  analyze->add_flag("--json", analyze_json, "print one JSON object");
-
-  bool list_json = false;
-  auto* list = app.add_subcommand("list", "collectives, algorithms, dtypes, ops, backends and lessons");
-  list->add_flag("--json", list_json, "print JSON");
-
-  std::vector<std::string> files;
-  auto* validate = app.add_subcommand("validate", "check scenario files without running them");
-  validate->add_option("files", files, "scenario files")->required();
-
-  app::BenchFlags bf;
+// `collscope bench`: its flags.
+CLI::App* add_bench_command(CLI::App& app, app::BenchFlags& bf) {
   auto* bench = app.add_subcommand("bench", "size sweep with nccl-tests' flags and table");
   bench->add_option("-b,--minbytes", bf.min_bytes, "smallest size (e.g. 8, 1K, 32M; default 8)");
   bench->add_option("-e,--maxbytes", bf.max_bytes, "largest size (default 64M)");
@@ -117,8 +99,11 @@ int run(int argc, char** argv) {
   bench->add_option("-r,--root", bf.root, "root (default 0)")->check(whole_number<std::int32_t>());
   bench->add_flag("--json", bf.json, "print one JSON object per size");
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
+  return bench;
+}
 
-  app::GuiFlags gf;
+// `collscope gui`: its flags.
+CLI::App* add_gui_command(CLI::App& app, app::GuiFlags& gf) {
   auto* gui = app.add_subcommand("gui", app::gui_built() ? "open the window on a lesson, or render one frame of it"
                                                          : "open the window (not built in this version)");
   gui->add_option("scenario", gf.file, "scenario file (default: the all-reduce lesson)");
@@ -137,6 +122,39 @@ int run(int argc, char** argv) {
   gui->add_flag("--quiz", gf.quiz,
                 "quiz mode (Q): a question before every step; with --screenshot, the question of --step");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
+  return gui;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"collscope: see and measure what collective communication does to every rank's memory"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "collscope 0.1.0");
+
+  app::RunFlags rf;
+  CLI::App* run = add_run_command(app, rf);
+
+  std::vector<std::string> analyze_files;
+  bool analyze_json = false;
+  auto* analyze = app.add_subcommand("analyze", "explain a flight record, or a PyTorch or NCCL job's files");
+  analyze
+      ->add_option("files", analyze_files,
+                   "a flight record (written by an aborted run or --flight-record), or a job's files or folder")
+      ->required();
+  analyze->add_flag("--json", analyze_json, "print one JSON object");
+
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "collectives, algorithms, dtypes, ops, backends and lessons");
+  list->add_flag("--json", list_json, "print JSON");
+
+  std::vector<std::string> files;
+  auto* validate = app.add_subcommand("validate", "check scenario files without running them");
+  validate->add_option("files", files, "scenario files")->required();
+
+  app::BenchFlags bf;
+  CLI::App* bench = add_bench_command(app, bf);
+
+  app::GuiFlags gf;
+  CLI::App* gui = add_gui_command(app, gf);
 
   app::QuizFlags qf;
   auto* quiz = app.add_subcommand("quiz", "the quiz of a lesson: a question before every step, then the answers");
