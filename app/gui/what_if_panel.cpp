@@ -68,6 +68,31 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
     ImGui::End();
     return;
   }
+  changed |= controls();
+
+  if (changed && !pending_.valid()) start();
+  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) settle();
+  if (pending_.valid()) ImGui::TextDisabled("pricing every algorithm at every size ...");
+  if (!error_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
+    ImGui::TextWrapped("%s", error_.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!shown_ || shown_->bytes.size() < 2) {
+    ImGui::End();
+    return;
+  }
+  const view::WhatIf& w = *shown_;
+  ImGui::TextDisabled("%s %s, %d ranks: %s", std::string(name_of(q_.coll)).c_str(),
+                      std::string(name_of(q_.dtype)).c_str(), q_.ranks, w.model.c_str());
+
+  plot(w, scale);
+  ImGui::End();
+}
+
+// The topology, ranks and nodes to price for; true when one of them changed.
+bool WhatIfPanel::controls() {
+  bool changed = false;
   ImGui::PushItemWidth(ImGui::GetFontSize() * 8);
   if (ImGui::BeginCombo("topology", topologies_[static_cast<std::size_t>(topology_)].c_str())) {
     for (int i = 0; i < static_cast<int>(topologies_.size()); ++i)
@@ -92,23 +117,12 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
   ImGui::SameLine();
   changed |= ImGui::Checkbox("follow the lesson", &follow_lesson_);
   ImGui::PopItemWidth();
+  return changed;
+}
 
-  if (changed && !pending_.valid()) start();
-  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) settle();
-  if (pending_.valid()) ImGui::TextDisabled("pricing every algorithm at every size ...");
-  if (!error_.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
-    ImGui::TextWrapped("%s", error_.c_str());
-    ImGui::PopStyleColor();
-  }
-  if (!shown_ || shown_->bytes.size() < 2) {
-    ImGui::End();
-    return;
-  }
-  const view::WhatIf& w = *shown_;
-  ImGui::TextDisabled("%s %s, %d ranks: %s", std::string(name_of(q_.coll)).c_str(),
-                      std::string(name_of(q_.dtype)).c_str(), q_.ranks, w.model.c_str());
-
+// The predicted time of every algorithm against the size, the crossovers, and the
+// lesson's own call on its curve.
+void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   // The plot: log2 of the size across, log10 of the time up.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -121,10 +135,7 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
   for (const auto& s : w.series)
     for (double v : s.us)
       if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
-  if (hi <= 0) {
-    ImGui::End();
-    return;
-  }
+  if (hi <= 0) return;
   const double llo = std::floor(std::log10(lo)), lhi = std::max(llo + 1, std::ceil(std::log10(hi)));
   const std::size_t n = w.bytes.size();
   auto px = [&](double i) { return x0 + static_cast<float>(i / static_cast<double>(n - 1)) * (x1 - x0); };
@@ -181,7 +192,6 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
       dl->AddText({c.x + 8 * scale, c.y - 8 * scale}, text, ("this lesson: " + view::size_label(call_bytes_)).c_str());
     }
   ImGui::Dummy(avail);
-  ImGui::End();
 }
 
 }  // namespace collscope::app

@@ -24,6 +24,8 @@ class WhatIfPanel {
  private:
   void follow(const view::LessonRun& run);
   void start();
+  bool controls();
+  void plot(const view::WhatIf& w, float scale);
 
   std::vector<std::string> topologies_;  // this-machine, then the presets
   int topology_ = 0;
