@@ -25,9 +25,15 @@ std::string config_dir();
 // Larger settings files are not read (a real one takes a few hundred bytes).
 inline constexpr std::uint64_t kMaxSettingsBytes = 64 << 10;
 
-// Missing file: defaults. Corrupt file, or one that is no regular file (a FIFO, a
-// device) or over kMaxSettingsBytes: defaults and a warning on stderr, never a failure
-// and never a wait.
+// The window's default layout and pace: assets/layout.json (asset_path(), with the
+// keys of settings.json) over the built-in Settings. A missing file gives the built-in
+// values; a corrupt one those and a warning.
+std::string layout_file();
+Settings default_settings();
+
+// The user's settings.json over default_settings(). Missing file: the defaults. Corrupt file, or one that is no regular
+// file (a FIFO, a device) or over kMaxSettingsBytes: defaults and a warning on stderr, never a failure and never a
+// wait.
 Settings load_settings(const std::string& dir);
 // Written by the one atomic writer (collscope/files.h); false with a warning on failure.
 bool save_settings(const std::string& dir, const Settings& s);
