@@ -199,65 +199,7 @@ std::string_view Cursor::read_string() {
     }
     if (c < 0x20) syntax("a control character inside a string must be escaped");
     if (c == '\\') {
-      if (p_ + 1 >= end_) syntax("the text ends inside a string");
-      const char e = p_[1];
-      p_ += 2;
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          auto hex4 = [&](std::uint32_t& v) {
-            if (end_ - p_ < 4) syntax("\\u needs four hexadecimal digits");
-            v = 0;
-            for (int i = 0; i < 4; ++i) {
-              const char h = *p_++;
-              v <<= 4;
-              if (h >= '0' && h <= '9') v |= static_cast<std::uint32_t>(h - '0');
-              else if (h >= 'a' && h <= 'f') v |= static_cast<std::uint32_t>(h - 'a' + 10);
-              else if (h >= 'A' && h <= 'F') v |= static_cast<std::uint32_t>(h - 'A' + 10);
-              else syntax("\\u needs four hexadecimal digits");
-            }
-          };
-          std::uint32_t cp = 0;
-          hex4(cp);
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') syntax("a lone surrogate in a \\u escape");
-            p_ += 2;
-            std::uint32_t lo = 0;
-            hex4(lo);
-            if (lo < 0xDC00 || lo > 0xDFFF) syntax("a lone surrogate in a \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            syntax("a lone surrogate in a \\u escape");
-          }
-          put_utf8(out, cp);
-          break;
-        }
-        default:
-          syntax("an unknown escape in a string");
-      }
+      read_escape(out);
       continue;
     }
     if (c < 0x80) {
@@ -265,25 +207,94 @@ std::string_view Cursor::read_string() {
       ++p_;
       continue;
     }
-    // A UTF-8 sequence: checked, so that what import writes back is valid text.
-    int len = 0;
-    std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else syntax("invalid UTF-8 in a string");
-    if (end_ - p_ < len) syntax("invalid UTF-8 in a string");
-    for (int i = 1; i < len; ++i) {
-      const auto cc = static_cast<unsigned char>(p_[i]);
-      if ((cc & 0xC0) != 0x80) syntax("invalid UTF-8 in a string");
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-      syntax("invalid UTF-8 in a string");
-    out.append(p_, static_cast<std::size_t>(len));
-    p_ += len;
+    read_utf8(out);
   }
+}
+
+// p_ is at a backslash: appends what the escape stands for.
+void Cursor::read_escape(std::string& out) {
+  if (p_ + 1 >= end_) syntax("the text ends inside a string");
+  const char e = p_[1];
+  p_ += 2;
+  switch (e) {
+    case '"':
+      out += '"';
+      break;
+    case '\\':
+      out += '\\';
+      break;
+    case '/':
+      out += '/';
+      break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'u': {
+      std::uint32_t cp = hex4();
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') syntax("a lone surrogate in a \\u escape");
+        p_ += 2;
+        const std::uint32_t lo = hex4();
+        if (lo < 0xDC00 || lo > 0xDFFF) syntax("a lone surrogate in a \\u escape");
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        syntax("a lone surrogate in a \\u escape");
+      }
+      put_utf8(out, cp);
+      break;
+    }
+    default:
+      syntax("an unknown escape in a string");
+  }
+}
+
+// The four hexadecimal digits of a \u escape, at p_.
+std::uint32_t Cursor::hex4() {
+  if (end_ - p_ < 4) syntax("\\u needs four hexadecimal digits");
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char h = *p_++;
+    v <<= 4;
+    if (h >= '0' && h <= '9') v |= static_cast<std::uint32_t>(h - '0');
+    else if (h >= 'a' && h <= 'f') v |= static_cast<std::uint32_t>(h - 'a' + 10);
+    else if (h >= 'A' && h <= 'F') v |= static_cast<std::uint32_t>(h - 'A' + 10);
+    else syntax("\\u needs four hexadecimal digits");
+  }
+  return v;
+}
+
+// A UTF-8 sequence at p_: checked, so that what import writes back is valid text.
+void Cursor::read_utf8(std::string& out) {
+  const auto c = static_cast<unsigned char>(*p_);
+  int len = 0;
+  std::uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+  else syntax("invalid UTF-8 in a string");
+  if (end_ - p_ < len) syntax("invalid UTF-8 in a string");
+  for (int i = 1; i < len; ++i) {
+    const auto cc = static_cast<unsigned char>(p_[i]);
+    if ((cc & 0xC0) != 0x80) syntax("invalid UTF-8 in a string");
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
+    syntax("invalid UTF-8 in a string");
+  out.append(p_, static_cast<std::size_t>(len));
+  p_ += len;
 }
 
 std::string_view Cursor::string(const char* what) {

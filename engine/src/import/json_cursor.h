@@ -70,6 +70,9 @@ class Cursor {
   void ws();
   void expect(char c, const char* what);
   std::string_view read_string();
+  void read_escape(std::string& out);
+  std::uint32_t hex4();
+  void read_utf8(std::string& out);
   std::string_view number_text();
   void enter();
   void leave() { --depth_; }

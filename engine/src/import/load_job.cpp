@@ -115,49 +115,47 @@ void parse_all(std::vector<Parsed>& files) {
 
 std::string short_name(const std::string& path) { return fs::path(path).filename().string(); }
 
-Result<Job> build(const std::vector<std::string>& paths, bool second) {
-  auto listed = expand(paths);
-  if (!listed) return listed.error();
-  std::vector<Parsed> files(listed->size());
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    files[i].path = (*listed)[i].first;
-    files[i].from_folder = (*listed)[i].second;
-  }
-  parse_all(files);
-
-  Job job;
+// The files read, sorted: the traces or dumps (with their paths), and the NCCL logs.
+struct Sources {
   std::vector<RankFile> calls_files;
   std::vector<std::string> calls_paths;
   std::vector<NcclLog> logs;
   std::vector<std::string> log_paths;
+};
+
+// Why a file given by name (not found in a folder) is in none of the formats.
+Error unknown_format(const Parsed& f) {
+  if (f.collscope_record)
+    return make_error("import.unknown_format", "this is collscope's own flight record, not a job's file",
+                      "read it with `collscope analyze " + f.path + "`", Location{f.path, 0, 0, ""});
+  if (f.pickled)
+    return make_error(
+        "import.unknown_format", "this looks like a pickled Flight Recorder dump (PyTorch's default)",
+        "turn it into JSON: python3 -c 'import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
+        "\"rb\")), sys.stdout)' " +
+            f.path + " > " + f.path + ".json (only unpickle files you trust)",
+        Location{f.path, 0, 0, ""});
+  return make_error("import.unknown_format", "not a PyTorch profiler trace, Flight Recorder dump or NCCL log",
+                    "give the files a job left behind: profiler traces (prof.export_chrome_trace), Flight "
+                    "Recorder dumps in JSON, NCCL_DEBUG=INFO logs, or what `collscope record` wrote",
+                    Location{f.path, 1, 1, ""});
+}
+
+// The parsed files into logs and files of calls, of one kind.
+std::optional<Error> sort_files(std::vector<Parsed>& files, Job& job, Sources& s) {
   std::optional<JobFormat> call_format;
   std::string call_format_file;
   for (auto& f : files) {
     if (f.error) return *f.error;
     if (!f.format) {
-      if (f.from_folder) {
-        job.notes.push_back(short_name(f.path) + " is in none of the formats import reads; it was skipped");
-        continue;
-      }
-      if (f.collscope_record)
-        return make_error("import.unknown_format", "this is collscope's own flight record, not a job's file",
-                          "read it with `collscope analyze " + f.path + "`", Location{f.path, 0, 0, ""});
-      if (f.pickled)
-        return make_error(
-            "import.unknown_format", "this looks like a pickled Flight Recorder dump (PyTorch's default)",
-            "turn it into JSON: python3 -c 'import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
-            "\"rb\")), sys.stdout)' " +
-                f.path + " > " + f.path + ".json (only unpickle files you trust)",
-            Location{f.path, 0, 0, ""});
-      return make_error("import.unknown_format", "not a PyTorch profiler trace, Flight Recorder dump or NCCL log",
-                        "give the files a job left behind: profiler traces (prof.export_chrome_trace), Flight "
-                        "Recorder dumps in JSON, NCCL_DEBUG=INFO logs, or what `collscope record` wrote",
-                        Location{f.path, 1, 1, ""});
+      if (!f.from_folder) return unknown_format(f);
+      job.notes.push_back(short_name(f.path) + " is in none of the formats import reads; it was skipped");
+      continue;
     }
     job.files.push_back(f.path);
     if (auto* log = std::get_if<NcclLog>(&f.content)) {
-      logs.push_back(std::move(*log));
-      log_paths.push_back(f.path);
+      s.logs.push_back(std::move(*log));
+      s.log_paths.push_back(f.path);
       continue;
     }
     auto& rf = std::get<RankFile>(f.content);
@@ -173,42 +171,54 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
                         Location{f.path, 0, 0, ""});
     if (!call_format) call_format_file = f.path;
     call_format = kind;
-    calls_files.push_back(std::move(rf));
-    calls_paths.push_back(f.path);
+    s.calls_files.push_back(std::move(rf));
+    s.calls_paths.push_back(f.path);
   }
+  return std::nullopt;
+}
 
-  // The calls come from the traces or dumps; an NCCL log adds its channels (and gives
-  // the calls itself when it is all there is).
-  bool logs_give_calls = false;
-  if (calls_files.empty()) {
-    for (std::size_t i = 0; i < logs.size(); ++i)
-      for (auto& rf : logs[i].ranks) {
-        calls_files.push_back(rf);
-        calls_paths.push_back(log_paths[i]);
+// The calls come from the traces or dumps; an NCCL log adds its channels (and gives
+// the calls itself when it is all there is).
+std::optional<Error> choose_calls(Sources& s, const std::vector<std::string>& paths, Job& job) {
+  if (s.calls_files.empty()) {
+    for (std::size_t i = 0; i < s.logs.size(); ++i)
+      for (auto& rf : s.logs[i].ranks) {
+        s.calls_files.push_back(rf);
+        s.calls_paths.push_back(s.log_paths[i]);
       }
-    logs_give_calls = std::any_of(logs.begin(), logs.end(), [](const NcclLog& l) { return l.has_calls; });
+    const bool logs_give_calls =
+        std::any_of(s.logs.begin(), s.logs.end(), [](const NcclLog& l) { return l.has_calls; });
     if (!logs_give_calls)
       return make_error("import.no_calls",
-                        logs.empty() ? "none of the files has calls in it"
-                                     : "the NCCL log has no per-call lines, only how NCCL set up its channels",
-                        logs.empty() ? "give the traces or dumps of the job"
-                                     : "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL for the calls, or give "
-                                       "the job's traces or Flight Recorder dumps together with this log",
+                        s.logs.empty() ? "none of the files has calls in it"
+                                       : "the NCCL log has no per-call lines, only how NCCL set up its channels",
+                        s.logs.empty() ? "give the traces or dumps of the job"
+                                       : "run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL for the calls, or give "
+                                         "the job's traces or Flight Recorder dumps together with this log",
                         Location{paths.empty() ? std::string() : paths[0], 0, 0, ""});
     job.format = JobFormat::nccl_log;
   } else {
-    job.format = calls_files.front().format;
-    for (std::size_t i = 0; i < logs.size(); ++i)
-      if (logs[i].has_calls)
-        job.notes.push_back("the per-call lines of " + short_name(log_paths[i]) +
+    job.format = s.calls_files.front().format;
+    for (std::size_t i = 0; i < s.logs.size(); ++i)
+      if (s.logs[i].has_calls)
+        job.notes.push_back("the per-call lines of " + short_name(s.log_paths[i]) +
                             " were not used: the calls come from the " + std::string(name_of(job.format)) + "s");
   }
-  for (const auto& l : logs)
+  for (const auto& l : s.logs)
     for (const auto& n : l.notes) job.notes.push_back(n);
-  for (const auto& rf : calls_files)
+  for (const auto& rf : s.calls_files)
     for (const auto& n : rf.notes) job.notes.push_back(n);
+  return std::nullopt;
+}
 
-  // Ranks: what the file says, else the number in its name, else its place in the list.
+// The file of the job errors about the whole job point to.
+std::string first_path(const Sources& s) { return s.calls_paths.empty() ? std::string() : s.calls_paths[0]; }
+
+// Ranks: what the file says, else the number in its name, else its place in the list.
+// Returns each file's rank; `world` is the job's size.
+Result<std::vector<std::int32_t>> assign_ranks(const Sources& s, Job& job, std::int32_t& world) {
+  const auto& calls_files = s.calls_files;
+  const auto& calls_paths = s.calls_paths;
   std::vector<std::int32_t> rank_of(calls_files.size(), -1);
   bool all_named = true;
   for (std::size_t i = 0; i < calls_files.size(); ++i) {
@@ -222,7 +232,7 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
         "ranks follow the order of the files");
   }
   std::map<std::int32_t, std::size_t> owner;
-  std::int32_t world = 0;
+  world = 0;
   for (std::size_t i = 0; i < calls_files.size(); ++i) {
     if (const auto [it, fresh] = owner.emplace(rank_of[i], i); !fresh) {
       if (calls_paths[i] == calls_paths[it->second])
@@ -238,20 +248,27 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
   }
   if (world > 1 << 16)
     return make_error("import.ranks", "the job has " + std::to_string(world) + " ranks", "collscope replays up to 1024",
-                      Location{calls_paths.empty() ? std::string() : calls_paths[0], 0, 0, ""});
-  job.world = world;
-  job.ranks.resize(static_cast<std::size_t>(world));
-  for (std::int32_t r = 0; r < world; ++r) job.ranks[static_cast<std::size_t>(r)].rank = r;
+                      Location{first_path(s), 0, 0, ""});
+  return rank_of;
+}
+
+// What every file records.
+struct Coverage {
   bool sizes = true, peers = true, epoch = true;
-  for (std::size_t i = 0; i < calls_files.size(); ++i) {
-    RankFile& rf = calls_files[i];
+};
+
+// Each file's calls and groups to its rank of the job.
+Coverage place_files(Sources& s, const std::vector<std::int32_t>& rank_of, Job& job) {
+  Coverage cov;
+  for (std::size_t i = 0; i < s.calls_files.size(); ++i) {
+    RankFile& rf = s.calls_files[i];
     JobRank& jr = job.ranks[static_cast<std::size_t>(rank_of[i])];
     jr.present = true;
-    jr.file = calls_paths[i];
+    jr.file = s.calls_paths[i];
     jr.clock = rf.clock;
-    if (rf.clock != "epoch") epoch = false;
-    sizes = sizes && rf.sizes;
-    peers = peers && rf.peers;
+    if (rf.clock != "epoch") cov.epoch = false;
+    cov.sizes = cov.sizes && rf.sizes;
+    cov.peers = cov.peers && rf.peers;
     for (auto& c : rf.calls) c.rank = rank_of[i];
     jr.calls = std::move(rf.calls);
     for (auto& [id, g] : rf.groups) {
@@ -260,7 +277,12 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
       if (!fresh && it->second.ranks.empty()) it->second = g;
     }
   }
-  // The default group: the one the files call so, else the one of every rank.
+  return cov;
+}
+
+// The default group: the one the files call so, else the one of every rank.
+void settle_groups(Job& job) {
+  const std::int32_t world = job.world;
   bool have_world = false;
   for (auto& [id, g] : job.groups) have_world = have_world || g.world;
   if (!have_world) {
@@ -288,9 +310,11 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
         job.groups[c.group] = g;
         job.notes.push_back("no file lists the ranks of group " + c.group + "; its calls cannot be replayed");
       }
+}
 
-  // Collectives without a sequence number (a dump that lost the field): their place
-  // among the rank's calls on the group stands in, as for older traces.
+// Collectives without a sequence number (a dump that lost the field): their place
+// among the rank's calls on the group stands in, as for older traces.
+void number_collectives(Job& job) {
   bool numbered = false;
   for (auto& jr : job.ranks) {
     std::map<std::string, std::int64_t> next;
@@ -306,7 +330,11 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
   }
   if (numbered)
     job.notes.push_back("some collectives have no sequence number; their order on their group stands in for it");
-  // Groups must name ranks of the job, each once.
+}
+
+// Groups must name ranks of the job, each once; so must peers and roots.
+std::optional<Error> check_ranks_in_job(const Job& job, const std::string& first_file) {
+  const std::int32_t world = job.world;
   for (const auto& [id, g] : job.groups) {
     std::set<std::int32_t> seen;
     for (auto r : g.ranks)
@@ -315,8 +343,7 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
             "import.bad_field",
             "group " + id + " lists rank " + std::to_string(r) +
                 (r < 0 || r >= world ? ", outside the job's " + std::to_string(world) + " ranks" : " twice"),
-            "the files describe another job, or were edited: give one job's files",
-            Location{calls_paths.empty() ? std::string() : calls_paths[0], 0, 0, ""});
+            "the files describe another job, or were edited: give one job's files", Location{first_file, 0, 0, ""});
   }
   for (const auto& jr : job.ranks)
     for (const auto& c : jr.calls)
@@ -327,8 +354,12 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
                               std::to_string(world) + " ranks",
                           "give the files of every rank of the job",
                           Location{jr.file, 0, 0, c.where.rfind('/', 0) == 0 ? c.where : ""});
-  // Point-to-point peers: a job of two ranks has only one possible peer.
-  if (!peers && world == 2) {
+  return std::nullopt;
+}
+
+// Point-to-point peers: a job of two ranks has only one possible peer.
+void settle_peers(Job& job, bool peers, bool second) {
+  if (!peers && job.world == 2) {
     for (auto& jr : job.ranks)
       for (auto& c : jr.calls)
         if (c.p2p && c.peer < 0) c.peer = 1 - jr.rank;
@@ -340,10 +371,10 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
     job.notes.push_back(
         "the files do not name the peers of send and recv: give --sizes with a recording of the same "
         "program (`collscope record`) to replay them");
-  job.sizes_known = sizes;
-  job.clocks_comparable = epoch;
+}
 
-  // Channels: each communicator of an NCCL log is one of the job's groups (same members).
+// Channels: each communicator of an NCCL log is one of the job's groups (same members).
+void add_channels(std::vector<NcclLog>& logs, Job& job) {
   for (auto& l : logs)
     for (auto& ch : l.channels) {
       if (job.format != JobFormat::nccl_log) {
@@ -358,6 +389,36 @@ Result<Job> build(const std::vector<std::string>& paths, bool second) {
       }
       job.channels.push_back(std::move(ch));
     }
+}
+
+Result<Job> build(const std::vector<std::string>& paths, bool second) {
+  auto listed = expand(paths);
+  if (!listed) return listed.error();
+  std::vector<Parsed> files(listed->size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    files[i].path = (*listed)[i].first;
+    files[i].from_folder = (*listed)[i].second;
+  }
+  parse_all(files);
+
+  Job job;
+  Sources s;
+  if (auto err = sort_files(files, job, s)) return *err;
+  if (auto err = choose_calls(s, paths, job)) return *err;
+  std::int32_t world = 0;
+  auto rank_of = assign_ranks(s, job, world);
+  if (!rank_of) return rank_of.error();
+  job.world = world;
+  job.ranks.resize(static_cast<std::size_t>(world));
+  for (std::int32_t r = 0; r < world; ++r) job.ranks[static_cast<std::size_t>(r)].rank = r;
+  const Coverage cov = place_files(s, *rank_of, job);
+  settle_groups(job);
+  number_collectives(job);
+  if (auto err = check_ranks_in_job(job, first_path(s))) return *err;
+  settle_peers(job, cov.peers, second);
+  job.sizes_known = cov.sizes;
+  job.clocks_comparable = cov.epoch;
+  add_channels(s.logs, job);
   return job;
 }
 

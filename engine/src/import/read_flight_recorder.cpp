@@ -25,6 +25,7 @@
 // of the one tensor. A dump of all_to_all_single whose tensors cannot be split evenly
 // says the call was uneven but not how (settle_alltoall).
 #include <charconv>
+#include <optional>
 
 #include "import/json_cursor.h"
 #include "import/readers.h"
@@ -288,245 +289,272 @@ void read_pg_config(Cursor& c, RankFile& rf) {
   c.pointer = base;
 }
 
-}  // namespace
+// What one entry says beyond what goes straight to its call, until the entry is read.
+struct EntryFields {
+  std::int64_t coll_seq = -1, p2p_seq = -1;
+  bool is_p2p = false, is_p2p_given = false;
+  std::uint64_t in_numel = 0, out_numel = 0;
+  std::string in_text, out_text, in_dtype, out_dtype, pg_name;
+  double created = kNoTime, started = kNoTime, completed = kNoTime, returned = kNoTime;
+  double duration_ms = -1;
+  std::int32_t peer_world = -1, root_world = -1;
+  bool has_profiling_name = false;
+  std::uint32_t seen = 0;  // the fields read, one bit each
+};
 
-Result<RankFile> read_flight_recorder(std::string_view text, const std::string& file) {
-  RankFile rf;
-  rf.format = JobFormat::flight_recorder;
-  rf.clock = "epoch";
-  std::vector<Pending> pending;
-  try {
-    Cursor c(text);
-    if (c.peek() != Cursor::Type::object) c.wrong_type("a Flight Recorder dump", "an object");
-    c.begin_object();
-    std::string_view key;
-    bool entries_seen = false;
-    while (c.next_member(key)) {
-      c.pointer = "/" + std::string(key);
-      if (key == "pg_config") {
-        read_pg_config(c, rf);
-      } else if (key == "rank") {
-        const std::size_t at = c.offset();
-        const auto r = c.integer("rank");
-        if (r < 0 || r >= 1 << 20) c.fail("import.bad_field", "rank " + std::to_string(r) + " is out of range", "", at);
-        rf.rank = static_cast<std::int32_t>(r);
-      } else if (key == "world_size") {
-        const std::size_t at = c.offset();
-        const auto w = c.integer("world_size");
-        if (w < 1 || w > 1 << 20)
-          c.fail("import.bad_field", "world_size " + std::to_string(w) + " is out of range", "", at);
-        rf.world = static_cast<std::int32_t>(w);
-      } else if (key == "entries") {
-        entries_seen = true;
-        std::string last_name = "\x01", last_kind, last_dtype = "\x01";
-        DTypeInfo last_info;
-        Tensors in_tensors, out_tensors;  // reused: a dump has millions of entries
-        std::vector<std::uint64_t> in_split, out_split;
-        // An entry is some 450 to 900 bytes: room for the most, so that the calls are
-        // never moved (capacity never written costs no memory).
-        rf.calls.reserve(text.size() / 400);
-        c.begin_array();
-        std::int64_t index = 0;
-        while (c.next_item()) {
-          {
-            char buf[32] = "/entries/";
-            const auto r = std::to_chars(buf + 9, buf + sizeof buf, index);
-            c.pointer.assign(buf, static_cast<std::size_t>(r.ptr - buf));
-          }
-          JobCall call;
-          call.where = c.pointer;
-          Pending pend;
-          std::int64_t coll_seq = -1, p2p_seq = -1;
-          bool is_p2p = false, is_p2p_given = false;
-          std::uint64_t in_numel = 0, out_numel = 0;
-          std::string in_text, out_text, in_dtype, out_dtype, pg_name;
-          double created = kNoTime, started = kNoTime, completed = kNoTime, returned = kNoTime;
-          double duration_ms = -1;
-          std::int32_t peer_world = -1, root_world = -1;
-          bool has_profiling_name = false;
-          std::uint32_t seen = 0;
-          in_split.clear();
-          out_split.clear();
-          const std::size_t entry_at = c.offset();
-          c.begin_object();
-          std::string_view k;
-          while (c.next_member(k)) {
-            const Field f = field_of(k);
-            auto once = [&](int bit) {
-              if (seen & (1u << bit))
-                c.fail("import.bad_field", "key \"" + std::string(k) + "\" appears twice in one entry",
-                       "each entry names each field once", c.offset());
-              seen |= 1u << bit;
-            };
-            if (f == Field::profiling_name) {
-              once(0);
-              has_profiling_name = true;
-              call.name.assign(c.string("profiling_name"));
-            } else if (f == Field::collective_seq_id) {
-              once(1);
-              coll_seq = c.integer("collective_seq_id");
-            } else if (f == Field::p2p_seq_id) {
-              once(2);
-              p2p_seq = c.integer("p2p_seq_id");
-            } else if (f == Field::process_group) {
-              once(3);
-              if (c.peek() == Cursor::Type::array) {
-                c.begin_array();
-                int i = 0;
-                while (c.next_item()) {
-                  const auto s = c.string("process_group");
-                  if (i++ == 0) pg_name.assign(s);
-                }
-              } else {
-                pg_name.assign(c.string("process_group"));
-              }
-            } else if (f == Field::pg_id) {
-              once(4);
-              pend.pg_id = c.integer("pg_id");
-            } else if (f == Field::input_sizes) {
-              once(5);
-              in_numel = read_sizes(c, in_text, "input_sizes", in_tensors);
-            } else if (f == Field::output_sizes) {
-              once(6);
-              out_numel = read_sizes(c, out_text, "output_sizes", out_tensors);
-            } else if (f == Field::input_dtypes) {
-              once(7);
-              in_dtype = first_string(c, "input_dtypes");
-            } else if (f == Field::output_dtypes) {
-              once(8);
-              out_dtype = first_string(c, "output_dtypes");
-            } else if (f == Field::state) {
-              once(9);
-              call.state.assign(c.string("state"));
-              if (call.state != "completed" && call.state != "started" && call.state != "scheduled")
-                c.fail("import.bad_field", "state \"" + call.state + "\" is not scheduled, started or completed", "",
-                       c.offset());
-            } else if (f == Field::time_created_ns) {
-              once(10);
-              created = ns_or_none(c, "time_created_ns");
-            } else if (f == Field::time_discovered_started_ns) {
-              once(11);
-              started = ns_or_none(c, "time_discovered_started_ns");
-            } else if (f == Field::time_discovered_completed_ns) {
-              once(12);
-              completed = ns_or_none(c, "time_discovered_completed_ns");
-            } else if (f == Field::duration_ms) {
-              once(13);
-              if (c.peek() == Cursor::Type::null) c.null();
-              else duration_ms = c.number("duration_ms");
-            } else if (f == Field::is_p2p) {
-              once(14);
-              is_p2p = c.boolean("is_p2p");
-              is_p2p_given = true;
-            } else if (f == Field::peer) {
-              once(15);
-              const auto v = c.integer("peer");
-              peer_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
-            } else if (f == Field::root) {
-              once(16);
-              const auto v = c.integer("root");
-              root_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
-            } else if (f == Field::reduce_op) {
-              once(17);
-              call.reduce_op.assign(c.string("reduce_op"));
-            } else if (f == Field::async_op) {
-              once(18);
-              call.async_op = c.boolean("async_op");
-              call.async_known = true;
-            } else if (f == Field::time_returned_ns) {
-              once(19);
-              returned = ns_or_none(c, "time_returned_ns");
-            } else if (f == Field::time_wait_started_ns) {
-              once(20);
-              call.t_wait_begin = ns_or_none(c, "time_wait_started_ns");
-            } else if (f == Field::time_wait_completed_ns) {
-              once(21);
-              call.t_wait_end = ns_or_none(c, "time_wait_completed_ns");
-            } else if (f == Field::call_site) {
-              once(22);
-              call.site.assign(c.string("call_site"));
-            } else if (f == Field::input_split_sizes) {
-              once(23);
-              read_count_list(c, in_split, "input_split_sizes");
-            } else if (f == Field::output_split_sizes) {
-              once(24);
-              read_count_list(c, out_split, "output_split_sizes");
-            } else {
-              c.skip();
-            }
-          }
-          if (!has_profiling_name)
-            c.fail("import.bad_field", "entry " + std::to_string(index) + " has no profiling_name",
-                   "every Flight Recorder entry names its call, e.g. \"nccl:all_reduce\"", entry_at);
-          // Dumps repeat a few names and types: each is looked up once per file.
-          if (call.name != last_name) {
-            last_name = call.name;
-            last_kind = kind_of(call.name);
-          }
-          call.kind = last_kind;
-          call.p2p = is_p2p_given ? is_p2p : is_p2p_kind(call.kind);
-          if (call.p2p && !is_p2p_kind(call.kind)) call.kind = "";
-          call.seq = call.p2p ? p2p_seq : coll_seq;
-          call.group = !pg_name.empty() ? pg_name : (pend.pg_id >= 0 ? std::to_string(pend.pg_id) : "0");
-          // "send 0->1", "recv 1<-0": the peers in group ranks.
-          if (const auto sp = call.name.find(' '); sp != std::string::npos && call.p2p) {
-            const std::string meta = call.name.substr(sp + 1);
-            const bool arrow_right = meta.find("->") != std::string::npos;
-            const auto mid = meta.find(arrow_right ? "->" : "<-");
-            if (mid != std::string::npos) {
-              int a = -1, b = -1;
-              std::from_chars(meta.data(), meta.data() + mid, a);
-              std::from_chars(meta.data() + mid + 2, meta.data() + meta.size(), b);
-              if (arrow_right) pend.src = a, pend.dst = b;
-              else pend.dst = a, pend.src = b;
-            }
-          }
-          call.peer = peer_world;
-          call.root = root_world;
-          const std::string& dt = !in_dtype.empty() ? in_dtype : out_dtype;
-          call.dtype = dt;
-          if (dt != last_dtype) {
-            last_dtype = dt;
-            last_info = dtype_info(dt);
-          }
-          const auto& info = last_info;
-          call.dt = info.dt;
-          call.dtype_bytes = info.bytes;
-          call.sizes = !in_text.empty() && in_text != "[]" ? in_text : out_text;
-          if ((seen & (1u << 5)) || (seen & (1u << 6)))
-            call.count = count_from_numels(call.kind, in_numel, out_numel, 0);  // all-to-all: settled below
-          if (call.kind == "alltoall") {
-            if (!(seen & (1u << 5))) in_tensors.clear();
-            if (!(seen & (1u << 6))) out_tensors.clear();
-            pend.send = per_peer(in_split, in_tensors);
-            pend.recv = per_peer(out_split, out_tensors);
-            pend.in_numel = in_numel;
-            pend.out_numel = out_numel;
-          }
-          call.t_issue = created;
-          call.t_start = has_time(started) ? started : created;
-          if (duration_ms >= 0 && has_time(call.t_start)) call.t_end = call.t_start + duration_ms * 1000.0;
-          else call.t_end = completed;
-          call.t_return = has_time(returned) ? returned : kNoTime;
-          if (call.async_op && has_time(call.t_wait_end)) call.t_end = call.t_wait_end;
-          rf.calls.push_back(std::move(call));
-          pending.push_back(pend);
-          ++index;
-        }
-      } else {
-        c.skip();
+// What all entries of a dump share: the last name and type looked up, and buffers.
+struct EntryCache {
+  std::string last_name = "\x01", last_kind, last_dtype = "\x01";
+  DTypeInfo last_info;
+  Tensors in_tensors, out_tensors;  // reused: a dump has millions of entries
+  std::vector<std::uint64_t> in_split, out_split;
+};
+
+// Bits of EntryFields::seen that are checked after the entry.
+constexpr int kInputSizesBit = 5, kOutputSizesBit = 6;
+
+// An entry's field `k` (its bit in `seen`: each field may come once).
+void read_field(Cursor& c, std::string_view k, EntryFields& e, JobCall& call, Pending& pend, EntryCache& cache) {
+  const Field f = field_of(k);
+  auto once = [&](int bit) {
+    if (e.seen & (1u << bit))
+      c.fail("import.bad_field", "key \"" + std::string(k) + "\" appears twice in one entry",
+             "each entry names each field once", c.offset());
+    e.seen |= 1u << bit;
+  };
+  if (f == Field::profiling_name) {
+    once(0);
+    e.has_profiling_name = true;
+    call.name.assign(c.string("profiling_name"));
+  } else if (f == Field::collective_seq_id) {
+    once(1);
+    e.coll_seq = c.integer("collective_seq_id");
+  } else if (f == Field::p2p_seq_id) {
+    once(2);
+    e.p2p_seq = c.integer("p2p_seq_id");
+  } else if (f == Field::process_group) {
+    once(3);
+    if (c.peek() == Cursor::Type::array) {
+      c.begin_array();
+      int i = 0;
+      while (c.next_item()) {
+        const auto s = c.string("process_group");
+        if (i++ == 0) e.pg_name.assign(s);
       }
-      c.pointer.clear();
+    } else {
+      e.pg_name.assign(c.string("process_group"));
     }
-    c.finish();
-    if (!entries_seen && rf.groups.empty())
-      c.fail("import.bad_field", "the dump has neither \"entries\" nor \"pg_config\"",
-             "is this a Flight Recorder dump? Dump it with includeCollectives (the default)", 0);
-  } catch (const ReadFailure& f) {
-    return to_error(f, text, file);
+  } else if (f == Field::pg_id) {
+    once(4);
+    pend.pg_id = c.integer("pg_id");
+  } else if (f == Field::input_sizes) {
+    once(kInputSizesBit);
+    e.in_numel = read_sizes(c, e.in_text, "input_sizes", cache.in_tensors);
+  } else if (f == Field::output_sizes) {
+    once(kOutputSizesBit);
+    e.out_numel = read_sizes(c, e.out_text, "output_sizes", cache.out_tensors);
+  } else if (f == Field::input_dtypes) {
+    once(7);
+    e.in_dtype = first_string(c, "input_dtypes");
+  } else if (f == Field::output_dtypes) {
+    once(8);
+    e.out_dtype = first_string(c, "output_dtypes");
+  } else if (f == Field::state) {
+    once(9);
+    call.state.assign(c.string("state"));
+    if (call.state != "completed" && call.state != "started" && call.state != "scheduled")
+      c.fail("import.bad_field", "state \"" + call.state + "\" is not scheduled, started or completed", "", c.offset());
+  } else if (f == Field::time_created_ns) {
+    once(10);
+    e.created = ns_or_none(c, "time_created_ns");
+  } else if (f == Field::time_discovered_started_ns) {
+    once(11);
+    e.started = ns_or_none(c, "time_discovered_started_ns");
+  } else if (f == Field::time_discovered_completed_ns) {
+    once(12);
+    e.completed = ns_or_none(c, "time_discovered_completed_ns");
+  } else if (f == Field::duration_ms) {
+    once(13);
+    if (c.peek() == Cursor::Type::null) c.null();
+    else e.duration_ms = c.number("duration_ms");
+  } else if (f == Field::is_p2p) {
+    once(14);
+    e.is_p2p = c.boolean("is_p2p");
+    e.is_p2p_given = true;
+  } else if (f == Field::peer) {
+    once(15);
+    const auto v = c.integer("peer");
+    e.peer_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
+  } else if (f == Field::root) {
+    once(16);
+    const auto v = c.integer("root");
+    e.root_world = v >= 0 && v < 1 << 20 ? static_cast<std::int32_t>(v) : -1;
+  } else if (f == Field::reduce_op) {
+    once(17);
+    call.reduce_op.assign(c.string("reduce_op"));
+  } else if (f == Field::async_op) {
+    once(18);
+    call.async_op = c.boolean("async_op");
+    call.async_known = true;
+  } else if (f == Field::time_returned_ns) {
+    once(19);
+    e.returned = ns_or_none(c, "time_returned_ns");
+  } else if (f == Field::time_wait_started_ns) {
+    once(20);
+    call.t_wait_begin = ns_or_none(c, "time_wait_started_ns");
+  } else if (f == Field::time_wait_completed_ns) {
+    once(21);
+    call.t_wait_end = ns_or_none(c, "time_wait_completed_ns");
+  } else if (f == Field::call_site) {
+    once(22);
+    call.site.assign(c.string("call_site"));
+  } else if (f == Field::input_split_sizes) {
+    once(23);
+    read_count_list(c, cache.in_split, "input_split_sizes");
+  } else if (f == Field::output_split_sizes) {
+    once(24);
+    read_count_list(c, cache.out_split, "output_split_sizes");
+  } else {
+    c.skip();
   }
-  // Now that pg_config is known (it may come after the entries): group sizes, and the
-  // peers' world ranks.
+}
+
+// "send 0->1", "recv 1<-0": the peers in group ranks.
+void peers_from_name(const std::string& name, Pending& pend) {
+  const auto sp = name.find(' ');
+  if (sp == std::string::npos) return;
+  const std::string meta = name.substr(sp + 1);
+  const bool arrow_right = meta.find("->") != std::string::npos;
+  const auto mid = meta.find(arrow_right ? "->" : "<-");
+  if (mid == std::string::npos) return;
+  int a = -1, b = -1;
+  std::from_chars(meta.data(), meta.data() + mid, a);
+  std::from_chars(meta.data() + mid + 2, meta.data() + meta.size(), b);
+  if (arrow_right) pend.src = a, pend.dst = b;
+  else pend.dst = a, pend.src = b;
+}
+
+// The call's kind, group, peers, type, sizes and times from the entry's fields.
+void finish_call(const EntryFields& e, JobCall& call, Pending& pend, EntryCache& cache) {
+  // Dumps repeat a few names and types: each is looked up once per file.
+  if (call.name != cache.last_name) {
+    cache.last_name = call.name;
+    cache.last_kind = kind_of(call.name);
+  }
+  call.kind = cache.last_kind;
+  call.p2p = e.is_p2p_given ? e.is_p2p : is_p2p_kind(call.kind);
+  if (call.p2p && !is_p2p_kind(call.kind)) call.kind = "";
+  call.seq = call.p2p ? e.p2p_seq : e.coll_seq;
+  call.group = !e.pg_name.empty() ? e.pg_name : (pend.pg_id >= 0 ? std::to_string(pend.pg_id) : "0");
+  if (call.p2p) peers_from_name(call.name, pend);
+  call.peer = e.peer_world;
+  call.root = e.root_world;
+  const std::string& dt = !e.in_dtype.empty() ? e.in_dtype : e.out_dtype;
+  call.dtype = dt;
+  if (dt != cache.last_dtype) {
+    cache.last_dtype = dt;
+    cache.last_info = dtype_info(dt);
+  }
+  const auto& info = cache.last_info;
+  call.dt = info.dt;
+  call.dtype_bytes = info.bytes;
+  call.sizes = !e.in_text.empty() && e.in_text != "[]" ? e.in_text : e.out_text;
+  const bool has_in = e.seen & (1u << kInputSizesBit), has_out = e.seen & (1u << kOutputSizesBit);
+  if (has_in || has_out)
+    call.count = count_from_numels(call.kind, e.in_numel, e.out_numel, 0);  // all-to-all: settled below
+  if (call.kind == "alltoall") {
+    if (!has_in) cache.in_tensors.clear();
+    if (!has_out) cache.out_tensors.clear();
+    pend.send = per_peer(cache.in_split, cache.in_tensors);
+    pend.recv = per_peer(cache.out_split, cache.out_tensors);
+    pend.in_numel = e.in_numel;
+    pend.out_numel = e.out_numel;
+  }
+  call.t_issue = e.created;
+  call.t_start = has_time(e.started) ? e.started : e.created;
+  if (e.duration_ms >= 0 && has_time(call.t_start)) call.t_end = call.t_start + e.duration_ms * 1000.0;
+  else call.t_end = e.completed;
+  call.t_return = has_time(e.returned) ? e.returned : kNoTime;
+  if (call.async_op && has_time(call.t_wait_end)) call.t_end = call.t_wait_end;
+}
+
+// One entry of "entries" (`c.pointer` names it): its call, and what waits for pg_config.
+void read_entry(Cursor& c, std::int64_t index, EntryCache& cache, RankFile& rf, std::vector<Pending>& pending) {
+  JobCall call;
+  call.where = c.pointer;
+  Pending pend;
+  EntryFields e;
+  cache.in_split.clear();
+  cache.out_split.clear();
+  const std::size_t entry_at = c.offset();
+  c.begin_object();
+  std::string_view k;
+  while (c.next_member(k)) read_field(c, k, e, call, pend, cache);
+  if (!e.has_profiling_name)
+    c.fail("import.bad_field", "entry " + std::to_string(index) + " has no profiling_name",
+           "every Flight Recorder entry names its call, e.g. \"nccl:all_reduce\"", entry_at);
+  finish_call(e, call, pend, cache);
+  rf.calls.push_back(std::move(call));
+  pending.push_back(pend);
+}
+
+// "entries": one call each.
+void read_entries(Cursor& c, std::size_t text_size, RankFile& rf, std::vector<Pending>& pending) {
+  EntryCache cache;
+  // An entry is some 450 to 900 bytes: room for the most, so that the calls are
+  // never moved (capacity never written costs no memory).
+  rf.calls.reserve(text_size / 400);
+  c.begin_array();
+  std::int64_t index = 0;
+  while (c.next_item()) {
+    {
+      char buf[32] = "/entries/";
+      const auto r = std::to_chars(buf + 9, buf + sizeof buf, index);
+      c.pointer.assign(buf, static_cast<std::size_t>(r.ptr - buf));
+    }
+    read_entry(c, index, cache, rf, pending);
+    ++index;
+  }
+}
+
+// The dump's top-level object.
+void read_dump(Cursor& c, std::size_t text_size, RankFile& rf, std::vector<Pending>& pending) {
+  if (c.peek() != Cursor::Type::object) c.wrong_type("a Flight Recorder dump", "an object");
+  c.begin_object();
+  std::string_view key;
+  bool entries_seen = false;
+  while (c.next_member(key)) {
+    c.pointer = "/" + std::string(key);
+    if (key == "pg_config") {
+      read_pg_config(c, rf);
+    } else if (key == "rank") {
+      const std::size_t at = c.offset();
+      const auto r = c.integer("rank");
+      if (r < 0 || r >= 1 << 20) c.fail("import.bad_field", "rank " + std::to_string(r) + " is out of range", "", at);
+      rf.rank = static_cast<std::int32_t>(r);
+    } else if (key == "world_size") {
+      const std::size_t at = c.offset();
+      const auto w = c.integer("world_size");
+      if (w < 1 || w > 1 << 20)
+        c.fail("import.bad_field", "world_size " + std::to_string(w) + " is out of range", "", at);
+      rf.world = static_cast<std::int32_t>(w);
+    } else if (key == "entries") {
+      entries_seen = true;
+      read_entries(c, text_size, rf, pending);
+    } else {
+      c.skip();
+    }
+    c.pointer.clear();
+  }
+  c.finish();
+  if (!entries_seen && rf.groups.empty())
+    c.fail("import.bad_field", "the dump has neither \"entries\" nor \"pg_config\"",
+           "is this a Flight Recorder dump? Dump it with includeCollectives (the default)", 0);
+}
+
+// Now that pg_config is known (it may come after the entries): group sizes, and the
+// peers' world ranks.
+std::optional<Error> resolve_group_ranks(RankFile& rf, std::vector<Pending>& pending, const std::string& file) {
   for (std::size_t i = 0; i < rf.calls.size(); ++i) {
     JobCall& call = rf.calls[i];
     const auto g = rf.groups.find(call.group);
@@ -551,6 +579,23 @@ Result<RankFile> read_flight_recorder(std::string_view text, const std::string& 
       call.peer = world_of(peer_group_rank);
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<RankFile> read_flight_recorder(std::string_view text, const std::string& file) {
+  RankFile rf;
+  rf.format = JobFormat::flight_recorder;
+  rf.clock = "epoch";
+  std::vector<Pending> pending;
+  try {
+    Cursor c(text);
+    read_dump(c, text.size(), rf, pending);
+  } catch (const ReadFailure& f) {
+    return to_error(f, text, file);
+  }
+  if (auto err = resolve_group_ranks(rf, pending, file)) return *err;
   return rf;
 }
 

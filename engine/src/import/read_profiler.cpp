@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "import/json_cursor.h"
@@ -270,223 +271,267 @@ std::string reduce_op_from_kernel(const std::string& name) {
   return "";
 }
 
-}  // namespace
-
-Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
-  RankFile rf;
+// The events a trace's calls are made of, and its clock's origin.
+struct Trace {
   std::vector<Event> events;
   double base_us = 0;
   bool has_base = false;
-  try {
-    Cursor c(text);
-    const bool bare = c.peek() == Cursor::Type::array;
-    rf.format = bare ? JobFormat::profiler_legacy : JobFormat::profiler;
-    auto read_events = [&] {
-      c.begin_array();
-      std::size_t i = 0;
-      while (c.next_item()) {
-        c.pointer = (bare ? "/" : "/traceEvents/") + std::to_string(i);
-        Event e = read_event(c);
-        e.index = i++;
-        if (!e.complete || !has_time(e.ts)) continue;
-        if (e.comms || is_backend_event(e.name) || is_dispatcher_event(e.name)) events.push_back(std::move(e));
-      }
-      c.pointer.clear();
-    };
-    if (bare) {
-      read_events();
-    } else {
-      c.begin_object();
-      std::string_view key;
-      bool saw_events = false;
-      while (c.next_member(key)) {
-        c.pointer = "/" + std::string(key);
-        if (key == "traceEvents") {
-          saw_events = true;
-          read_events();
-        } else if (key == "baseTimeNanoseconds") {
-          base_us = static_cast<double>(c.integer("baseTimeNanoseconds")) / 1000.0;
-          has_base = true;
-        } else if (key == "distributedInfo") {
-          if (c.peek() != Cursor::Type::object) {
-            c.skip();
-            continue;
-          }
-          c.begin_object();
-          std::string_view k;
-          while (c.next_member(k)) {
-            c.pointer = "/distributedInfo/" + std::string(k);
-            if (k == "rank") {
-              const std::size_t at = c.offset();
-              const auto r = int_or_text(c, "rank");
-              if (r < 0 || r >= 1 << 20) c.fail("import.bad_field", "rank is out of range", "", at);
-              rf.rank = static_cast<std::int32_t>(r);
-            } else if (k == "world_size") {
-              const std::size_t at = c.offset();
-              const auto w = int_or_text(c, "world_size");
-              if (w < 1 || w >= 1 << 20) c.fail("import.bad_field", "world_size is out of range", "", at);
-              rf.world = static_cast<std::int32_t>(w);
-            } else if (k == "pg_config" && c.peek() == Cursor::Type::array) {
-              c.begin_array();
-              std::size_t gi = 0;
-              while (c.next_item()) {
-                c.pointer = "/distributedInfo/pg_config/" + std::to_string(gi++);
-                if (c.peek() != Cursor::Type::object) {
-                  c.skip();
-                  continue;
-                }
-                JobGroup g;
-                c.begin_object();
-                std::string_view gk;
-                while (c.next_member(gk)) {
-                  if (gk == "pg_name")
-                    g.id.assign(c.peek() == Cursor::Type::string ? c.string("pg_name")
-                                                                 : std::to_string(c.integer("pg_name")));
-                  else if (gk == "pg_desc" && c.peek() == Cursor::Type::string) g.desc.assign(c.string("pg_desc"));
-                  else if (gk == "ranks" && c.peek() == Cursor::Type::array) {
-                    c.begin_array();
-                    while (c.next_item()) g.ranks.push_back(static_cast<std::int32_t>(c.integer("a group rank")));
-                  } else {
-                    c.skip();
-                  }
-                }
-                g.world = g.desc == "default_pg";
-                if (!g.id.empty()) rf.groups[g.id] = std::move(g);
-              }
-            } else {
-              c.skip();
-            }
-          }
-        } else {
-          c.skip();
-        }
-        c.pointer.clear();
-      }
-      if (!saw_events)
-        c.fail("import.bad_field", "the trace has no \"traceEvents\"", "export it with prof.export_chrome_trace()", 0);
-    }
-    c.finish();
-  } catch (const ReadFailure& f) {
-    return to_error(f, text, file);
+};
+
+// The event list (the whole document of an older trace, "traceEvents" of a newer one):
+// the complete events with times that can be calls.
+void read_events(Cursor& c, bool bare, std::vector<Event>& events) {
+  c.begin_array();
+  std::size_t i = 0;
+  while (c.next_item()) {
+    c.pointer = (bare ? "/" : "/traceEvents/") + std::to_string(i);
+    Event e = read_event(c);
+    e.index = i++;
+    if (!e.complete || !has_time(e.ts)) continue;
+    if (e.comms || is_backend_event(e.name) || is_dispatcher_event(e.name)) events.push_back(std::move(e));
   }
+  c.pointer.clear();
+}
 
-  // The clock: newer traces give their origin; microseconds since 1970 are epoch times too.
-  double max_ts = 0;
-  for (const auto& e : events) max_ts = std::max(max_ts, e.ts);
-  if (has_base) rf.clock = "epoch";
-  else rf.clock = max_ts > 1e14 ? "epoch" : "profiler start";
-
-  const bool newer = std::any_of(events.begin(), events.end(), [](const Event& e) { return e.comms; });
-  if (newer) {
-    // One call per (group, kind, seq): the CPU op gives when it was issued, the kernel
-    // when it ran on the device.
-    struct Key {
-      std::string pg;
-      std::string kind;
-      std::int64_t seq;
-      bool operator<(const Key& o) const { return std::tie(pg, kind, seq) < std::tie(o.pg, o.kind, o.seq); }
-    };
-    std::map<Key, std::size_t> by_key;
-    std::map<std::pair<std::string, std::string>, std::int64_t> counters;  // when Seq is missing
-    std::vector<const Event*> order;
-    for (const auto& e : events)
-      if (e.comms) order.push_back(&e);
-    std::stable_sort(order.begin(), order.end(), [](const Event* a, const Event* b) { return a->ts < b->ts; });
-    std::vector<bool> has_cpu;
-    for (const Event* e : order) {
-      const bool kernel = e->cat == "kernel" || e->cat == "gpu_user_annotation";
-      JobCall call;
-      call.name = e->coll_name;
-      call.kind = kind_of(e->coll_name);
-      call.p2p = is_p2p_kind(call.kind);
-      call.group = e->pg_name.empty() ? "0" : e->pg_name;
-      std::int64_t seq = e->seq;
-      if (seq < 0) {
-        auto& n = counters[{call.group, call.kind}];
-        seq = kernel ? -1 : n++;
-      }
-      Key key{call.group, call.kind + (call.p2p ? "" : ""), seq};
-      auto it = seq >= 0 ? by_key.find(key) : by_key.end();
-      if (it != by_key.end()) {
-        JobCall& prev = rf.calls[it->second];
-        if (kernel) {
-          prev.t_start = base_us + e->ts;
-          prev.t_end = base_us + e->ts + e->dur;
-          if (prev.reduce_op.empty()) prev.reduce_op = reduce_op_from_kernel(e->name);
-        }
-        continue;  // a second CPU op for the same call (nested record functions)
-      }
-      call.seq = seq;
-      call.dtype = e->dtype;
-      const auto info = dtype_info(e->dtype);
-      call.dt = info.dt;
-      call.dtype_bytes = info.bytes;
-      const std::uint64_t in = e->in_nelems > 0 ? static_cast<std::uint64_t>(e->in_nelems) : 0;
-      const std::uint64_t out = e->out_nelems > 0 ? static_cast<std::uint64_t>(e->out_nelems) : 0;
-      if (e->in_nelems >= 0 || e->out_nelems >= 0)
-        call.count = count_from_numels(call.kind, in, out, static_cast<std::int32_t>(e->group_size));
-      call.sizes = "in " + std::to_string(in) + ", out " + std::to_string(out);
-      if (kernel) {
-        call.t_start = base_us + e->ts;
-        call.t_end = base_us + e->ts + e->dur;
-        call.reduce_op = reduce_op_from_kernel(e->name);
+// "distributedInfo"'s "pg_config": its groups, each {"pg_name": .., "pg_desc": .., "ranks": [..]}.
+void read_pg_config(Cursor& c, RankFile& rf) {
+  c.begin_array();
+  std::size_t gi = 0;
+  while (c.next_item()) {
+    c.pointer = "/distributedInfo/pg_config/" + std::to_string(gi++);
+    if (c.peek() != Cursor::Type::object) {
+      c.skip();
+      continue;
+    }
+    JobGroup g;
+    c.begin_object();
+    std::string_view gk;
+    while (c.next_member(gk)) {
+      if (gk == "pg_name")
+        g.id.assign(c.peek() == Cursor::Type::string ? c.string("pg_name") : std::to_string(c.integer("pg_name")));
+      else if (gk == "pg_desc" && c.peek() == Cursor::Type::string) g.desc.assign(c.string("pg_desc"));
+      else if (gk == "ranks" && c.peek() == Cursor::Type::array) {
+        c.begin_array();
+        while (c.next_item()) g.ranks.push_back(static_cast<std::int32_t>(c.integer("a group rank")));
       } else {
-        call.t_issue = base_us + e->ts;
-        call.t_return = base_us + e->ts + e->dur;
+        c.skip();
       }
-      call.where = "/traceEvents/" + std::to_string(e->index);
-      // The group's members: the list, unless it was cut short; else start and stride.
-      JobGroup g;
-      g.id = call.group;
-      g.desc = e->pg_desc;
-      g.world = e->pg_desc == "default_pg";
-      if (auto list = parse_rank_list(e->pg_ranks_text)) {
-        g.ranks = std::move(*list);
-      } else if (e->group_size > 0 && e->rank_start >= 0) {
-        const auto stride = e->rank_stride > 0 ? e->rank_stride : 1;
-        for (std::int64_t i = 0; i < e->group_size; ++i)
-          g.ranks.push_back(static_cast<std::int32_t>(e->rank_start + i * stride));
-      }
-      if (!rf.groups.count(g.id) || rf.groups[g.id].ranks.empty()) rf.groups[g.id] = g;
-      if (call.kind == "alltoall" && call.count) {
-        const auto n = e->group_size > 0 ? static_cast<std::int32_t>(e->group_size)
-                                         : static_cast<std::int32_t>(rf.groups[g.id].ranks.size());
-        const std::string wrong = settle_profiled_alltoall(call, *e, in, out, n);
-        if (!wrong.empty())
-          return make_error("import.bad_field", call.name + " (" + call.where + "): its " + wrong,
-                            "an all-to-all names one split size per member of its group",
-                            Location{file, 0, 0, call.where});
-      }
-      if (call.p2p) {
-        // For send and recv ProcessGroupNCCL records the peer as "Rank" (a group rank).
-        std::int64_t peer = call.kind == "send" ? e->dst_rank : e->src_rank;
-        if (peer < 0) peer = e->rank;
-        if (peer >= 0) {
-          const auto& ranks = rf.groups[g.id].ranks;
-          call.peer =
-              ranks.empty()
-                  ? static_cast<std::int32_t>(peer)
-                  : (static_cast<std::size_t>(peer) < ranks.size() ? ranks[static_cast<std::size_t>(peer)] : -1);
-        }
-      } else if (rf.rank < 0 && e->rank >= 0) {
-        const auto& ranks = rf.groups[g.id].ranks;
-        if (!ranks.empty() && static_cast<std::size_t>(e->rank) < ranks.size())
-          rf.rank = ranks[static_cast<std::size_t>(e->rank)];
-      }
-      call.state = "completed";
-      if (seq >= 0) by_key[key] = rf.calls.size();
-      rf.calls.push_back(std::move(call));
     }
-    rf.sizes = true;
-    bool peers = true;
-    for (const auto& call : rf.calls)
-      if (call.p2p && call.peer < 0) peers = false;
-    rf.peers = peers;
-    return rf;
+    g.world = g.desc == "default_pg";
+    if (!g.id.empty()) rf.groups[g.id] = std::move(g);
   }
+}
 
-  // Older traces: the backend's events are the calls; the dispatcher's, when they pair
-  // up one to one, say when the program made them.
+// "distributedInfo" (an object): the file's rank, the world's size and the groups.
+void read_distributed_info(Cursor& c, RankFile& rf) {
+  c.begin_object();
+  std::string_view k;
+  while (c.next_member(k)) {
+    c.pointer = "/distributedInfo/" + std::string(k);
+    if (k == "rank") {
+      const std::size_t at = c.offset();
+      const auto r = int_or_text(c, "rank");
+      if (r < 0 || r >= 1 << 20) c.fail("import.bad_field", "rank is out of range", "", at);
+      rf.rank = static_cast<std::int32_t>(r);
+    } else if (k == "world_size") {
+      const std::size_t at = c.offset();
+      const auto w = int_or_text(c, "world_size");
+      if (w < 1 || w >= 1 << 20) c.fail("import.bad_field", "world_size is out of range", "", at);
+      rf.world = static_cast<std::int32_t>(w);
+    } else if (k == "pg_config" && c.peek() == Cursor::Type::array) {
+      read_pg_config(c, rf);
+    } else {
+      c.skip();
+    }
+  }
+}
+
+// A newer trace's top-level object.
+void read_trace_object(Cursor& c, Trace& t, RankFile& rf) {
+  c.begin_object();
+  std::string_view key;
+  bool saw_events = false;
+  while (c.next_member(key)) {
+    c.pointer = "/" + std::string(key);
+    if (key == "traceEvents") {
+      saw_events = true;
+      read_events(c, false, t.events);
+    } else if (key == "baseTimeNanoseconds") {
+      t.base_us = static_cast<double>(c.integer("baseTimeNanoseconds")) / 1000.0;
+      t.has_base = true;
+    } else if (key == "distributedInfo") {
+      if (c.peek() != Cursor::Type::object) {
+        c.skip();
+        continue;
+      }
+      read_distributed_info(c, rf);
+    } else {
+      c.skip();
+    }
+    c.pointer.clear();
+  }
+  if (!saw_events)
+    c.fail("import.bad_field", "the trace has no \"traceEvents\"", "export it with prof.export_chrome_trace()", 0);
+}
+
+// One call per (group, kind, seq): the CPU op gives when it was issued, the kernel
+// when it ran on the device.
+struct CallKey {
+  std::string pg;
+  std::string kind;
+  std::int64_t seq;
+  bool operator<(const CallKey& o) const { return std::tie(pg, kind, seq) < std::tie(o.pg, o.kind, o.seq); }
+};
+
+// "In msg nelems" and "Out msg nelems" as counts (0 when not given).
+std::uint64_t numel(std::int64_t nelems) { return nelems > 0 ? static_cast<std::uint64_t>(nelems) : 0; }
+
+bool is_kernel(const Event& e) { return e.cat == "kernel" || e.cat == "gpu_user_annotation"; }
+
+// A call's sizes, times and place from its first event (`call` has its name, kind and group).
+void fill_call(JobCall& call, const Event& e, std::int64_t seq, double base_us) {
+  call.seq = seq;
+  call.dtype = e.dtype;
+  const auto info = dtype_info(e.dtype);
+  call.dt = info.dt;
+  call.dtype_bytes = info.bytes;
+  const std::uint64_t in = numel(e.in_nelems), out = numel(e.out_nelems);
+  if (e.in_nelems >= 0 || e.out_nelems >= 0)
+    call.count = count_from_numels(call.kind, in, out, static_cast<std::int32_t>(e.group_size));
+  call.sizes = "in " + std::to_string(in) + ", out " + std::to_string(out);
+  if (is_kernel(e)) {
+    call.t_start = base_us + e.ts;
+    call.t_end = base_us + e.ts + e.dur;
+    call.reduce_op = reduce_op_from_kernel(e.name);
+  } else {
+    call.t_issue = base_us + e.ts;
+    call.t_return = base_us + e.ts + e.dur;
+  }
+  call.where = "/traceEvents/" + std::to_string(e.index);
+}
+
+// The group's members: the list, unless it was cut short; else start and stride.
+JobGroup group_of_event(const Event& e, const std::string& id) {
+  JobGroup g;
+  g.id = id;
+  g.desc = e.pg_desc;
+  g.world = e.pg_desc == "default_pg";
+  if (auto list = parse_rank_list(e.pg_ranks_text)) {
+    g.ranks = std::move(*list);
+  } else if (e.group_size > 0 && e.rank_start >= 0) {
+    const auto stride = e.rank_stride > 0 ? e.rank_stride : 1;
+    for (std::int64_t i = 0; i < e.group_size; ++i)
+      g.ranks.push_back(static_cast<std::int32_t>(e.rank_start + i * stride));
+  }
+  return g;
+}
+
+// A point-to-point call's peer, or (from a collective) the file's rank, in world ranks.
+void settle_ranks(JobCall& call, const Event& e, RankFile& rf) {
+  const auto& ranks = rf.groups[call.group].ranks;
+  if (call.p2p) {
+    // For send and recv ProcessGroupNCCL records the peer as "Rank" (a group rank).
+    std::int64_t peer = call.kind == "send" ? e.dst_rank : e.src_rank;
+    if (peer < 0) peer = e.rank;
+    if (peer >= 0)
+      call.peer = ranks.empty()
+                      ? static_cast<std::int32_t>(peer)
+                      : (static_cast<std::size_t>(peer) < ranks.size() ? ranks[static_cast<std::size_t>(peer)] : -1);
+  } else if (rf.rank < 0 && e.rank >= 0) {
+    if (!ranks.empty() && static_cast<std::size_t>(e.rank) < ranks.size())
+      rf.rank = ranks[static_cast<std::size_t>(e.rank)];
+  }
+}
+
+// Newer traces: the "record_param_comms" events (CPU ops and their kernels) are the calls.
+std::optional<Error> calls_from_comms(const Trace& t, RankFile& rf, const std::string& file) {
+  std::map<CallKey, std::size_t> by_key;
+  std::map<std::pair<std::string, std::string>, std::int64_t> counters;  // when Seq is missing
+  std::vector<const Event*> order;
+  for (const auto& e : t.events)
+    if (e.comms) order.push_back(&e);
+  std::stable_sort(order.begin(), order.end(), [](const Event* a, const Event* b) { return a->ts < b->ts; });
+  for (const Event* e : order) {
+    const bool kernel = is_kernel(*e);
+    JobCall call;
+    call.name = e->coll_name;
+    call.kind = kind_of(e->coll_name);
+    call.p2p = is_p2p_kind(call.kind);
+    call.group = e->pg_name.empty() ? "0" : e->pg_name;
+    std::int64_t seq = e->seq;
+    if (seq < 0) {
+      auto& n = counters[{call.group, call.kind}];
+      seq = kernel ? -1 : n++;
+    }
+    CallKey key{call.group, call.kind + (call.p2p ? "" : ""), seq};
+    auto it = seq >= 0 ? by_key.find(key) : by_key.end();
+    if (it != by_key.end()) {
+      JobCall& prev = rf.calls[it->second];
+      if (kernel) {
+        prev.t_start = t.base_us + e->ts;
+        prev.t_end = t.base_us + e->ts + e->dur;
+        if (prev.reduce_op.empty()) prev.reduce_op = reduce_op_from_kernel(e->name);
+      }
+      continue;  // a second CPU op for the same call (nested record functions)
+    }
+    fill_call(call, *e, seq, t.base_us);
+    JobGroup g = group_of_event(*e, call.group);
+    if (!rf.groups.count(g.id) || rf.groups[g.id].ranks.empty()) rf.groups[g.id] = g;
+    if (call.kind == "alltoall" && call.count) {
+      const auto n = e->group_size > 0 ? static_cast<std::int32_t>(e->group_size)
+                                       : static_cast<std::int32_t>(rf.groups[g.id].ranks.size());
+      const std::string wrong = settle_profiled_alltoall(call, *e, numel(e->in_nelems), numel(e->out_nelems), n);
+      if (!wrong.empty())
+        return make_error("import.bad_field", call.name + " (" + call.where + "): its " + wrong,
+                          "an all-to-all names one split size per member of its group",
+                          Location{file, 0, 0, call.where});
+    }
+    settle_ranks(call, *e, rf);
+    call.state = "completed";
+    if (seq >= 0) by_key[key] = rf.calls.size();
+    rf.calls.push_back(std::move(call));
+  }
+  rf.sizes = true;
+  bool peers = true;
+  for (const auto& call : rf.calls)
+    if (call.p2p && call.peer < 0) peers = false;
+  rf.peers = peers;
+  return std::nullopt;
+}
+
+// One call of an older trace: backend event `e`, and `d`, its dispatcher op (or null).
+JobCall legacy_call(const Event* e, const Event* d, bool& any_size) {
+  JobCall call;
+  call.name = e->name;
+  call.kind = kind_of(e->name);
+  call.p2p = is_p2p_kind(call.kind);
+  call.group = "0";
+  call.t_start = e->ts;
+  call.t_end = e->ts + e->dur;
+  call.t_issue = d ? d->ts : e->ts;
+  call.t_return = d ? d->ts + d->dur : e->ts + e->dur;
+  call.where = "/" + std::to_string(e->index);
+  call.state = "completed";
+  const Event* sized = e->input_numel >= 0 ? e : (d && d->input_numel >= 0 ? d : nullptr);
+  if (sized && call.kind != "barrier") {
+    call.count = static_cast<std::uint64_t>(sized->input_numel);
+    call.sizes = "[" + std::to_string(sized->input_numel) + " elements]";
+    any_size = true;
+  }
+  if (call.kind == "barrier") call.count = 0;
+  const std::string& type = sized ? sized->input_type : std::string();
+  if (!type.empty()) {
+    call.dtype = type;
+    const auto info = dtype_info(type);
+    call.dt = info.dt;
+    call.dtype_bytes = info.bytes;
+  }
+  return call;
+}
+
+// Older traces: the backend's events are the calls; the dispatcher's, when they pair
+// up one to one, say when the program made them.
+void legacy_calls(const std::vector<Event>& events, RankFile& rf) {
   std::vector<const Event*> backend, dispatcher;
   for (const auto& e : events) {
     if (kind_of(e.name).empty() && e.name.find("coalesced") == std::string::npos) continue;
@@ -500,36 +545,8 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
     if (kind_of(backend[i]->name) != kind_of(dispatcher[i]->name)) paired = false;
   const auto& primary = backend.empty() ? dispatcher : backend;
   bool any_size = false;
-  for (std::size_t i = 0; i < primary.size(); ++i) {
-    const Event* e = primary[i];
-    const Event* d = paired ? dispatcher[i] : nullptr;
-    JobCall call;
-    call.name = e->name;
-    call.kind = kind_of(e->name);
-    call.p2p = is_p2p_kind(call.kind);
-    call.group = "0";
-    call.t_start = e->ts;
-    call.t_end = e->ts + e->dur;
-    call.t_issue = d ? d->ts : e->ts;
-    call.t_return = d ? d->ts + d->dur : e->ts + e->dur;
-    call.where = "/" + std::to_string(e->index);
-    call.state = "completed";
-    const Event* sized = e->input_numel >= 0 ? e : (d && d->input_numel >= 0 ? d : nullptr);
-    if (sized && call.kind != "barrier") {
-      call.count = static_cast<std::uint64_t>(sized->input_numel);
-      call.sizes = "[" + std::to_string(sized->input_numel) + " elements]";
-      any_size = true;
-    }
-    if (call.kind == "barrier") call.count = 0;
-    const std::string& type = sized ? sized->input_type : std::string();
-    if (!type.empty()) {
-      call.dtype = type;
-      const auto info = dtype_info(type);
-      call.dt = info.dt;
-      call.dtype_bytes = info.bytes;
-    }
-    rf.calls.push_back(std::move(call));
-  }
+  for (std::size_t i = 0; i < primary.size(); ++i)
+    rf.calls.push_back(legacy_call(primary[i], paired ? dispatcher[i] : nullptr, any_size));
   rf.sizes =
       any_size || std::all_of(rf.calls.begin(), rf.calls.end(), [](const JobCall& c) { return c.kind == "barrier"; });
   rf.peers = std::none_of(rf.calls.begin(), rf.calls.end(), [](const JobCall& c) { return c.p2p; });
@@ -537,6 +554,35 @@ Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
   std::int64_t seq = 0;
   for (auto& call : rf.calls)
     if (!call.p2p) call.seq = seq++;
+}
+
+}  // namespace
+
+Result<RankFile> read_profiler(std::string_view text, const std::string& file) {
+  RankFile rf;
+  Trace t;
+  try {
+    Cursor c(text);
+    const bool bare = c.peek() == Cursor::Type::array;
+    rf.format = bare ? JobFormat::profiler_legacy : JobFormat::profiler;
+    if (bare) read_events(c, true, t.events);
+    else read_trace_object(c, t, rf);
+    c.finish();
+  } catch (const ReadFailure& f) {
+    return to_error(f, text, file);
+  }
+
+  // The clock: newer traces give their origin; microseconds since 1970 are epoch times too.
+  double max_ts = 0;
+  for (const auto& e : t.events) max_ts = std::max(max_ts, e.ts);
+  if (t.has_base) rf.clock = "epoch";
+  else rf.clock = max_ts > 1e14 ? "epoch" : "profiler start";
+
+  if (std::any_of(t.events.begin(), t.events.end(), [](const Event& e) { return e.comms; })) {
+    if (auto err = calls_from_comms(t, rf, file)) return *err;
+    return rf;
+  }
+  legacy_calls(t.events, rf);
   return rf;
 }
 
