@@ -11,7 +11,7 @@ if [ -z "$fmt" ]; then
   echo "clang-format is not installed (apt-get install clang-format)" >&2
   exit 77
 fi
-mapfile -t files < <(git ls-files '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' 2>/dev/null || find app engine tests fuzz bench -name '*.[ch]' -o -name '*.cpp' -o -name '*.cu')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' 2>/dev/null || find app engine tests fuzz bench -name '*.[ch]' -o -name '*.cpp' -o -name '*.cu')
 if [ "${1:-}" = "--check" ]; then
   bad=()
   for f in "${files[@]}"; do

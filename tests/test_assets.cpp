@@ -59,7 +59,7 @@ TEST_CASE("assets: a default layout of one's own, under the user's settings") {
   CHECK(d.timeline_fraction == doctest::Approx(0.35f));
   CHECK_FALSE(d.show_timeline);
   CHECK(d.window_w == 1280);
-  CHECK(d.zoom == doctest::Approx(3.0f));  // clamped
+  CHECK(d.zoom == doctest::Approx(3.0f));         // clamped
   CHECK(d.window_h == app::Settings{}.window_h);  // not given: built in
   // No settings of the user's: the layout's defaults.
   CHECK(app::load_settings((own.dir / "config").string()).timeline_fraction == doctest::Approx(0.35f));
