@@ -22,24 +22,6 @@ namespace {
 
 constexpr std::size_t kMaxPerKind = 12;  // findings of one kind beyond this are counted, not listed
 
-std::string ranks_text(std::vector<std::int32_t> r) {
-  std::sort(r.begin(), r.end());
-  r.erase(std::unique(r.begin(), r.end()), r.end());
-  if (r.empty()) return "no rank";
-  std::string out = r.size() == 1 ? "rank " : "ranks ";
-  // Runs of three or more as a range: "ranks 0-3, 7".
-  for (std::size_t i = 0; i < r.size();) {
-    std::size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    if (i) out += ", ";
-    if (j >= i + 2) out += std::to_string(r[i]) + "-" + std::to_string(r[j]);
-    else if (j == i + 1) out += std::to_string(r[i]) + ", " + std::to_string(r[j]);
-    else out += std::to_string(r[i]);
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string ms_text(double us) {
   char buf[32];
   if (us >= 1000) std::snprintf(buf, sizeof buf, "%.3g ms", us / 1000);
@@ -149,7 +131,7 @@ void check_group_views(const Job& job, Collector& d) {
     for (const auto& [ranks, who] : v) {
       std::string list;
       for (auto r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
-      msg += std::string(first ? " " : "; ") + ranks_text(who) + " list [" + list + "]";
+      msg += std::string(first ? " " : "; ") + job::rank_ranges(who) + " list [" + list + "]";
       first = false;
     }
     d.add("analyze.desync", msg);
@@ -197,7 +179,7 @@ std::string disagreement(const std::string& what, const SeqCalls& calls,
     const JobCall* example = nullptr;
     for (const auto& [r, c] : calls)
       if (r == who.front()) example = c;
-    msg += std::string(firstv ? " " : "; ") + ranks_text(who) + (who.size() == 1 ? " calls " : " call ") +
+    msg += std::string(firstv ? " " : "; ") + job::rank_ranges(who) + (who.size() == 1 ? " calls " : " call ") +
            call_text(*example);
     firstv = false;
   }
@@ -334,7 +316,7 @@ class GroupCheck {
     for (auto r : away) {
       if (reported_missing_[r]) continue;
       reported_missing_[r] = true;
-      std::string msg = "rank " + std::to_string(r) + " never reached " + what + ", which " + ranks_text(here) +
+      std::string msg = "rank " + std::to_string(r) + " never reached " + what + ", which " + job::rank_ranges(here) +
                         (here.size() == 1 ? " entered" : " entered");
       const auto it = last_call_.find(r);
       if (it != last_call_.end() && it->second->seq < seq)
@@ -370,14 +352,15 @@ class GroupCheck {
     }
     reported_incomplete_ = true;
     std::string msg = what + " never completed:";
-    if (!started.empty()) msg += " it started on " + ranks_text(started);
+    if (!started.empty()) msg += " it started on " + job::rank_ranges(started);
     if (!scheduled.empty())
-      msg += std::string(started.empty() ? " it was" : " and was") + " only scheduled on " + ranks_text(scheduled);
+      msg +=
+          std::string(started.empty() ? " it was" : " and was") + " only scheduled on " + job::rank_ranges(scheduled);
     std::vector<std::int32_t> done;
     for (const auto& [r, c] : calls)
       if (c->state == "completed") done.push_back(r);
-    if (!done.empty()) msg += " (" + ranks_text(done) + " finished it)";
-    if (!away.empty()) msg += "; " + ranks_text(away) + " never reached it";
+    if (!done.empty()) msg += " (" + job::rank_ranges(done) + " finished it)";
+    if (!away.empty()) msg += "; " + job::rank_ranges(away) + " never reached it";
     f_.inc.add("analyze.incomplete", msg);
   }
 
@@ -529,7 +512,8 @@ JobAnalysis analyze_job(const Job& job, const AnalyzeOptions& options) {
   }
   a.calls = collectives + p2p;
   if (!absent.empty())
-    f.m.add("analyze.missing_rank", "no file for " + ranks_text(absent) + " of the job's " + std::to_string(job.world) +
+    f.m.add("analyze.missing_rank", "no file for " + job::rank_ranges(absent) + " of the job's " +
+                                        std::to_string(job.world) +
                                         " ranks: its calls are unknown, so every call it should have joined looks "
                                         "unanswered");
   check_group_views(job, f.d);

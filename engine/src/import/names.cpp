@@ -330,6 +330,24 @@ std::string human_size(double bytes) {
   return buf;
 }
 
+std::string rank_ranges(std::vector<std::int32_t> r) {
+  std::sort(r.begin(), r.end());
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  if (r.empty()) return "no rank";
+  std::string out = r.size() == 1 ? "rank " : "ranks ";
+  // Runs of three or more as a range: "ranks 0-3, 7".
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    if (i) out += ", ";
+    if (j >= i + 2) out += std::to_string(r[i]) + "-" + std::to_string(r[j]);
+    else if (j == i + 1) out += std::to_string(r[i]) + ", " + std::to_string(r[j]);
+    else out += std::to_string(r[i]);
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace collscope::job
 
 namespace collscope {

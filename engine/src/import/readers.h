@@ -100,4 +100,8 @@ std::int32_t rank_from_name(const std::string& path);
 // "64 MiB"
 std::string human_size(double bytes);
 
+// A set of ranks in words, sorted, runs of three or more as a range: "rank 3",
+// "ranks 0, 1", "ranks 0-3, 7", "no rank".
+std::string rank_ranges(std::vector<std::int32_t> r);
+
 }  // namespace collscope::job

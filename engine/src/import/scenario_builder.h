@@ -55,7 +55,6 @@ inline constexpr std::size_t kChannelBudgetBytes = 3u << 20;
 // Captions show "{expr}" as a value (docs/ARCHITECTURE.md, "Programs"); the job's own text (file
 // names such as rank{0..3}.json, call sites) keeps its braces as written.
 std::string literal_braces(const std::string& t);
-std::string ranks_text(std::vector<std::int32_t> r);  // "ranks 0-3, 7"
 std::string file_name(const std::string& p);
 // "rank{0..3}.json" when the files differ only in their rank's number.
 std::string files_label(const Job& job, const std::vector<std::int32_t>& ranks);

@@ -22,21 +22,6 @@ std::string literal_braces(const std::string& t) {
   return out;
 }
 
-std::string ranks_text(std::vector<std::int32_t> r) {
-  std::sort(r.begin(), r.end());
-  std::string out = r.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < r.size();) {
-    std::size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    if (i) out += ", ";
-    if (j >= i + 2) out += std::to_string(r[i]) + "-" + std::to_string(r[j]);
-    else if (j == i + 1) out += std::to_string(r[i]) + ", " + std::to_string(r[j]);
-    else out += std::to_string(r[i]);
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string file_name(const std::string& p) { return std::filesystem::path(p).filename().string(); }
 
 // "rank{0..3}.json" when the files differ only in their rank's number.
@@ -198,7 +183,7 @@ std::string ScenarioBuilder::size_text(const JobCall& c) {
 
 std::string ScenarioBuilder::caption_of(const JobCall& c, const std::vector<std::int32_t>& who,
                                         const std::string& peer_text, const std::string& size_given) {
-  std::string t = who.size() == 1 ? "rank " + std::to_string(who[0]) : ranks_text(who);
+  std::string t = who.size() == 1 ? "rank " + std::to_string(who[0]) : rank_ranges(who);
   if (c.seq >= 0) t += std::string(c.p2p ? ", p2p seq " : ", seq ") + std::to_string(c.seq);
   if (!c.p2p && !group(c.group).world) t += " of group " + c.group;
   t += ", " + (c.p2p ? c.name.substr(0, c.name.find(' ')) : c.name);
