@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "shell.h"
+#include "gui_test_helpers.h"
 
 #ifdef COLLSCOPE_HAVE_GUI
 #include <stb/stb_image.h>
@@ -30,28 +30,13 @@ namespace {
 namespace fs = std::filesystem;
 using test_shell::Output;
 
-Output shell(const std::string& cmd) { return test_shell::shell(cmd + " 2>&1"); }
-bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
-std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
+using gui_test::gui;
+using gui_test::have_xvfb;
+using gui_test::lesson;
+using gui_test::shell;
+using gui_test::slurp;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("collscope-export-test-" + std::to_string(::getpid())) / name;
-  fs::create_directories(dir);
-  return dir;
-}
-
-// collscope under a private X server; `env` goes before the binary (PATH=... for ffmpeg).
-Output gui(const std::string& args, const fs::path& config, const std::string& env = "") {
-  return shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + (env.empty() ? "" : "env " + env + " ") +
-               std::string(COLLSCOPE_BINARY) + " gui " + args);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+fs::path scratch(const std::string& name) { return gui_test::scratch("collscope-export-test-", name); }
 
 #ifdef COLLSCOPE_HAVE_GUI
 struct Image {

@@ -14,6 +14,7 @@
 #include "gui/view/film.h"
 #include "gui/view/movie.h"
 #include "gui/view/video.h"
+#include "gui_test_helpers.h"
 
 using namespace collscope;
 using namespace collscope::view;
@@ -22,18 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("collscope-film-test-" + std::to_string(::getpid())) / name;
-  fs::create_directories(dir);
-  return dir;
-}
+using gui_test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+fs::path scratch(const std::string& name) { return gui_test::scratch("collscope-film-test-", name); }
 
 // $PATH for the duration of a test.
 struct PathAs {

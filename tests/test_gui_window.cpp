@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "shell.h"
+#include "gui_test_helpers.h"
 
 #ifdef COLLSCOPE_HAVE_GUI
 #include <stb/stb_image.h>
@@ -27,22 +27,12 @@ namespace fs = std::filesystem;
 
 using test_shell::Output;
 
-Output shell(const std::string& cmd) { return test_shell::shell(cmd + " 2>&1"); }
+using gui_test::gui;
+using gui_test::have_xvfb;
+using gui_test::lesson;
+using gui_test::shell;
 
-bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
-
-std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
-
-// collscope under a private X server; settings go to a scratch config folder.
-Output gui(const std::string& args, const fs::path& config) {
-  return shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + std::string(COLLSCOPE_BINARY) + " gui " + args);
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("collscope-gui-test-" + std::to_string(::getpid())) / name;
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gui_test::scratch("collscope-gui-test-", name); }
 
 #ifdef COLLSCOPE_HAVE_GUI
 struct Image {

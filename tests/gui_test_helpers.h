@@ -1,0 +1,47 @@
+// What the window's tests share: a shell that keeps stderr, whether xvfb-run is there, a
+// lesson's path, scratch folders, `collscope gui` under a private X server, and a file
+// read whole.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "shell.h"
+
+namespace gui_test {
+
+namespace fs = std::filesystem;
+
+inline test_shell::Output shell(const std::string& cmd) { return test_shell::shell(cmd + " 2>&1"); }
+
+inline bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+inline std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
+
+// A fresh folder `name` under the temporary folder `prefix`-PID (left for the next run to reuse).
+inline fs::path scratch(const std::string& prefix, const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (prefix + std::to_string(::getpid())) / name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+// collscope under a private X server; settings go to `config`; `env` goes before the
+// binary (PATH=... for ffmpeg).
+inline test_shell::Output gui(const std::string& args, const fs::path& config, const std::string& env = "") {
+  return shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + (env.empty() ? "" : "env " + env + " ") +
+               std::string(COLLSCOPE_BINARY) + " gui " + args);
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace gui_test
