@@ -15,24 +15,6 @@ constexpr int kMaxDepth = 64;
 
 bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-void put_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 }  // namespace
 
 Cursor::Cursor(std::string_view text) : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()) {
@@ -216,31 +198,11 @@ void Cursor::read_escape(std::string& out) {
   if (p_ + 1 >= end_) syntax("the text ends inside a string");
   const char e = p_[1];
   p_ += 2;
+  if (const char plain = json::simple_escape(e)) {
+    out += plain;
+    return;
+  }
   switch (e) {
-    case '"':
-      out += '"';
-      break;
-    case '\\':
-      out += '\\';
-      break;
-    case '/':
-      out += '/';
-      break;
-    case 'b':
-      out += '\b';
-      break;
-    case 'f':
-      out += '\f';
-      break;
-    case 'n':
-      out += '\n';
-      break;
-    case 'r':
-      out += '\r';
-      break;
-    case 't':
-      out += '\t';
-      break;
     case 'u': {
       std::uint32_t cp = hex4();
       if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -252,7 +214,7 @@ void Cursor::read_escape(std::string& out) {
       } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
         syntax("a lone surrogate in a \\u escape");
       }
-      put_utf8(out, cp);
+      json::append_utf8(out, cp);
       break;
     }
     default:

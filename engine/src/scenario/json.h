@@ -61,6 +61,12 @@ struct Member {
   Value value;
 };
 
+// What both JSON readers (this one and import's cursor) share: the character a
+// one-letter escape (\n, \", ...) stands for, 0 for any other letter; and a code point
+// appended as UTF-8.
+char simple_escape(char e);
+void append_utf8(std::string& out, std::uint32_t cp);
+
 // Parses a whole document. `file` only labels error locations.
 Result<Value> parse(std::string_view text, const std::string& file);
 
