@@ -4,6 +4,9 @@
 #   scripts/deps.sh           what building, testing and the window need
 #   scripts/deps.sh --fuzz    also clang and its runtimes (scripts/fuzz.sh) and clang-format
 #                             (scripts/format.sh and its test)
+#   scripts/deps.sh --video   also ffmpeg, which `--video FILE.mp4` pipes its frames to (optional:
+#                             without it collscope says so, and the real-encode test is skipped)
+# The flags combine: scripts/deps.sh --fuzz --video
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
@@ -11,9 +14,13 @@ packages=(build-essential cmake ninja-build pkg-config
           libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core libfontconfig-dev libgl1-mesa-dri
           libcgif-dev xvfb xauth openmpi-bin libopenmpi-dev
           python3-torch)  # torch.distributed on gloo: `collscope record` and its tests
-if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-14-dev clang-format)
-fi
+for flag in "$@"; do
+  case "$flag" in
+    --fuzz) packages+=(clang libclang-rt-14-dev clang-format) ;;
+    --video) packages+=(ffmpeg) ;;
+    *) echo "scripts/deps.sh: unknown flag $flag (use --fuzz and/or --video)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

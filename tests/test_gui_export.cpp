@@ -15,11 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "gui_image.h"
 #include "gui_test_helpers.h"
 
 #ifdef COLLSCOPE_HAVE_GUI
-#include <stb/stb_image.h>
-
 #include "gui/view/movie.h"
 #include "gui/view/panels.h"
 #include "gui/view/settings.h"
@@ -39,79 +38,12 @@ using gui_test::slurp;
 fs::path scratch(const std::string& name) { return gui_test::scratch("collscope-export-test-", name); }
 
 #ifdef COLLSCOPE_HAVE_GUI
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> px;  // RGBA, top row first
-};
-
-Image load_png(const fs::path& p) {
-  Image img;
-  int n = 0;
-  unsigned char* data = stbi_load(p.string().c_str(), &img.w, &img.h, &n, 4);
-  REQUIRE_MESSAGE(data != nullptr, "cannot read " << p.string());
-  img.px.assign(data, data + static_cast<std::size_t>(img.w) * static_cast<std::size_t>(img.h) * 4);
-  stbi_image_free(data);
-  return img;
-}
-
-// Every frame of a GIF, as the viewer shows it (stb_image composes them).
-std::vector<Image> load_gif(const std::string& bytes) {
-  int* delays = nullptr;
-  int w = 0, h = 0, n = 0, comp = 0;
-  unsigned char* px = stbi_load_gif_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()),
-                                                static_cast<int>(bytes.size()), &delays, &w, &h, &n, &comp, 4);
-  REQUIRE(px != nullptr);
-  std::vector<Image> out(static_cast<std::size_t>(n));
-  const std::size_t frame = static_cast<std::size_t>(w) * static_cast<std::size_t>(h) * 4;
-  for (int k = 0; k < n; ++k) {
-    out[static_cast<std::size_t>(k)].w = w, out[static_cast<std::size_t>(k)].h = h;
-    out[static_cast<std::size_t>(k)].px.assign(px + frame * static_cast<std::size_t>(k),
-                                               px + frame * static_cast<std::size_t>(k + 1));
-  }
-  stbi_image_free(px);
-  std::free(delays);
-  return out;
-}
-
-// Mean difference per channel between two images over rows [y0, y1) and columns [x0, x1).
-double band_difference(const Image& a, const Image& b, int x0, int x1, int y0, int y1) {
-  REQUIRE(a.w == b.w);
-  REQUIRE(a.h == b.h);
-  double sum = 0;
-  for (int y = y0; y < y1; ++y)
-    for (int x = x0; x < x1; ++x)
-      for (int c = 0; c < 3; ++c) {
-        const std::size_t i =
-            (static_cast<std::size_t>(y) * static_cast<std::size_t>(a.w) + static_cast<std::size_t>(x)) * 4 +
-            static_cast<std::size_t>(c);
-        sum += std::abs(static_cast<int>(a.px[i]) - static_cast<int>(b.px[i]));
-      }
-  return sum / (3.0 * (x1 - x0) * (y1 - y0));
-}
-
-// Pixels over rows [y0, y1) and columns [x0, x1) that differ clearly (by more than a
-// palette's rounding): text that is not the same.
-std::size_t clearly_different(const Image& a, const Image& b, int x0, int x1, int y0, int y1) {
-  std::size_t n = 0;
-  for (int y = y0; y < y1; ++y)
-    for (int x = x0; x < x1; ++x) {
-      const std::size_t i =
-          (static_cast<std::size_t>(y) * static_cast<std::size_t>(a.w) + static_cast<std::size_t>(x)) * 4;
-      int d = 0;
-      for (int c = 0; c < 3; ++c)
-        d = std::max(d, std::abs(static_cast<int>(a.px[i + c]) - static_cast<int>(b.px[i + c])));
-      n += d > 80;
-    }
-  return n;
-}
-
-// Pixels near colour (r, g, b).
-std::size_t near_colour(const Image& img, int r, int g, int b, int tol) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
-    n += std::abs(img.px[i] - r) <= tol && std::abs(img.px[i + 1] - g) <= tol && std::abs(img.px[i + 2] - b) <= tol;
-  return n;
-}
+using gui_test::band_difference;
+using gui_test::clearly_different;
+using gui_test::Image;
+using gui_test::load_gif;
+using gui_test::load_png;
+using gui_test::near_colour;
 
 // The blocks of a GIF file, read here: its screen size, and every image's delay.
 struct GifBlocks {

@@ -13,11 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "gui_image.h"
 #include "gui_test_helpers.h"
 
 #ifdef COLLSCOPE_HAVE_GUI
-#include <stb/stb_image.h>
-
 #include "gui/view/palette.h"
 #endif
 
@@ -35,38 +34,10 @@ using gui_test::shell;
 fs::path scratch(const std::string& name) { return gui_test::scratch("collscope-gui-test-", name); }
 
 #ifdef COLLSCOPE_HAVE_GUI
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> px;  // RGBA
-};
-
-Image load(const fs::path& p) {
-  Image img;
-  int n = 0;
-  unsigned char* data = stbi_load(p.string().c_str(), &img.w, &img.h, &n, 4);
-  REQUIRE_MESSAGE(data != nullptr, "cannot read " << p.string());
-  img.px.assign(data, data + static_cast<std::size_t>(img.w) * static_cast<std::size_t>(img.h) * 4);
-  stbi_image_free(data);
-  return img;
-}
-
-// Distinct colours (coarsely quantised): a blank or one-colour frame has very few.
-std::size_t colours(const Image& img) {
-  std::vector<bool> seen(1 << 12);
-  std::size_t n = 0;
-  for (std::size_t i = 0; i + 3 < img.px.size(); i += 4) {
-    const std::size_t k = (img.px[i] >> 4) << 8 | (img.px[i + 1] >> 4) << 4 | (img.px[i + 2] >> 4);
-    if (!seen[k]) seen[k] = true, ++n;
-  }
-  return n;
-}
-
-std::size_t differing_pixels(const Image& a, const Image& b) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i + 3 < a.px.size() && i + 3 < b.px.size(); i += 4)
-    if (a.px[i] != b.px[i] || a.px[i + 1] != b.px[i + 1] || a.px[i + 2] != b.px[i + 2]) ++n;
-  return n;
-}
+using gui_test::colours;
+using gui_test::differing_pixels;
+using gui_test::Image;
+using gui_test::load_png;
 #endif
 
 }  // namespace
@@ -92,7 +63,7 @@ TEST_CASE("gui window: screenshots of lessons at step 0 and a middle step") {
     REQUIRE_MESSAGE(o0.code == 0, o0.out);
     auto o1 = gui(lesson(name) + " --step " + std::to_string(mid) + " --size 1024x640 --screenshot " + b.string(), dir);
     REQUIRE_MESSAGE(o1.code == 0, o1.out);
-    const Image i0 = load(a), i1 = load(b);
+    const Image i0 = load_png(a), i1 = load_png(b);
     CHECK(i0.w == 1024);
     CHECK(i0.h == 640);
     CHECK(colours(i0) > 30);                // not blank: cells, text, arrows in many colours
@@ -126,7 +97,7 @@ TEST_CASE("gui window: the Export panel's slides and trace, end to end") {
     char expect[32];
     std::snprintf(expect, sizeof expect, "step-%03d.png", k);
     CHECK(names[static_cast<std::size_t>(k)] == expect);
-    images.push_back(load(slides / expect));
+    images.push_back(load_png(slides / expect));
     CHECK(images.back().w == 800);
     CHECK(images.back().h == 500);
     CHECK(colours(images.back()) > 30);
@@ -174,7 +145,7 @@ TEST_CASE("gui window: the what-if window plots every algorithm and marks the cr
   auto o1 =
       gui(lesson("00-allreduce-ring.json") + " --step 1 --size 1200x800 --what-if --screenshot " + open.string(), dir);
   REQUIRE_MESSAGE(o1.code == 0, o1.out);
-  const Image a = load(plain), b = load(open);
+  const Image a = load_png(plain), b = load_png(open);
   CHECK(differing_pixels(a, b) > 20000);  // a window of plot over the canvas
   // The fifth algorithm's colour (rank 4's, which a 4-rank lesson never shows) is its
   // legend square and its curve: many pixels with the window open, none without.
@@ -201,7 +172,7 @@ TEST_CASE("gui window: presenter mode renders larger text than the normal mode")
   REQUIRE(gui(lesson("00-allreduce-ring.json") + " --step 1 --screenshot " + n.string(), dir).code == 0);
   auto o = gui(lesson("00-allreduce-ring.json") + " --step 1 --presenter --screenshot " + p.string(), dir);
   REQUIRE_MESSAGE(o.code == 0, o.out);
-  const Image a = load(n), b = load(p);
+  const Image a = load_png(n), b = load_png(p);
   CHECK(colours(b) > 30);
   CHECK(differing_pixels(a, b) > 10000);
   // Presenter mode is black behind everything: far more pure black pixels.
@@ -230,7 +201,7 @@ TEST_CASE("gui window: --step says the window's step, and two calls end gold wit
   auto e = gui(lesson("11-allreduce-in-two-halves.json") + " --step 6 --size 1024x640 --screenshot " + b.string(), dir);
   REQUIRE_MESSAGE(e.code == 0, e.out);
   CHECK_MESSAGE(e.out.find("6 steps applied: done: all 6 steps ran") != std::string::npos, e.out);
-  const Image img = load(b);
+  const Image img = load_png(b);
   const collscope::view::Rgba gold = collscope::view::kCompleteCell;
   std::size_t n = 0;
   for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
