@@ -50,6 +50,7 @@ struct Row {
   Prediction p;
   double algbw = 0, busbw = 0;
   std::uint64_t transfers = 0;
+  const char* method = "schedule";  // "shape": each distinct step once; "flow": every transfer of a schedule
 };
 
 // One row as one line of JSON; `bytes` 0: a scenario, no algbw or busbw.
@@ -92,6 +93,40 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
 // Beyond the ranks a schedule can hold, a single collective on a topology is priced
 // from its algorithms' shapes (algorithm_shape): every distinct step once.
 constexpr std::int32_t kMaxShapeRanks = 262144;
+// An algorithm without a shape (an irregular pattern: all-to-all's, say) is lowered
+// anyway up to this many ranks, and every transfer of every step priced: a flow-level
+// simulation (price_on_topology). Such a schedule is never run, only priced.
+constexpr std::int32_t kMaxFlowRanks = 4096;
+
+// The collective lowered with `algorithm` onto in/out buffers of its shape, and priced
+// transfer by transfer on the topology.
+Result<Prediction> predict_flow(const CollArgs& args, const std::string& algorithm, const Machine& m,
+                                std::int32_t ranks_per_node) {
+  const Placement p = m.placement(args.ranks);
+  Schedule s;
+  s.ranks = args.ranks;
+  s.dtype = args.dtype;
+  s.ranks_per_node = ranks_per_node > 0 ? ranks_per_node : p.nodes > 1 ? p.ranks_per_node : 0;
+  std::vector<std::uint64_t> in(static_cast<std::size_t>(args.ranks)), out(in.size());
+  for (std::int32_t r = 0; r < args.ranks; ++r) {
+    const CollectiveShape sh = shape_of(args, r);
+    in[static_cast<std::size_t>(r)] = sh.in_count;
+    out[static_cast<std::size_t>(r)] = sh.out_count;
+  }
+  CollArgs a = args;
+  a.in_buf = 0;
+  if (a.in_place) {
+    for (std::size_t r = 0; r < in.size(); ++r) in[r] = std::max(in[r], out[r]);
+    s.buffers.push_back({"x", in, false});
+    a.out_buf = 0;
+  } else {
+    s.buffers.push_back({"in", in, false});
+    s.buffers.push_back({"out", out, false});
+    a.out_buf = 1;
+  }
+  if (auto st = lower_call(s, a, algorithm, {}, 0, &m); !st) return st.error();
+  return price_on_topology(s, m.topology, p);
+}
 
 int predict_by_shapes(const RunFlags& rf, bool all) {
   auto q = spec_from_flags(rf);
@@ -126,13 +161,20 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   std::vector<Row> rows;
   std::vector<std::string> unshaped;
   for (const auto& name : algos) {
+    Row r;
+    r.algorithm = name;
+    r.method = "shape";
     auto p = predict_shape(a, name, *machine, rf.ranks_per_node);
+    if (!p && a.ranks <= kMaxFlowRanks && name != kNativeAlgorithm && !find_native(name)) {
+      auto flow = predict_flow(a, name, *machine, rf.ranks_per_node);
+      if (!flow) return report_error(flow.error());
+      p = std::move(*flow);
+      r.method = "flow";
+    }
     if (!p) {
       unshaped.push_back(name);
       continue;
     }
-    Row r;
-    r.algorithm = name;
     r.p = std::move(*p);
     const double bytes = static_cast<double>(message_bytes(a.coll, a.ranks, a.count, a.dtype));
     if (r.p.us > 0) {
@@ -142,20 +184,29 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
     rows.push_back(std::move(r));
   }
   if (rows.empty()) {
-    std::string shaped;
+    // Up to kMaxFlowRanks only a library's own collective goes unpriced (it has no
+    // steps); beyond, every algorithm without a shape.
+    const bool flows = a.ranks <= kMaxFlowRanks;
+    std::string priced;
     for (const auto& name : algorithm_names(a.coll))
-      if (algorithm_shape(CollArgs{a}, name, 0)) shaped += (shaped.empty() ? "" : ", ") + name;
+      if (!find_native(name) && (flows || algorithm_shape(CollArgs{a}, name, 0)))
+        priced += (priced.empty() ? "" : ", ") + name;
+    const std::string what =
+        pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) : "algorithm \"" + rf.algo + "\"";
+    const std::string why =
+        flows
+            ? " ranks predict prices the engine's algorithms from their steps, and a library's own collective has none"
+            : " ranks predict prices algorithms from their shapes, and " +
+                  (pick_auto ? std::string("none has one") : std::string("it has none"));
     return report_error(make_error(
         "predict.no_shape",
-        (pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) : "algorithm \"" + rf.algo + "\"") +
-            " can be priced at " + std::to_string(a.ranks) + " ranks: beyond " + std::to_string(kMaxRanks) +
-            " ranks predict prices algorithms from their shapes, and " +
-            (pick_auto ? std::string("none has one") : std::string("it has none")),
-        shaped.empty()
-            ? "give at most " + std::to_string(kMaxRanks) + " ranks"
-            : "algorithms with a shape: " + shaped + "; or give at most " + std::to_string(kMaxRanks) + " ranks"));
+        what + " can be priced at " + std::to_string(a.ranks) + " ranks: beyond " +
+            std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + why,
+        priced.empty() ? "give at most " + std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + " ranks"
+                       : (flows ? "algorithms it prices: " : "algorithms with a shape: ") + priced +
+                             "; or give at most " + std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + " ranks"));
   }
-  // auto at this scale: the fastest of the shaped algorithms (no run can be this large).
+  // auto at this scale: the fastest of the priced algorithms (no run can be this large).
   std::size_t pick = 0;
   for (std::size_t i = 1; i < rows.size(); ++i)
     if (rows[i].p.us < rows[pick].p.us) pick = i;
@@ -164,16 +215,22 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   const std::uint64_t bytes = message_bytes(a.coll, a.ranks, a.count, a.dtype);
   if (rf.json) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      print_row_json(rows[i], bytes, pick_auto && i == pick, "shape", label, rf.mode);
+      print_row_json(rows[i], bytes, pick_auto && i == pick, rows[i].method, label, rf.mode);
     }
     return 0;
   }
   std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
   std::printf(
       "# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
-      "# schedule is built beyond %d ranks)\n",
+      "# schedule is run beyond %d ranks)\n",
       std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
       std::string(name_of(a.dtype)).c_str(), kMaxRanks);
+  std::string flowed;
+  for (const auto& r : rows)
+    if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
+  if (!flowed.empty())
+    std::printf("# without a shape, priced transfer by transfer on the whole schedule (flow level): %s\n",
+                flowed.c_str());
   print_rows(rows, all ? pick : rows.size());
   if (!unshaped.empty()) {
     std::string names;

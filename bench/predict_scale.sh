@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times `collscope predict` on a cluster of 65536 ranks (8192 DGX H100 nodes), per
 # algorithm with a shape and for --algo all, and at 1024 ranks (128 nodes), where the
-# schedule is lowered and priced transfer by transfer, for comparison. Prints wall and
+# schedule is lowered and priced transfer by transfer, for comparison, and all-to-all at
+# 4096 ranks, lowered and priced transfer by transfer (flow level). Prints wall and
 # user seconds and the peak memory of every command.
 #   bench/predict_scale.sh [BINARY]
 set -euo pipefail
@@ -23,3 +24,11 @@ for algo in ring rabenseifner; do
   run "1024 ranks, $algo (schedule)" --coll allreduce --algo "$algo" --ranks 1024 --count $count \
     --topology dgx-h100 --nodes 128
 done
+# All-to-all has no shape: up to 4096 ranks (512 nodes) every transfer of its schedule
+# is priced (flow level), one algorithm at a time.
+for algo in pairwise bruck linear; do
+  run "4096 ranks, alltoall $algo (flow)" --coll alltoall --algo "$algo" --ranks 4096 --count 256 \
+    --topology dgx-h100 --nodes 512
+done
+run "4096 ranks, alltoall --algo all (flow)" --coll alltoall --algo all --ranks 4096 --count 256 \
+  --topology dgx-h100 --nodes 512

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "collscope/model.h"
 
@@ -31,6 +33,61 @@ std::uint64_t key(Res r, std::int64_t a, std::int64_t b, std::int64_t c = 0) {
   return (static_cast<std::uint64_t>(r) << 58) | (static_cast<std::uint64_t>(c & 0x3f) << 52) |
          (static_cast<std::uint64_t>(a & 0xffffff) << 28) | (static_cast<std::uint64_t>((b + 1) & 0xfffffff));
 }
+
+// Bytes per resource in one step: an open-addressing table that keeps its slots from
+// step to step and clears only the ones a step used. A step of an all-to-all at 4096
+// ranks loads some 25,000 resources, and a flow-level price runs 4095 such steps; a
+// node-based hash map would spend most of the time allocating.
+class Loads {
+ public:
+  void begin(std::size_t expected) {
+    std::size_t want = 64;
+    while (want < 2 * expected) want *= 2;
+    if (want > keys_.size()) {
+      keys_.assign(want, kEmpty);
+      bytes_.assign(want, 0.0);
+      used_.clear();
+    } else {
+      for (std::size_t i : used_) keys_[i] = kEmpty, bytes_[i] = 0;
+      used_.clear();
+    }
+    mask_ = keys_.size() - 1;
+  }
+  void add(std::uint64_t k, double b) {
+    std::size_t i = static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
+    while (keys_[i] != k) {
+      if (keys_[i] == kEmpty) {
+        if (used_.size() * 2 >= keys_.size()) return grow(k, b);
+        keys_[i] = k;
+        used_.push_back(i);
+        break;
+      }
+      i = (i + 1) & mask_;
+    }
+    bytes_[i] += b;
+  }
+  template <class F>
+  void each(F&& f) const {
+    for (std::size_t i : used_) f(keys_[i], bytes_[i]);
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~0ull;  // key() never makes it: the resource kind is below 8
+  void grow(std::uint64_t k, double b) {
+    std::vector<std::pair<std::uint64_t, double>> old;
+    each([&](std::uint64_t key, double v) { old.push_back({key, v}); });
+    keys_.assign(keys_.size() * 2, kEmpty);
+    bytes_.assign(keys_.size(), 0.0);
+    used_.clear();
+    mask_ = keys_.size() - 1;
+    for (const auto& [key, v] : old) add(key, v);
+    add(k, b);
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<double> bytes_;
+  std::vector<std::size_t> used_;
+  std::size_t mask_ = 0;
+};
 
 }  // namespace
 
@@ -64,16 +121,17 @@ double TopologyPricer::bandwidth(std::uint64_t k) const {
 }
 
 TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st) const {
-  std::unordered_map<std::uint64_t, double> load;  // bytes per resource
-  std::unordered_map<std::int64_t, int> launches;  // transfers per device (node * 2^20 + device)
+  thread_local Loads load;  // bytes per resource
+  bool launches = false;    // some device moves data in this step
   std::unordered_map<std::int64_t, double> compute;
-  // A transfer loads up to six resources; reserving once keeps a step of a million
-  // transfers (a shape at 65536 ranks, shapes.cpp) from rehashing as it grows.
-  load.reserve(st.transfers.size() * 3);
-  launches.reserve(st.transfers.size());
+  // A transfer loads up to six resources, most of them shared with other transfers; sizing
+  // once keeps a step of a million transfers (a shape at 65536 ranks, shapes.cpp) from
+  // growing the table as it goes.
+  // (There are never more resources than a few per device, card and switch group.)
+  load.begin(std::min<std::size_t>(st.transfers.size() * 3, 16 * static_cast<std::size_t>(s.ranks) + 1024));
   double latency = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
-  auto add = [&](std::uint64_t k, double bytes) { load[k] += bytes; };
+  auto add = [&](std::uint64_t k, double bytes) { load.add(k, bytes); };
   for (const auto& x : st.transfers) {
     const std::int64_t sn = p_.node_of(x.src.rank), dn = p_.node_of(x.dst.rank);
     const int sd = p_.device_of(x.src.rank), dd = p_.device_of(x.dst.rank);
@@ -86,7 +144,7 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
       latency = std::max(latency, sn == dn ? (sd == dd ? 0.0 : t_.intra.latency_us) : t_.nic.latency_us);
       continue;
     }
-    ++launches[dev_id];
+    launches = true;
     const double bytes = static_cast<double>(x.count) * esize;
     const bool reduces = is_reduction(x.action) || x.action == Action::scale;
     // The receiver's memory: it writes the result and, for a reduction, reads its own operand.
@@ -124,7 +182,7 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
     latency = std::max(latency, lat);
   }
   StepCost c;
-  for (const auto& [k, bytes] : load) {
+  load.each([&](std::uint64_t k, double bytes) {
     const double us = bytes / (bandwidth(k) * 1e3);
     if (us > c.data_us) {
       c.data_us = us;
@@ -133,10 +191,10 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
                 : (r == Res::link_out || r == Res::link_in) ? Level::node
                                                             : Level::network;
     }
-  }
+  });
   // A device starts its part of a step as one kernel, whatever number of transfers it
   // carries (NCCL's channels share one launch); compute spans run after it.
-  double busiest_device = launches.empty() ? 0 : t_.launch_us;
+  double busiest_device = launches ? t_.launch_us : 0;
   for (const auto& [d, us] : compute) busiest_device = std::max(busiest_device, us);
   c.fixed_us = t_.step_us + latency;
   c.us = c.fixed_us + std::max(c.data_us, busiest_device);
