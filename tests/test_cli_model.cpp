@@ -104,19 +104,19 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
 }
 
 TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by transfer (flow level)") {
-  // 2048 ranks: more than a schedule that runs may have; all-to-all's algorithms have no shape.
+  // 1280 ranks: more than a schedule that runs may have; all-to-all's algorithms have no shape.
   auto rows_of = [](const std::string& args) {
     auto o = cs("predict --coll alltoall --count 8 --algo all --topology dgx-h100 --json " + args);
     REQUIRE_MESSAGE(o.code == 0, o.out);
     return json_lines(o.out);
   };
-  const auto big = rows_of("--ranks 2048 --nodes 256");
+  const auto big = rows_of("--ranks 1280 --nodes 160");
   REQUIRE(big.size() == 3);  // pairwise, bruck and linear; the libraries' own have no steps to price
   int picks = 0;
   double fastest = 1e300, picked = 0, pairwise_big = 0;
   for (const auto& r : big) {
     CHECK(r["method"] == "flow");
-    CHECK(r["model"] == "topology dgx-h100, 256 nodes x 8 GPUs");
+    CHECK(r["model"] == "topology dgx-h100, 160 nodes x 8 GPUs");
     CHECK(r["predicted_us"].get<double>() > 0);
     fastest = std::min(fastest, r["predicted_us"].get<double>());
     if (r["auto_pick"] == true) ++picks, picked = r["predicted_us"].get<double>();
@@ -127,18 +127,18 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   // The same pricing as a schedule that can run: pairwise takes n - 1 steps of one
   // message per rank, so twice the ranks cost about twice the time.
   double pairwise_small = 0;
-  for (const auto& r : rows_of("--ranks 1024 --nodes 128")) {
+  for (const auto& r : rows_of("--ranks 640 --nodes 80")) {
     CHECK(r["method"] == "schedule");
     if (r["algorithm"] == "pairwise") pairwise_small = r["predicted_us"].get<double>();
   }
   REQUIRE(pairwise_small > 0);
-  CHECK(pairwise_big / pairwise_small == doctest::Approx(2047.0 / 1023.0).epsilon(0.05));
+  CHECK(pairwise_big / pairwise_small == doctest::Approx(1279.0 / 639.0).epsilon(0.05));
   // The text says how they were priced.
-  auto t = cs("predict --coll alltoall --ranks 2048 --count 8 --algo linear --topology dgx-h100 --nodes 256");
+  auto t = cs("predict --coll alltoall --ranks 1280 --count 8 --algo linear --topology dgx-h100 --nodes 160");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("priced transfer by transfer on the whole schedule (flow level): linear") != std::string::npos);
   // A library's own collective has no steps: refused, naming what predict can price.
-  auto lib = cs("predict --coll alltoall --algo nccl --ranks 2048 --topology dgx-h100 --nodes 256", true);
+  auto lib = cs("predict --coll alltoall --algo nccl --ranks 1280 --topology dgx-h100 --nodes 160", true);
   CHECK(lib.code == 2);
   CHECK(lib.out.find("error[predict.no_shape]") != std::string::npos);
   CHECK(lib.out.find("pairwise, bruck, linear") != std::string::npos);
