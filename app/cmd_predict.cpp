@@ -263,6 +263,12 @@ int cmd_predict(const PredictFlags& f) {
   const BackendCapabilities caps = capabilities_of(rf.backend);
   auto machine = machine_for(rf.topology, rf.nodes, caps, scenario->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
+  if (machine->cpu && scenario->ranks > kMaxRanks)
+    return report_error(make_error(
+        "cli.usage",
+        "this machine's cpu model prices schedules of at most " + std::to_string(kMaxRanks) + " ranks, not " +
+            std::to_string(scenario->ranks),
+        "pass a topology of nodes, e.g. --topology dgx-h100 --nodes " + std::to_string((scenario->ranks + 7) / 8)));
 
   // The algorithms to price: the scenario as written, or every algorithm of the one call.
   std::vector<std::string> algos;
@@ -297,6 +303,7 @@ int cmd_predict(const PredictFlags& f) {
     LowerOptions options = lower_options_for(lowering);
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
+    options.price_only = true;  // predict never runs what it lowers
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     Row r;
@@ -320,6 +327,7 @@ int cmd_predict(const PredictFlags& f) {
     LowerOptions options = lower_options_for(caps);
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
+    options.price_only = true;  // predict never runs what it lowers
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     for (std::size_t i = 0; i < rows.size(); ++i)

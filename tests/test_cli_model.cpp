@@ -144,6 +144,37 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   CHECK(lib.out.find("pairwise, bruck, linear") != std::string::npos);
 }
 
+TEST_CASE("cli predict: a scenario file beyond a run's ranks is priced on a topology, and refused by run") {
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-predict-wide-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "wide.json";
+  std::ofstream(file) << R"({"version": 1, "ranks": 1280,
+    "buffers": {"outbox": {"count": 1280, "init": "rank_index"}, "inbox": {"count": 1280}},
+    "program": [{"op": "alltoall", "send": "outbox", "recv": "inbox", "algorithm": "pairwise"}]})";
+  auto o = cs("predict " + file.string() + " --topology dgx-h100 --nodes 160 --json");
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  const auto rows = json_lines(o.out);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["method"] == "schedule");
+  // The same call described by flags is priced the same, transfer by transfer.
+  auto f = cs("predict --coll alltoall --algo pairwise --ranks 1280 --count 1 --topology dgx-h100 --nodes 160 --json");
+  REQUIRE_MESSAGE(f.code == 0, f.out);
+  const auto flags = json_lines(f.out);
+  REQUIRE(flags.size() == 1);
+  CHECK(flags[0]["method"] == "flow");
+  CHECK(rows[0]["predicted_us"].get<double>() == doctest::Approx(flags[0]["predicted_us"].get<double>()));
+  // Without a topology, or to run it: refused, saying what to do.
+  auto cpu = cs("predict " + file.string(), true);
+  CHECK(cpu.code == 2);
+  CHECK(cpu.out.find("--topology dgx-h100 --nodes 160") != std::string::npos);
+  auto run = cs("run " + file.string(), true);
+  CHECK(run.code == 2);
+  CHECK(run.out.find("error[scenario.out_of_range]") != std::string::npos);
+  CHECK(run.out.find("wide.json:1:16") != std::string::npos);
+  CHECK(run.out.find("collscope predict") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("cli run and predict: --ranks-per-node splits the node-aware algorithms without a topology") {
   auto o = cs("run --coll allreduce --algo hierarchical --ranks 8 --ranks-per-node 4 --explain");
   REQUIRE(o.code == 0);

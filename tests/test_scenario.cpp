@@ -372,12 +372,33 @@ TEST_CASE("scenario error: scenario.missing_key") {
 TEST_CASE("scenario error: scenario.out_of_range") {
   Error zero = parse_error("{\"version\": 1, \"ranks\": 0, \"program\": []}");
   CHECK(zero.id == "scenario.out_of_range");
-  CHECK(zero.message == "ranks 0 is out of range 1..1024");
+  CHECK(zero.message ==
+        "ranks 0 is out of range 1..4096 (a run takes up to 1024; collscope predict prices up to 4096 "
+        "on a topology)");
   check_where(zero, 1, 16, "/ranks");
-  CHECK(parse_error("{\"version\": 1, \"ranks\": 1025, \"program\": []}").message ==
-        "ranks 1025 is out of range 1..1024");
-  CHECK(parse_error("{\"version\": 1, \"ranks\": 99999999999999999999999, \"program\": []}").message ==
-        "ranks 99999999999999999999999 is out of range 1..1024");
+  CHECK(parse_error("{\"version\": 1, \"ranks\": 4097, \"program\": []}")
+            .message.rfind("ranks 4097 is out of range 1..4096", 0) == 0);
+  CHECK(parse_error("{\"version\": 1, \"ranks\": 99999999999999999999999, \"program\": []}")
+            .message.rfind("ranks 99999999999999999999999 is out of range 1..4096", 0) == 0);
+  // 1025 to 4096 ranks are read, and lowered only for pricing: a run refuses them at "ranks".
+  auto wide = parse_scenario(
+      "{\"version\": 1,\n \"ranks\": 1025, \"buffers\": {\"x\": {\"count\": 4}},\n"
+      " \"program\": [{\"op\": \"allreduce\", \"buffer\": \"x\", \"algorithm\": \"ring\"}]}",
+      "wide.json");
+  REQUIRE(wide.ok());
+  auto run = lower_scenario(*wide);
+  REQUIRE_FALSE(run.ok());
+  CHECK(run.error().id == "scenario.out_of_range");
+  CHECK(run.error().message == "ranks 1025 is out of range 1..1024");
+  CHECK(run.error().hint.find("collscope predict") != std::string::npos);
+  check_where(run.error(), 2, 2, "/ranks");
+  CHECK(run.error().where.file == "wide.json");
+  LowerOptions priced;
+  priced.price_only = true;
+  auto s = lower_scenario(*wide, priced);
+  REQUIRE(s.ok());
+  CHECK(s->ranks == 1025);
+  CHECK(s->steps.size() == 2 * 1024);
 
   // root outside the world, at the "root" key.
   Error root = parse_error(with_call("{\"op\": \"broadcast\", \"buffer\": \"x\", \"root\": 4}"));

@@ -282,10 +282,15 @@ struct Scenario {
   std::vector<Location> fault_where;  // of each fault entry (for errors found once the schedule exists)
   std::vector<QuizSpec> quiz;         // questions of the lesson's own, asked before their steps
   std::string file;                   // where it was read from ("" for scenarios built from flags)
+  Location ranks_where;               // of "ranks" (for the limit a run checks)
 };
 
 // Hard limits, checked before anything is allocated.
-inline constexpr std::int32_t kMaxRanks = 1024;
+inline constexpr std::int32_t kMaxRanks = 1024;  // of a schedule that runs
+// Of a schedule that is only priced (`collscope predict`, LowerOptions::price_only): the
+// reader takes files of up to this many ranks, and lowering refuses more than kMaxRanks
+// unless it lowers for pricing.
+inline constexpr std::int32_t kMaxPricedRanks = 4096;
 inline constexpr std::uint64_t kMaxBufferBytes = 1ull << 32;  // 4 GiB per buffer per rank
 inline constexpr std::uint64_t kMaxTotalBytes = 16ull << 30;  // 16 GiB over all buffers and ranks
 
@@ -321,6 +326,8 @@ struct LowerOptions {
   // Where the node boundaries are (Schedule::ranks_per_node), for the algorithms that
   // know them; 0: from the machine's topology when it has several nodes, else one node.
   std::int32_t ranks_per_node = 0;
+  // The schedule is priced, never run: up to kMaxPricedRanks ranks.
+  bool price_only = false;
 };
 struct BackendCapabilities;
 LowerOptions lower_options_for(const BackendCapabilities& backend);

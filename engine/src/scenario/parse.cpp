@@ -109,9 +109,10 @@ class Reader : public scenario::ReaderBase {
     if (!ranks)
       fail("scenario.missing_key", "scenario is missing \"ranks\"", "add \"ranks\": 4 (the number of ranks)", at(doc));
     const auto r = integer(ranks->value, at(*ranks), "ranks", "\"ranks\": 4");
-    if (r.negative || r.uvalue < 1 || r.uvalue > static_cast<std::uint64_t>(kMaxRanks))
-      throw Failure{scenario::ranks_range_error(literal(ranks->value), at(*ranks))};
+    if (r.negative || r.uvalue < 1 || r.uvalue > static_cast<std::uint64_t>(kMaxPricedRanks))
+      throw Failure{scenario::ranks_range_error(literal(ranks->value), at(*ranks), kMaxPricedRanks)};
     s.ranks = static_cast<std::int32_t>(r.uvalue);
+    s.ranks_where = at(*ranks);
     ranks_ = s.ranks;
 
     if (const Member* m = doc.find("dtype")) {

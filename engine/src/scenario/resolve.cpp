@@ -132,10 +132,15 @@ Error total_bytes_error(std::uint64_t total, Location where) {
                     "use fewer ranks, fewer buffers or smaller counts", std::move(where));
 }
 
-Error ranks_range_error(const std::string& ranks_text, Location where) {
-  return make_error("scenario.out_of_range", "ranks " + ranks_text + " is out of range 1.." + std::to_string(kMaxRanks),
-                    "set \"ranks\" to the number of ranks to simulate, from 1 to " + std::to_string(kMaxRanks),
-                    std::move(where));
+Error ranks_range_error(const std::string& ranks_text, Location where, std::int32_t max) {
+  std::string message = "ranks " + ranks_text + " is out of range 1.." + std::to_string(max);
+  if (max == kMaxPricedRanks)
+    message += " (a run takes up to " + std::to_string(kMaxRanks) + "; collscope predict prices up to " +
+               std::to_string(kMaxPricedRanks) + " on a topology)";
+  std::string help = "set \"ranks\" to the number of ranks to simulate, from 1 to " + std::to_string(max);
+  if (max == kMaxRanks)
+    help += ", or price it with collscope predict on a topology (up to " + std::to_string(kMaxPricedRanks) + " ranks)";
+  return make_error("scenario.out_of_range", message, help, std::move(where));
 }
 
 std::uint64_t total_bytes(const Scenario& s) {
@@ -160,12 +165,12 @@ std::int32_t first_over_total(const Scenario& s) {
   return -1;
 }
 
-Status check_world(const Scenario& s) {
+Status check_world(const Scenario& s, std::int32_t max_ranks) {
   const Location top{s.file, 0, 0, ""};
-  if (s.ranks < 1 || s.ranks > kMaxRanks) {
-    Location l = top;
+  if (s.ranks < 1 || s.ranks > max_ranks) {
+    Location l = s.ranks_where.line > 0 ? s.ranks_where : top;
     l.pointer = "/ranks";
-    return ranks_range_error(std::to_string(s.ranks), l);
+    return ranks_range_error(std::to_string(s.ranks), l, max_ranks);
   }
   std::unordered_set<std::string> names;
   for (const auto& b : s.buffers) {

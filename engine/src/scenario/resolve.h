@@ -42,7 +42,8 @@ Error root_range_error(const std::string& root_text, std::int32_t ranks, Locatio
 Error count_too_large_error(const std::string& count_text, Location where);
 Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64_t count, DType t, Location where);
 Error total_bytes_error(std::uint64_t total, Location where);
-Error ranks_range_error(const std::string& ranks_text, Location where);
+// `max`: kMaxRanks for a schedule that runs, kMaxPricedRanks for one that is only priced.
+Error ranks_range_error(const std::string& ranks_text, Location where, std::int32_t max = kMaxRanks);
 
 // Bytes of all buffers over all ranks (saturating), and the index of the first
 // buffer at which the running total passes kMaxTotalBytes (-1 when it never does).
@@ -63,7 +64,7 @@ Error placed_in_file(Error e, const Scenario& s);
 
 // Checks what lower_scenario needs of a scenario that did not come from a file:
 // rank count, one count per rank, unique names, byte limits, shape of explicit values.
-Status check_world(const Scenario& s);
+Status check_world(const Scenario& s, std::int32_t max_ranks = kMaxRanks);
 
 class CallResolver {
  public:
