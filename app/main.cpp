@@ -99,6 +99,9 @@ CLI::App* add_bench_command(CLI::App& app, app::BenchFlags& bf) {
   bench->add_option("-r,--root", bf.root, "root (default 0)")->check(whole_number<std::int32_t>());
   bench->add_flag("--json", bf.json, "print one JSON object per size");
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
+  bench->add_option("--topology", bf.topology,
+                    "what the predicted column prices with: this-machine (default), a preset or a file");
+  bench->add_option("--nodes", bf.nodes, "nodes of that topology the ranks fill (default: the topology's)");
   return bench;
 }
 
