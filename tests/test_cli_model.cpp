@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -253,5 +254,53 @@ TEST_CASE("cli bench: without --topology the predicted column is this machine's 
   auto bad = cs(std::string(sweep) + " --topology dgx-h10", true);
   CHECK(bad.code == 2);
   CHECK(bad.out.find("error[topology.unknown]") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli run: observable mode reports every step's measured and predicted time; beyond the cores it grows") {
+  // A calibration of 2 cores, so that the ranks outnumber the model's cores on any machine.
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-obs-cal-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "collscope");
+  std::ofstream(dir / "collscope" / "calibration.json")
+      << R"({"version": 1, "date": "2026-12-02T10:00Z", "cores": 2, "copy_gbps": 5, "shared_gbps": 9,
+            "wake_us": 0.2, "switch_us": 2, "barrier_us": 3, "barrier_per_rank_us": 0.5})";
+  const std::string env = "XDG_CONFIG_HOME=" + dir.string() + " ";
+  std::vector<double> medians;
+  for (int ranks : {2, 4, 8, 16}) {
+    CAPTURE(ranks);
+    auto o = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --algo ring --ranks " +
+                               std::to_string(ranks) + " --count " + std::to_string(ranks) +
+                               " --mode observable --json 2>/dev/null");
+    REQUIRE(o.code == 0);
+    const auto j = nlohmann::json::parse(o.out);
+    REQUIRE(j.contains("step_times"));
+    const auto& steps = j["step_times"];
+    REQUIRE(steps.size() == j["steps"].get<std::size_t>());
+    std::vector<double> predicted;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      CHECK(steps[k]["step"] == k);
+      CHECK(steps[k]["measured_us"].get<double>() >= 0);
+      CHECK(steps[k]["predicted_us"].get<double>() > 0);
+      CHECK_FALSE(steps[k]["phase"].get<std::string>().empty());
+      predicted.push_back(steps[k]["predicted_us"].get<double>());
+    }
+    std::sort(predicted.begin(), predicted.end());
+    medians.push_back(predicted[predicted.size() / 2]);
+  }
+  // The barrier (3 us) alone on 2 cores, then half a microsecond per rank beyond them.
+  CHECK(medians[0] == doctest::Approx(3.0).epsilon(0.05));
+  for (std::size_t i = 1; i < medians.size(); ++i) CHECK(medians[i] > medians[i - 1]);
+  CHECK(medians[3] - medians[0] == doctest::Approx(14 * 0.5).epsilon(0.1));
+  // The text report gives the medians; fast mode has no per-step times.
+  auto text = test_shell::shell(env + COLLSCOPE_BINARY +
+                                " run --coll allreduce --ranks 4 --count 64 --mode observable 2>/dev/null");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("per step (median of ") != std::string::npos);
+  CHECK(text.out.find("(barrier and wake-ups included)") != std::string::npos);
+  auto fast =
+      test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
+  REQUIRE(fast.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(fast.out).contains("step_times"));
   std::filesystem::remove_all(dir);
 }
