@@ -330,4 +330,15 @@ TEST_CASE("model: observable mode's step is a barrier, and a wake-up on a busy c
   const Schedule s64 = allreduce("ring", 64, 64);
   CHECK(predict_auto_us(s64, m) == doctest::Approx(predict_auto_us(s64, none)));
   CHECK(predict_us(s64, m) > predict_us(s64, none));
+  // Step by step, a step finds in the cache what the steps before it touched: the ring
+  // on 4 MiB per rank in a 32 MiB cache. The steps add up to the whole.
+  CostModel cached = m;
+  cached.cache_bytes = 32 << 20;
+  const Schedule big = allreduce("ring", 4, 1 << 20);
+  const auto steps = predict_steps_us(big, cached);
+  REQUIRE(steps.size() == big.steps.size());
+  double sum = 0;
+  for (double us : steps) sum += us;
+  CHECK(sum == doctest::Approx(predict_us(big, cached)));
+  CHECK(steps.back() < predict_step_us(big, big.steps.back(), cached));
 }

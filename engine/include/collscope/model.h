@@ -62,6 +62,9 @@ struct CostModel {
 // One step on its own: all its traffic from memory (it has no history to find in the cache).
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m);
 double predict_us(const Schedule& s, const CostModel& m);
+// Every step's time as predict_us prices it (what each step finds in the cache
+// included): observable mode's prediction step by step; they add up to predict_us.
+std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m);
 // The chain of wake-ups above (data time excluded), and auto's estimate.
 double predict_sync_us(const Schedule& s, const CostModel& m);
 double predict_auto_us(const Schedule& s, const CostModel& m);

@@ -132,9 +132,15 @@ CostModel CostModel::cpu_default() {
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m) { return step_us(s, st, m, -1); }
 
 double predict_us(const Schedule& s, const CostModel& m) {
-  double t = 0;
+  const std::vector<double> steps = predict_steps_us(s, m);
+  return std::accumulate(steps.begin(), steps.end(), 0.0);
+}
+
+std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
+  std::vector<double> t;
+  t.reserve(s.steps.size());
   if (m.cache_bytes <= 0 || s.total_transfers() > kMaxTransfersForReuse) {
-    for (const auto& st : s.steps) t += step_us(s, st, m, -1);
+    for (const auto& st : s.steps) t.push_back(step_us(s, st, m, -1));
     return t;
   }
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -152,7 +158,7 @@ double predict_us(const Schedule& s, const CostModel& m) {
       memory += read + reuse.missed(x.dst, x.count, esize) * (x.action == Action::reduce ? 2 : 1);
       traffic += bytes * (x.action == Action::copy ? 2.0 : 3.0);
     }
-    t += step_us(s, st, m, memory);
+    t.push_back(step_us(s, st, m, memory));
     reuse.begin_step();
     for (const auto& x : st.transfers) {
       if (x.count == 0 || x.action == Action::compute) continue;
