@@ -145,14 +145,12 @@ void allreduce_double_tree(StepBuilder& b) {
       const auto& round = up[static_cast<std::size_t>(k)];
       const auto senders = static_cast<std::int64_t>(round.size());
       waiting -= senders;
-      b.begin_step(
-          "tree up across nodes",
-          first() + step_of(k + 1, up_steps) + plural(senders, "node") + " per tree" +
-              (waiting == 0 ? agree(senders, " sends its", " send their") +
-                                  " sum to the root, which adds it; the totals: half A on " + b.rank_name(root1) +
-                                  ", half B on " + b.rank_name(root2)
-                            : agree(senders, " sends its", " send their") + " sum to the parent node, which adds it; " +
-                                  std::to_string(waiting) + " of " + std::to_string(m - 1) + " left"));
+      const std::string after = waiting == 0 ? "the root, which adds it; the totals: half A on " + b.rank_name(root1) +
+                                                   ", half B on " + b.rank_name(root2)
+                                             : "the parent node, which adds it; " + std::to_string(waiting) + " of " +
+                                                   std::to_string(m - 1) + " left";
+      b.begin_step("tree up across nodes", first() + step_of(k + 1, up_steps) + plural(senders, "node") + " per tree" +
+                                               agree(senders, " sends its", " send their") + " sum to " + after);
       for (int t = 0; t < 2; ++t)
         for (const TreeEdge& e : round) halves.add(rank_at(t, e.child), rank_at(t, e.parent), t);
     }
