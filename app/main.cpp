@@ -69,8 +69,9 @@ CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
   run->add_option("--topology", rf.topology, "predict for this topology: this-machine, a preset or a file");
   run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)");
-  run->add_option("--ranks-per-node", rf.ranks_per_node,
-                  "ranks per node for the node-aware algorithms (hierarchical, rings); default: from --topology");
+  run->add_option(
+      "--ranks-per-node", rf.ranks_per_node,
+      "ranks per node for the node-aware algorithms (hierarchical, rings, double_tree); default: from --topology");
   run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
   // For the window, which runs a lesson on several processes in a child: not for users.
   run->add_option("--run-record", rf.run_record)->group("");
