@@ -75,6 +75,8 @@ struct BenchFlags {
   std::int32_t root = 0;
   bool json = false;
   bool probe = true;
+  std::string topology;    // what the predicted column is for ("": this machine's cpu model, as for run)
+  std::int64_t nodes = 0;  // nodes of that topology the ranks fill (0: the topology's own)
 };
 int cmd_bench(const BenchFlags& f);
 

@@ -16,6 +16,7 @@
 #include "collscope/backend.h"
 #include "collscope/collective.h"
 #include "collscope/device_probe.h"
+#include "collscope/machine.h"
 #include "collscope/processes.h"
 #include "mpi_launch.h"
 
@@ -115,17 +116,22 @@ bool multi_process_check_too_large(const Schedule& s) {
 
 struct Row {
   double time_us = 0, algbw = 0, busbw = 0;
+  double predicted_us = 0;  // the model's time for the schedule that ran (fast mode, as measured)
   std::int64_t wrong = -1;  // -1 = not checked
   std::string algorithm;
 };
 
-Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg) {
+// `machine` prices the row, and `auto` picks with it, as for `collscope run`.
+Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg, const Machine& machine) {
   auto scenario = scenario_from_spec(q);
   if (!scenario) return scenario.error();
-  auto schedule = lower_scenario(*scenario, lower_options_for(capabilities_of(f.backend)));
+  LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
+  lowering.machine = &machine;
+  auto schedule = lower_scenario(*scenario, lowering);
   if (!schedule) return schedule.error();
   Row row;
   row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;
+  row.predicted_us = predict(*schedule, machine, true).us;
   const InitFn init = scenario_init(*scenario);
   {
     auto backend = find_backend(f.backend);
@@ -280,23 +286,30 @@ Status print_probes(const BenchFlags& f, unsigned cores) {
   return ok_status();
 }
 
-// nccl-tests' two header lines of the table.
-void print_table_head(bool both) {
-  std::printf("#\n#%74s%s\n", "out-of-place", both ? "                        in-place" : "");
+// nccl-tests' two header lines of the table, then the predicted times (out of place,
+// in place) and the algorithm: nccl-tests' columns keep their places.
+void print_table_head(bool both, const Machine& machine) {
+  std::printf("# predicted: %s, fast mode\n", machine.label().c_str());
+  std::printf("#\n#%74s%s%s\n", "out-of-place", both ? "                        in-place" : "",
+              both ? "      predicted" : " predicted");
   std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "size", "count", "type", "redop", "root", "time", "algbw",
               "busbw", "#wrong");
   if (both) std::printf(" %9s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
+  std::printf(" %9s", "time");
+  if (both) std::printf(" %9s", "time");
   std::printf("  algorithm\n");
   std::printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)",
               "");
   if (both) std::printf(" %9s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
+  std::printf(" %9s", "(us)");
+  if (both) std::printf(" %9s", "(us)");
   std::printf("\n");
 }
 
 // One line of the table (or one JSON object): out of place, then in place when the
 // collective has it.
 void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, std::uint64_t count,
-               const std::vector<Row>& rows) {
+               const std::vector<Row>& rows, const Machine& machine) {
   const bool has_root = collscope::has_root(q0.coll);
   if (f.json) {
     nlohmann::ordered_json j{{"size", bytes},
@@ -304,13 +317,15 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
                              {"type", name_of(q0.dtype)},
                              {"redop", is_reducing(q0.coll) ? std::string(name_of(q0.op)) : "none"},
                              {"root", has_root ? q0.root : -1},
-                             {"algorithm", rows[0].algorithm}};
+                             {"algorithm", rows[0].algorithm},
+                             {"model", machine.label()}};
     const char* names[] = {"out_of_place", "in_place"};
     for (std::size_t k = 0; k < rows.size(); ++k)
       j[names[k]] = {{"time_us", rows[k].time_us},
                      {"algbw", rows[k].algbw},
                      {"busbw", rows[k].busbw},
                      {"wrong", rows[k].wrong},
+                     {"predicted_us", rows[k].predicted_us},
                      {"algorithm", rows[k].algorithm}};
     std::cout << j.dump() << "\n";
     return;
@@ -323,6 +338,7 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
     if (r.wrong < 0) std::printf(" %6s", "N/A");
     else std::printf(" %6lld", static_cast<long long>(r.wrong));
   }
+  for (const auto& r : rows) std::printf(" %9.2f", r.predicted_us);
   // `auto` may pick differently in place: then both, out-of-place first.
   std::string algo = rows[0].algorithm;
   if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;
@@ -364,6 +380,9 @@ int bench_here(const BenchFlags& f) {
   if (auto b = find_backend(f.backend); !b) return report_error(b.error());
 
   const QuickSpec q0 = specs->front();
+  // What the predicted column prices with: this machine's cpu model or --topology's.
+  auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), q0.dtype, user_config_dir());
+  if (!machine) return report_error(machine.error());
   const std::size_t e = size_of(q0.dtype);
   // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
   const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
@@ -387,7 +406,7 @@ int bench_here(const BenchFlags& f) {
   if (f.probe && processes::reporting())  // (several processes: one measures, while the others wait)
     if (auto st = print_probes(f, cores); !st) return report_error(st.error());
   const bool both = supports_in_place(q0.coll);
-  if (!f.json) print_table_head(both);
+  if (!f.json) print_table_head(both, *machine);
 
   Progress progress(sizes->size());
   std::uint64_t total_wrong = 0;
@@ -400,7 +419,7 @@ int bench_here(const BenchFlags& f) {
         QuickSpec q = qa;
         q.count = count;
         q.in_place = in_place != 0;
-        auto row = measure(f, q, bytes);
+        auto row = measure(f, q, bytes, *machine);
         if (!row) {
           progress.interrupted();
           return report_error(row.error());
@@ -408,7 +427,7 @@ int bench_here(const BenchFlags& f) {
         if (row->wrong > 0) total_wrong += static_cast<std::uint64_t>(row->wrong);
         rows.push_back(*row);
       }
-      print_row(f, q0, bytes, count, rows);
+      print_row(f, q0, bytes, count, rows, *machine);
     }
     std::fflush(stdout);
     progress.done(i);

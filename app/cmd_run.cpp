@@ -5,6 +5,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "cli.h"
 #include "collscope/flight_record.h"
@@ -201,8 +203,39 @@ struct ReportContext {
   const Machine& machine;
   RunMode mode;
   double predicted_us;
+  const std::vector<double>& predicted_step_us;  // the model's time of every step (observable mode's own)
   std::size_t ops_shown;
 };
+
+// Observable mode, step by step: what each step took (from before the step starts on
+// every rank to after the barrier that ends it) against what the model predicts for it.
+nlohmann::ordered_json step_times_json(const ReportContext& c, const RunRecord& record) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const StepTiming& t : record.steps) {
+    const auto k = static_cast<std::size_t>(t.step);
+    out.push_back({{"step", t.step},
+                   {"phase", k < c.s.steps.size() ? c.s.steps[k].phase : ""},
+                   {"measured_us", t.t1_us - t.t0_us},
+                   {"predicted_us", k < c.predicted_step_us.size() ? c.predicted_step_us[k] : 0.0}});
+  }
+  return out;
+}
+
+// The medians of the measured and the predicted step times of an observable run.
+std::pair<double, double> median_step_times(const ReportContext& c, const RunRecord& record) {
+  std::vector<double> measured, predicted;
+  for (const StepTiming& t : record.steps) {
+    measured.push_back(t.t1_us - t.t0_us);
+    const auto k = static_cast<std::size_t>(t.step);
+    if (k < c.predicted_step_us.size()) predicted.push_back(c.predicted_step_us[k]);
+  }
+  auto median = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(measured), median(predicted)};
+}
 
 void print_json_report(const RunFlags& f, const ReportContext& c, const Verdicts& v, bool verified) {
   const Schedule& s = c.s;
@@ -228,6 +261,7 @@ void print_json_report(const RunFlags& f, const ReportContext& c, const Verdicts
   j["symbolic"] = {{"ok", v.symbolic.ok()}, {"error", v.symbolic.ok() ? "" : v.symbolic.error().format()}};
   j["numeric"] = {{"checked", v.numeric.checked}, {"wrong", v.numeric.wrong}, {"first_wrong", v.numeric.message()}};
   j["calls"] = calls_json(s);
+  if (v.executed && c.mode == RunMode::observable) j["step_times"] = step_times_json(c, v.record);
   if (!s.ops.empty()) j["program"] = program_json(s, v.executed ? &v.record : nullptr);
   if (!f.trace.empty()) j["trace"] = f.trace;
   if (!f.flight_record.empty()) j["flight_record"] = f.flight_record;
@@ -271,6 +305,11 @@ void print_text_report(const RunFlags& f, const ReportContext& c, const Verdicts
             << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
   std::cout << "  time " << (v.executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
             << c.predicted_us << " us (" << c.machine.label() << ")\n";
+  if (v.executed && c.mode == RunMode::observable && !record.steps.empty()) {
+    const auto [measured, predicted] = median_step_times(c, record);
+    std::cout << "  per step (median of " << record.steps.size() << "): measured " << measured << " us, predicted "
+              << predicted << " us (barrier and wake-ups included)\n";
+  }
   std::cout << "  symbolic check: " << (v.symbolic.ok() ? "ok" : v.symbolic.error().format()) << "\n";
   if (v.executed)
     std::cout << "  numeric check: " << v.numeric.wrong << " wrong of " << v.numeric.checked
@@ -308,7 +347,7 @@ int run_here(const RunFlags& f) {
   if (f.mode == "observable") mode = RunMode::observable;
   else if (f.mode != "fast")
     return run_error(f, make_error("cli.usage", "unknown --mode \"" + f.mode + "\"", "use fast or observable"));
-  const double predicted = predict(s, *machine, mode == RunMode::fast).us;
+  const Prediction prediction = predict(s, *machine, mode == RunMode::fast);
 
   Verdicts v;
   if (f.dry_run) {
@@ -317,7 +356,7 @@ int run_here(const RunFlags& f) {
     return *code;
   }
   const bool verified = v.symbolic.ok() && v.numeric.wrong == 0;
-  const ReportContext context{*scenario, s, *machine, mode, predicted, *ops_shown};
+  const ReportContext context{*scenario, s, *machine, mode, prediction.us, prediction.step_us, *ops_shown};
   if (f.json) print_json_report(f, context, v, verified);
   else print_text_report(f, context, v, verified);
   return verified ? 0 : 1;

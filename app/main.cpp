@@ -69,8 +69,9 @@ CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
   run->add_option("--topology", rf.topology, "predict for this topology: this-machine, a preset or a file");
   run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)");
-  run->add_option("--ranks-per-node", rf.ranks_per_node,
-                  "ranks per node for the node-aware algorithms (hierarchical, rings); default: from --topology");
+  run->add_option(
+      "--ranks-per-node", rf.ranks_per_node,
+      "ranks per node for the node-aware algorithms (hierarchical, rings, double_tree); default: from --topology");
   run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
   // For the window, which runs a lesson on several processes in a child: not for users.
   run->add_option("--run-record", rf.run_record)->group("");
@@ -99,6 +100,9 @@ CLI::App* add_bench_command(CLI::App& app, app::BenchFlags& bf) {
   bench->add_option("-r,--root", bf.root, "root (default 0)")->check(whole_number<std::int32_t>());
   bench->add_flag("--json", bf.json, "print one JSON object per size");
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
+  bench->add_option("--topology", bf.topology,
+                    "what the predicted column prices with: this-machine (default), a preset or a file");
+  bench->add_option("--nodes", bf.nodes, "nodes of that topology the ranks fill (default: the topology's)");
   return bench;
 }
 

@@ -40,7 +40,7 @@ ompi() {  # ranks, then mpi_allreduce arguments
 ours() {  # ranks, then collscope bench size arguments
   local r=$1; shift
   "$bin" bench --coll allreduce --algo "$algo" --ranks "$r" --probe 0 "$@" |
-    awk -v r="$r" '$1 ~ /^[0-9]+$/ { print "collscope", r, $1, $6, $10, $8, $12, $9 + $13, $14 }'
+    awk -v r="$r" '$1 ~ /^[0-9]+$/ { print "collscope", r, $1, $6, $10, $8, $12, $9 + $13, $NF }'
 }
 
 for ((i = 1; i <= rounds; ++i)); do

@@ -14,7 +14,7 @@ run() {
   shift
   /usr/bin/time -f "$label: %e s wall, %U s user, %M KiB peak" "$bin" predict "$@" >/dev/null
 }
-for algo in ring rings hierarchical rabenseifner recursive_doubling tree; do
+for algo in ring rings hierarchical double_tree rabenseifner recursive_doubling tree; do
   run "65536 ranks, $algo (shape)" --coll allreduce --algo "$algo" --ranks 65536 --count $count \
     --topology dgx-h100 --nodes 8192
 done

@@ -150,11 +150,13 @@ TEST_CASE("algorithms bcast_reduce: textbook step counts") {
 
 TEST_CASE("algorithms bcast_allreduce: textbook step counts") {
   using C = Collective;
-  check_step_counts_cover(C::allreduce,
-                          {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings"});
-  // On one node (no node boundaries given) the two that know nodes are one ring each.
+  check_step_counts_cover(C::allreduce, {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical",
+                                         "rings", "double_tree"});
+  // On one node (no node boundaries given) the two that know nodes are one ring each,
+  // and the double tree is its chain inside the node: n - 1 steps up, n - 1 down.
   CHECK(steps_of(C::allreduce, "hierarchical", 4, 1000, true) == 6);
   CHECK(steps_of(C::allreduce, "rings", 5, 1000, false) == 8);
+  CHECK(steps_of(C::allreduce, "double_tree", 5, 1000, false) == 8);
   // Out of place or not, no local copy step (reduce-copies).
   // flat: (n - 1) fan-in + 1 fan-out.
   CHECK(steps_of(C::allreduce, "flat", 4, 1000, true) == 4);

@@ -1,12 +1,15 @@
-// `collscope predict` and `collscope calibrate` as a user runs them.
+// `collscope predict`, `collscope calibrate` and bench's predicted column as a user runs them.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "collscope/algorithms.h"
 #include "collscope/calibration.h"
@@ -250,5 +253,126 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(j["model"].get<std::string>().find("could not be read") != std::string::npos);
   auto bad = cs("calibrate --seconds 100", true);
   CHECK(bad.code == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli bench: a predicted column from --topology's model, named in the header and in --json") {
+  const std::string sweep = "bench --coll allreduce --ranks 16 -b 64 -e 4K -f 8 -n 2 -w 0 --probe 0 ";
+  auto o = cs(sweep + "--algo double_tree,rings --topology dgx-h100 --nodes 2 --json");
+  REQUIRE(o.code == 0);
+  const auto rows = json_lines(o.out);
+  REQUIRE(rows.size() == 6);  // 64 B, 512 B and 4 KiB, each algorithm
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    CAPTURE(r.dump());
+    CHECK(r["model"] == "topology dgx-h100, 2 nodes x 8 GPUs");
+    for (const char* mode : {"out_of_place", "in_place"}) CHECK(r[mode]["predicted_us"].get<double>() > 0);
+    // What run predicts for the same call on the same model.
+    const std::string flags = " --coll allreduce --ranks 16 --count " + std::to_string(r["count"].get<int>()) +
+                              " --algo " + r["algorithm"].get<std::string>() + " --topology dgx-h100 --nodes 2";
+    auto run = nlohmann::json::parse(cs("run" + flags + " --dry-run --json").out);
+    CHECK(r["out_of_place"]["predicted_us"].get<double>() == doctest::Approx(run["predicted_us"].get<double>()));
+    // A tree across the nodes is ahead of the rings for small messages, on the model.
+    if (i % 2 == 1) {
+      CHECK(rows[i - 1]["algorithm"] == "double_tree");
+      CHECK(rows[i - 1]["out_of_place"]["predicted_us"].get<double>() <
+            r["out_of_place"]["predicted_us"].get<double>());
+    }
+  }
+  auto text = cs(sweep + "--algo ring --topology dgx-h100 --nodes 2");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("# predicted: topology dgx-h100, 2 nodes x 8 GPUs, fast mode") != std::string::npos);
+  CHECK(text.out.find("in-place      predicted") != std::string::npos);
+  // A row: nccl-tests' 13 columns, then the two predicted times and the algorithm.
+  std::istringstream table(text.out);
+  int rows_seen = 0;
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream in(line);
+    std::vector<std::string> f;
+    for (std::string w; in >> w;) f.push_back(w);
+    if (f.empty() || !std::isdigit(static_cast<unsigned char>(f[0][0]))) continue;
+    ++rows_seen;
+    REQUIRE(f.size() == 16);
+    CHECK(std::stod(f[13]) > 0);
+    CHECK(f[15] == "ring");
+  }
+  CHECK(rows_seen == 3);
+}
+
+TEST_CASE("cli bench: without --topology the predicted column is this machine's cpu model, calibrated or not") {
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-bench-cal-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string env = "XDG_CONFIG_HOME=" + dir.string() + " ";
+  const std::string sweep = " bench --coll allreduce --ranks 4 -b 8 -e 64 -f 8 -n 2 -w 0 --probe 0";
+  auto plain = test_shell::shell(env + COLLSCOPE_BINARY + sweep + " 2>/dev/null");
+  REQUIRE(plain.code == 0);
+  CHECK(plain.out.find("# predicted: cpu model, defaults (not calibrated") != std::string::npos);
+  // A calibration in the config folder: its model, and its date in the header and in --json.
+  std::filesystem::create_directories(dir / "collscope");
+  std::ofstream(dir / "collscope" / "calibration.json")
+      << R"({"version": 1, "date": "2026-12-02T10:00Z", "cores": 2, "copy_gbps": 5, "shared_gbps": 9,
+            "wake_us": 0.2, "switch_us": 2, "barrier_us": 3, "barrier_per_rank_us": 0.5})";
+  auto cal = test_shell::shell(env + COLLSCOPE_BINARY + sweep + " 2>/dev/null");
+  REQUIRE(cal.code == 0);
+  CHECK(cal.out.find("# predicted: cpu model, calibrated 2026-12-02T10:00Z, fast mode") != std::string::npos);
+  auto js = test_shell::shell(env + COLLSCOPE_BINARY + sweep + " --json 2>/dev/null");
+  REQUIRE(js.code == 0);
+  const auto rows = json_lines(js.out);
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    CHECK(r["model"] == "cpu model, calibrated 2026-12-02T10:00Z");
+    CHECK(r["in_place"]["predicted_us"].get<double>() > 0);
+  }
+  auto bad = cs(std::string(sweep) + " --topology dgx-h10", true);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("error[topology.unknown]") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli run: observable mode reports every step's measured and predicted time; beyond the cores it grows") {
+  // A calibration of 2 cores, so that the ranks outnumber the model's cores on any machine.
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-obs-cal-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "collscope");
+  std::ofstream(dir / "collscope" / "calibration.json")
+      << R"({"version": 1, "date": "2026-12-02T10:00Z", "cores": 2, "copy_gbps": 5, "shared_gbps": 9,
+            "wake_us": 0.2, "switch_us": 2, "barrier_us": 3, "barrier_per_rank_us": 0.5})";
+  const std::string env = "XDG_CONFIG_HOME=" + dir.string() + " ";
+  std::vector<double> medians;
+  for (int ranks : {2, 4, 8, 16}) {
+    CAPTURE(ranks);
+    auto o = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --algo ring --ranks " +
+                               std::to_string(ranks) + " --count " + std::to_string(ranks) +
+                               " --mode observable --json 2>/dev/null");
+    REQUIRE(o.code == 0);
+    const auto j = nlohmann::json::parse(o.out);
+    REQUIRE(j.contains("step_times"));
+    const auto& steps = j["step_times"];
+    REQUIRE(steps.size() == j["steps"].get<std::size_t>());
+    std::vector<double> predicted;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      CHECK(steps[k]["step"] == k);
+      CHECK(steps[k]["measured_us"].get<double>() >= 0);
+      CHECK(steps[k]["predicted_us"].get<double>() > 0);
+      CHECK_FALSE(steps[k]["phase"].get<std::string>().empty());
+      predicted.push_back(steps[k]["predicted_us"].get<double>());
+    }
+    std::sort(predicted.begin(), predicted.end());
+    medians.push_back(predicted[predicted.size() / 2]);
+  }
+  // The barrier (3 us) alone on 2 cores, then half a microsecond per rank beyond them.
+  CHECK(medians[0] == doctest::Approx(3.0).epsilon(0.05));
+  for (std::size_t i = 1; i < medians.size(); ++i) CHECK(medians[i] > medians[i - 1]);
+  CHECK(medians[3] - medians[0] == doctest::Approx(14 * 0.5).epsilon(0.1));
+  // The text report gives the medians; fast mode has no per-step times.
+  auto text = test_shell::shell(env + COLLSCOPE_BINARY +
+                                " run --coll allreduce --ranks 4 --count 64 --mode observable 2>/dev/null");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("per step (median of ") != std::string::npos);
+  CHECK(text.out.find("(barrier and wake-ups included)") != std::string::npos);
+  auto fast =
+      test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
+  REQUIRE(fast.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(fast.out).contains("step_times"));
   std::filesystem::remove_all(dir);
 }

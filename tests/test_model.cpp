@@ -303,3 +303,42 @@ TEST_CASE("model: auto's picks for a few sizes stay what they were") {
     }
   }
 }
+
+TEST_CASE("model: observable mode's step is a barrier, and a wake-up on a busy core for every rank beyond them") {
+  // The step of a ring all-reduce of one element per block: barely any data, so the
+  // step is its synchronisation. With a core per rank it is the barrier alone; every
+  // rank beyond the cores adds its wake-up, so the step grows with the ranks.
+  CostModel m = CostModel::cpu_default();
+  m.cores = 2;
+  REQUIRE(m.alpha_per_rank_us > 0);
+  std::vector<double> step_us;
+  for (std::int32_t ranks : {1, 2, 4, 8, 16, 64}) {
+    const Schedule s = allreduce("ring", ranks, static_cast<std::uint64_t>(ranks));
+    if (ranks == 1) continue;  // (one rank has no step)
+    REQUIRE(!s.steps.empty());
+    const double us = predict_step_us(s, s.steps[0], m);
+    CHECK(us > 0);
+    for (const auto& st : s.steps) CHECK(predict_step_us(s, st, m) == doctest::Approx(us).epsilon(0.01));  // alike
+    step_us.push_back(us);
+  }
+  CHECK(step_us[0] == doctest::Approx(m.alpha_us).epsilon(0.05));  // 2 ranks on 2 cores: the barrier
+  for (std::size_t i = 1; i < step_us.size(); ++i) CHECK(step_us[i] > step_us[i - 1]);
+  CHECK(step_us.back() - step_us[0] == doctest::Approx(62 * m.alpha_per_rank_us).epsilon(0.05));
+  // Fast mode has no barrier: the same schedules cost the same there with and without the term.
+  CostModel none = m;
+  none.alpha_per_rank_us = 0;
+  const Schedule s64 = allreduce("ring", 64, 64);
+  CHECK(predict_auto_us(s64, m) == doctest::Approx(predict_auto_us(s64, none)));
+  CHECK(predict_us(s64, m) > predict_us(s64, none));
+  // Step by step, a step finds in the cache what the steps before it touched: the ring
+  // on 4 MiB per rank in a 32 MiB cache. The steps add up to the whole.
+  CostModel cached = m;
+  cached.cache_bytes = 32 << 20;
+  const Schedule big = allreduce("ring", 4, 1 << 20);
+  const auto steps = predict_steps_us(big, cached);
+  REQUIRE(steps.size() == big.steps.size());
+  double sum = 0;
+  for (double us : steps) sum += us;
+  CHECK(sum == doctest::Approx(predict_us(big, cached)));
+  CHECK(steps.back() < predict_step_us(big, big.steps.back(), cached));
+}

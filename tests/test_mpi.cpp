@@ -332,6 +332,26 @@ TEST_CASE("mpi: bench runs our algorithms and MPI's own on the same processes") 
   }
 }
 
+TEST_CASE("mpi: the double binary tree across nodes runs on shared memory and on messages between nodes") {
+  // Nodes of 4 ranks in one node's shared memory; and every process a node of its own
+  // over TCP, nodes of 2 ranks for the algorithm: the tree's transfers are messages.
+  auto o =
+      job("run --coll allreduce --algo double_tree --ranks 8 --ranks-per-node 4 --count 1001 --backend mpi --json");
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  auto j = nlohmann::json::parse(o.out);
+  CHECK(j["verified"] == true);
+  CHECK(j["algorithm"] == "double_tree");
+  auto tcp = launched(6,
+                      "run --coll allreduce --algo double_tree --ranks 6 --ranks-per-node 2 --count 37 --dtype "
+                      "bfloat16 --backend mpi --mode observable --json",
+                      "COLLSCOPE_MPI_SEPARATE_NODES=1 OMPI_MCA_btl=self,tcp");
+  REQUIRE_MESSAGE(tcp.code == 0, tcp.out);
+  j = nlohmann::json::parse(tcp.out);
+  CHECK(j["verified"] == true);
+  CHECK(j["wrong"] == 0);
+  CHECK(j["backend_detail"].get<std::string>().find("6 nodes") != std::string::npos);
+}
+
 TEST_CASE("mpi: the window runs a lesson as real processes and steps back through its bytes") {
   using namespace collscope;
   auto sc = load_scenario(lesson("10-allreduce-algorithms.json"));

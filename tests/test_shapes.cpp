@@ -104,7 +104,8 @@ TEST_CASE("shapes: every shaped algorithm prices like its lowered schedule, over
 }
 
 TEST_CASE("shapes: the algorithms a cluster runs have one; others say they have none") {
-  for (const char* algo : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings"})
+  for (const char* algo :
+       {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings", "double_tree"})
     CHECK_MESSAGE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), algo, 8).has_value(), algo);
   CHECK(algorithm_shape(args_of(Collective::allgather, 16, 100, false, 0), "ring", 8).has_value());
   CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "ring", 8).has_value());

@@ -1,9 +1,14 @@
 // The alpha-beta cost model: predicted time of a schedule on a topology.
 //
 //   work(rank)  = bytes the rank copies / beta + bytes it reduces / gamma
-//   time(step)  = alpha + max( slowest rank's work,
+//   time(step)  = alpha + alpha_per_rank * max(0, ranks - cores)
+//                       + max( slowest rank's work,
 //                              all ranks' work / cores      (ranks share the cores),
 //                              memory traffic / shared bandwidth )
+// This is observable mode's step: a barrier after every step (alpha, with a core per
+// rank), where every rank beyond the cores waits to be woken on a busy core. The
+// window shows it per step beside the measured step, and bench/observable.sh compares
+// the two (bench/RESULTS.md).
 // Steps run one after another. On one machine the cores and the memory system are
 // shared, which is why a tree can keep up with a ring there while it cannot on a
 // network of links.
@@ -42,7 +47,7 @@ namespace collscope {
 
 struct CostModel {
   double alpha_us = 1.0;         // latency per step (synchronisation), microseconds
-  double alpha_per_rank_us = 0;  // what each rank beyond the cores adds to a step's synchronisation
+  double alpha_per_rank_us = 0;  // what each rank beyond the cores adds to it (cpu_default: 1 us)
   double beta_gbps = 10.0;       // copy bandwidth per receiving rank, GB/s
   double gamma_gbps = 6.0;       // reduce bandwidth (read two, write one), GB/s
   double shared_gbps = 30.0;     // bandwidth all ranks share (one memory system); 0 = unlimited
@@ -57,6 +62,9 @@ struct CostModel {
 // One step on its own: all its traffic from memory (it has no history to find in the cache).
 double predict_step_us(const Schedule& s, const Step& st, const CostModel& m);
 double predict_us(const Schedule& s, const CostModel& m);
+// Every step's time as predict_us prices it (what each step finds in the cache
+// included): observable mode's prediction step by step; they add up to predict_us.
+std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m);
 // The chain of wake-ups above (data time excluded), and auto's estimate.
 double predict_sync_us(const Schedule& s, const CostModel& m);
 double predict_auto_us(const Schedule& s, const CostModel& m);

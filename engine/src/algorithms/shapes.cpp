@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "binary_tree.h"
 #include "collscope/algorithms.h"
 #include "common.h"
 
@@ -95,6 +96,56 @@ void ring(ShapeBuilder& b, std::int64_t n, std::uint64_t block, bool reduce_scat
           [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::reduce_copy, next); });
   if (all_gather)
     b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::copy, next); });
+}
+
+// double_tree (double_tree.cpp): nodes of G ranks, half A (the larger) on tree 1
+// among the nodes' first ranks, half B on tree 2 among their last ranks, each chain
+// step and each round of the trees once.
+void double_tree(ShapeBuilder& b, std::int64_t n, std::uint64_t c, std::int64_t rpn) {
+  // Uneven nodes make every rank a node; one node (rpn 0, or all ranks) leaves the chain.
+  const bool split = rpn > 0 && rpn < n;
+  const std::int64_t G = !split ? n : n % rpn != 0 ? 1 : rpn, N = n / G;
+  const std::uint64_t half[2] = {ceil_div(c, 2), c / 2};
+  auto push = [half](std::vector<Transfer>& t, std::int64_t src, std::int64_t dst, int h, Action a) {
+    if (half[h] > 0) t.push_back(xfer(src, dst, half[h], a));
+  };
+  auto chain = [&](const char* phase, bool up) {
+    for (std::int64_t s = 0; s + 1 < G; ++s)
+      b.add(1, phase, [=](std::vector<Transfer>& t) {
+        for (std::int64_t k = 0; k < N; ++k) {
+          // Going up, half A moves towards local rank 0 and half B towards local rank
+          // G-1; going down, the other way.
+          const std::int64_t to_first = k * G + G - 1 - s, to_last = k * G + s;
+          if (up) {
+            push(t, to_first, to_first - 1, 0, Action::reduce_copy);
+            push(t, to_last, to_last + 1, 1, Action::reduce_copy);
+          } else {
+            push(t, to_last, to_last + 1, 0, Action::copy);
+            push(t, to_first, to_first - 1, 1, Action::copy);
+          }
+        }
+      });
+  };
+  chain("chain up inside the node", true);
+  if (N > 1) {
+    auto rank_at = [G, N](int tree, std::int64_t p) {
+      return algo::tree_rank(tree, p, N) * G + (tree == 0 ? 0 : G - 1);
+    };
+    auto rounds = [&](const std::vector<std::vector<algo::TreeEdge>>& all, const char* phase, bool up) {
+      for (const auto& round : all) {
+        auto edges = std::make_shared<std::vector<algo::TreeEdge>>(round);
+        b.add(1, phase, [=](std::vector<Transfer>& t) {
+          for (int tree = 0; tree < 2; ++tree)
+            for (const auto& e : *edges)
+              if (up) push(t, rank_at(tree, e.child), rank_at(tree, e.parent), tree, Action::reduce_copy);
+              else push(t, rank_at(tree, e.parent), rank_at(tree, e.child), tree, Action::copy);
+        });
+      }
+    };
+    rounds(algo::inorder_up_rounds(N), "tree up across nodes", true);
+    rounds(algo::inorder_down_rounds(N), "tree down across nodes", false);
+  }
+  chain("chain down inside the node", false);
 }
 
 std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
@@ -189,6 +240,8 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
       b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) { fill(t, Action::reduce_copy); });
       b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { fill(t, Action::copy); });
     }
+  } else if (algo == "double_tree") {
+    double_tree(b, n, c, rpn);
   } else {
     return std::nullopt;
   }

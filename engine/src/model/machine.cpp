@@ -60,8 +60,10 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast) {
   if (!m.cpu) return price_on_topology(s, m.topology, m.placement(s.ranks));
   Prediction p;
   const CostModel& cm = m.cpu_model.model;
-  for (const auto& st : s.steps) p.step_us.push_back(predict_step_us(s, st, cm));
-  p.us = fast ? predict_auto_us(s, cm) : predict_us(s, cm);
+  p.step_us = predict_steps_us(s, cm);  // observable mode's steps, as they find the cache
+  double observable = 0;
+  for (double us : p.step_us) observable += us;
+  p.us = fast ? predict_auto_us(s, cm) : observable;
   p.levels.push_back({"this machine's cores and memory", p.us});
   return p;
 }
