@@ -2,6 +2,7 @@
 // them: what a bound resource is, and that more contention never makes a step faster.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -95,6 +96,24 @@ TEST_CASE("topology: every preset reads, cites its sources and is a GPU topology
   CHECK(h100->devices_per_node == 8);
   CHECK(h100->intra.bandwidth_gbps == 450);  // NVLink 4: 900 GB/s both ways
   CHECK(h100->nic.bandwidth_gbps == 50);     // 400 Gb/s
+}
+
+TEST_CASE("topology: presets price what NCCL's bulk transfers reach, below line rate, alike for alike hardware") {
+  auto h100 = load_topology("dgx-h100");
+  auto h200 = load_topology("dgx-h200");
+  auto gb200 = load_topology("gb200-nvl72");
+  REQUIRE(h100.ok());
+  REQUIRE(h200.ok());
+  REQUIRE(gb200.ok());
+  // Protocol headers and flow control: NVLink 4 and an NDR card carry less than their line rate.
+  CHECK(h100->intra.efficiency < 1);
+  CHECK(h100->nic.efficiency < 1);
+  CHECK(h100->intra.effective_gbps() < h100->intra.bandwidth_gbps);
+  CHECK(h100->nic.effective_gbps() == doctest::Approx(h100->nic.bandwidth_gbps * h100->nic.efficiency));
+  // The same NVLink 4 and ConnectX-7 cards on H100 and H200; the same card on GB200.
+  CHECK(h200->intra.effective_gbps() == doctest::Approx(h100->intra.effective_gbps()));
+  CHECK(h200->nic.effective_gbps() == doctest::Approx(h100->nic.effective_gbps()));
+  CHECK(gb200->nic.effective_gbps() == doctest::Approx(h100->nic.effective_gbps()));
 }
 
 TEST_CASE("topology: mistakes are reported with their place, id and what to do") {
@@ -223,6 +242,28 @@ TEST_CASE("topology model: ring all-reduce inside an NVSwitch node reaches the l
     CHECK(busbw < t->intra.effective_gbps());
     REQUIRE(p.levels.size() == 1);
     CHECK(p.levels[0].level == "inside the node");
+  }
+}
+
+TEST_CASE("topology model: NCCL-like rings across nodes reach the slower of NVLink and a node's cards") {
+  // One ring per local rank, each crossing the nodes on its own card: the cards of a node
+  // together carry per_node x the card's bandwidth, and no ring outruns a GPU's NVLink.
+  for (std::int64_t nodes : {2, 4}) {
+    CAPTURE(nodes);
+    auto m = machine_for("dgx-h100", nodes, BackendCapabilities{{}, false, true, false}, DType::float32, "");
+    REQUIRE(m.ok());
+    const Topology& t = m->topology;
+    CollArgs a;
+    a.coll = Collective::allreduce;
+    a.ranks = static_cast<std::int32_t>(8 * nodes);
+    a.count = 256u << 20;  // 1 GiB per rank: latencies and launches vanish
+    a.dtype = DType::float32;
+    auto p = predict_shape(a, "rings", *m);
+    REQUIRE(p.has_value());
+    const double busbw = 4.0 * a.count / (p->us * 1e3) * bus_factor(Collective::allreduce, a.ranks);
+    const double bound = std::min(t.intra.effective_gbps(), t.nic.per_node * t.nic.effective_gbps());
+    CHECK(busbw <= bound);
+    CHECK(busbw > 0.9 * bound);
   }
 }
 
