@@ -10,6 +10,8 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
+#include "collscope/run.h"
+#include "collscope/scenario.h"
 #include "collscope/verify.h"
 
 namespace collscope::testing {
@@ -88,6 +90,27 @@ inline void check_captions(const Schedule& s, const AlgoCase& c) {
 inline void check_verified(const Schedule& s, const AlgoCase& c) {
   const Status st = verify_symbolic(s);
   CHECK_MESSAGE(st.ok(), describe(c) << ": " << (st.ok() ? "" : st.error().format()));
+}
+
+// A scenario's schedule run in fast mode and in observable mode (no snapshots), each
+// from the scenario's own inputs and verified; both runs must complete.
+struct BothModes {
+  RunOutcome fast, observable;
+};
+inline BothModes run_both_modes(const Scenario& sc, const Schedule& s) {
+  auto init = [&sc](std::int32_t b, std::int32_t r, std::uint64_t i) {
+    return b < static_cast<std::int32_t>(sc.buffers.size())
+               ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
+               : 0.0;
+  };
+  RunOptions fast, obs;
+  obs.mode = RunMode::observable;
+  obs.snapshot_budget = 0;
+  auto x = execute(s, init, fast);
+  auto y = execute(s, init, obs);
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  return {std::move(*x), std::move(*y)};
 }
 
 }  // namespace collscope::testing

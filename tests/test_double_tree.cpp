@@ -155,19 +155,8 @@ TEST_CASE("double tree: every dtype and op, on nodes of every size, is exact in 
         o.ranks_per_node = g;
         auto s = lower_scenario(*sc, o);
         REQUIRE(s.ok());
-        const Scenario& keep = *sc;
-        auto init = [&keep](std::int32_t b, std::int32_t r, std::uint64_t i) {
-          return b < static_cast<std::int32_t>(keep.buffers.size())
-                     ? initial_value(keep.buffers[static_cast<std::size_t>(b)], r, i)
-                     : 0.0;
-        };
-        RunOptions fast, obs;
-        obs.mode = RunMode::observable;
-        obs.snapshot_budget = 0;
-        auto x = execute(*s, init, fast);
-        auto y = execute(*s, init, obs);
-        REQUIRE(x.ok());
-        REQUIRE(y.ok());
+        const auto both = testing::run_both_modes(*sc, *s);
+        const auto *x = &both.fast, *y = &both.observable;
         INFO("n=" << n << " g=" << g << " " << name_of(t) << " " << name_of(op) << " count " << q.count);
         CHECK(x->symbolic.ok());
         CHECK_MESSAGE(x->numeric.wrong == 0, x->numeric.message());

@@ -125,19 +125,8 @@ TEST_CASE("hierarchical: executed on the cpu backend they are exact, in fast and
           auto s = lower_scenario(*sc, o);
           REQUIRE(s.ok());
           CHECK(s->ranks_per_node == g);
-          const Scenario& keep = *sc;
-          auto init = [&keep](std::int32_t b, std::int32_t r, std::uint64_t i) {
-            return b < static_cast<std::int32_t>(keep.buffers.size())
-                       ? initial_value(keep.buffers[static_cast<std::size_t>(b)], r, i)
-                       : 0.0;
-          };
-          RunOptions fast, obs;
-          obs.mode = RunMode::observable;
-          obs.snapshot_budget = 0;
-          auto x = execute(*s, init, fast);
-          auto y = execute(*s, init, obs);
-          REQUIRE(x.ok());
-          REQUIRE(y.ok());
+          const auto both = testing::run_both_modes(*sc, *s);
+          const auto *x = &both.fast, *y = &both.observable;
           const std::string what = std::string(name_of(a->coll)) + " " + std::string(a->name) +
                                    " n=" + std::to_string(n) + " g=" + std::to_string(g) + " " +
                                    std::string(name_of(t));
