@@ -26,8 +26,21 @@ mkdir -p "$out/raw"
 export XDG_CONFIG_HOME="$out/config"
 predict_only=${GRID_PREDICT_ONLY:-0}
 if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
+# A calibration is a best-of measurement; on a loaded machine one of a few runs may
+# still catch no quiet moment (memory bandwidth a tenth of the usual). GRID_CAL_TRIES
+# (default 3) calibrations, and the grid keeps the one with the most memory bandwidth.
 if [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
-  "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" > "$out/calibrate.txt"
+  best=-1
+  for try in $(seq "${GRID_CAL_TRIES:-3}"); do
+    "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$try.json" > "$out/calibrate-$try.txt"
+    gbps=$(sed -n 's/.*"shared_gbps": *\([0-9.e+-]*\).*/\1/p' "$out/calibration-$try.json")
+    if awk -v a="$gbps" -v b="$best" 'BEGIN { exit !(a > b) }'; then
+      best=$gbps
+      mkdir -p "$XDG_CONFIG_HOME/collscope"
+      cp "$out/calibration-$try.json" "$XDG_CONFIG_HOME/collscope/calibration.json"
+      cp "$out/calibrate-$try.txt" "$out/calibrate.txt"
+    fi
+  done
 fi
 
 # Timed and warm-up iterations per size: many where a call takes microseconds.
@@ -48,6 +61,7 @@ iters_for() {
   echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "load_start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "collscope: $("$bin" --version 2>/dev/null || echo unknown)"
+  echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
   echo "command: bench --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
 } > "$out/meta.txt"
 
