@@ -205,10 +205,8 @@ def svg(cells, title):
             if c is None:
                 out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#ddd"/>' % (x, y, cw, ch))
                 continue
-            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#888" stroke-width="0.3">'
-                       '<title>%s %s, %d ranks, %s: predicted %.2f us, measured %.2f us (x%.2f)</title></rect>'
-                       % (x, y, cw, ch, colour(math.log(c["ratio"])), coll, algo, r, s, c["predicted_us"],
-                          c["measured_us"], c["ratio"]))
+            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%.3g/%.3g us</title></rect>'
+                       % (x, y, cw - 1, ch - 1, colour(math.log(c["ratio"])), c["predicted_us"], c["measured_us"]))
             if abs(math.log(c["ratio"])) > math.log(TARGET_WORST):
                 out.append('<text x="%d" y="%d" font-size="8" text-anchor="middle">%.1f</text>'
                            % (x + cw / 2, y + 12, c["ratio"]))
