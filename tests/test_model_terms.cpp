@@ -199,3 +199,17 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   sluggish.wake_us = 1.5;
   CHECK(predict_auto_us(small, sluggish.model(DType::float32)) > predict_auto_us(small, m));
 }
+
+TEST_CASE("model terms: back to back, a call waits for the ranks still busy with the one before") {
+  // Recursive doubling on 2 ranks is one step in which each rank reads the other's
+  // input; the next call may overwrite that input only once the other has read it.
+  const Schedule s = lowered(Collective::allreduce, "recursive_doubling", 2, 1);
+  CostModel m = machine();
+  m.repeated_calls = false;
+  const double alone = predict_sync_us(s, m);
+  CHECK(alone == doctest::Approx(m.step_us));
+  m.repeated_calls = true;
+  const double repeated = predict_sync_us(s, m);
+  CHECK(repeated > alone);
+  CHECK(repeated <= m.step_us + m.wake_us + 1e-9);
+}

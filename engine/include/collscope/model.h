@@ -26,6 +26,9 @@
 //   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for ) + step
 //   auto's time    = the step model without alpha  +  max over ranks of ready(rank, last step)
 //
+// With repeated_calls, a call also waits for what the call before it still holds (its
+// last steps on other ranks): the estimate is a call's time in a back-to-back run, from
+// the end of the call before to its own end.
 // `step` is what a rank spends on a step of its own (looking at what it waits for,
 // starting its transfers, saying it is done), times ranks per core when they share
 // cores: a one-step broadcast of 8 B costs that, not nothing.

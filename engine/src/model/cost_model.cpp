@@ -214,20 +214,45 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
       for (const auto& d : per_step)
         if (d.step >= 0) ++waiters[static_cast<std::size_t>(d.rank)][static_cast<std::size_t>(d.step)];
 
-  std::vector<std::vector<double>> ready(lanes, std::vector<double>(S, 0.0));
-  for (std::size_t k = 0; k < S; ++k)
-    for (std::size_t l = 0; l < lanes; ++l) {
-      double t = k > 0 ? ready[l][k - 1] : 0.0;
-      for (const auto& d : deps[l][k]) {
-        if (d.step < 0) continue;  // the previous iteration: not part of one call
-        const auto q = static_cast<std::size_t>(d.rank), j = static_cast<std::size_t>(d.step);
-        t = std::max(t, ready[q][j] + wake * std::ceil(static_cast<double>(waiters[q][j]) / cores));
+  // The same for what a call waits for from the one before it (calls back to back).
+  std::vector<std::vector<int>> waiters_back(lanes, std::vector<int>(S, 0));
+  for (const auto& per_lane : deps)
+    for (const auto& per_step : per_lane)
+      for (const auto& d : per_step)
+        if (d.step < 0 && static_cast<std::int64_t>(S) + d.step >= 0)
+          ++waiters_back[static_cast<std::size_t>(d.rank)][S - static_cast<std::size_t>(-d.step)];
+
+  // One call's ready times; `before`: the call before it (its waits count), or none.
+  using Times = std::vector<std::vector<double>>;
+  auto pass = [&](const Times* before) {
+    Times ready(lanes, std::vector<double>(S, 0.0));
+    for (std::size_t k = 0; k < S; ++k)
+      for (std::size_t l = 0; l < lanes; ++l) {
+        double t = k > 0 ? ready[l][k - 1] : before ? (*before)[l][S - 1] : 0.0;
+        for (const auto& d : deps[l][k]) {
+          const auto q = static_cast<std::size_t>(d.rank);
+          if (d.step < 0) {  // the previous call's step S + d.step
+            if (!before || static_cast<std::int64_t>(S) + d.step < 0) continue;
+            const std::size_t j = S - static_cast<std::size_t>(-d.step);
+            t = std::max(t, (*before)[q][j] + wake * std::ceil(static_cast<double>(waiters_back[q][j]) / cores));
+            continue;
+          }
+          const auto j = static_cast<std::size_t>(d.step);
+          t = std::max(t, ready[q][j] + wake * std::ceil(static_cast<double>(waiters[q][j]) / cores));
+        }
+        ready[l][k] = t + own;
       }
-      ready[l][k] = t + own;
-    }
-  double t = 0;
-  for (const auto& r : ready) t = std::max(t, r.back());
-  return t;
+    return ready;
+  };
+  auto end = [](const Times& r) {
+    double t = 0;
+    for (const auto& lane : r) t = std::max(t, lane.back());
+    return t;
+  };
+  const Times first = pass(nullptr);
+  if (!m.repeated_calls) return end(first);
+  // Back to back, a call takes the time from the end of the one before to its own end.
+  return end(pass(&first)) - end(first);
 }
 
 double predict_auto_us(const Schedule& s, const CostModel& m) {
