@@ -48,6 +48,7 @@ int cmd_calibrate(const CalibrateFlags& f) {
   std::printf("  last-level cache:      %7.1f MiB\n", c.cache_bytes / (1 << 20));
   std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,
               c.switch_us);
+  std::printf("  a step's own cost:     %7.2f us (fast mode, nothing to wait for)\n", c.step_us);
   std::printf("  observable barrier:    %7.2f us, +%.2f us per rank beyond the cores\n", c.barrier_us,
               c.barrier_per_rank_us);
   std::printf("written to %s\n", path.c_str());

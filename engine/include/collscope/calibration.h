@@ -31,6 +31,7 @@ struct Calibration {
   double shared_gbps = 0;          // every core copying at once: the memory system's bandwidth
   double wake_us = 0;              // one thread waking another that spins on its own core
   double switch_us = 0;            // the same when threads outnumber cores (a scheduler round trip)
+  double step_us = 0;              // fast mode: a step of local copies, no waiting (ranks = cores)
   double barrier_us = 0;           // observable mode's barrier after a step, ranks = cores
   double barrier_per_rank_us = 0;  // and what each rank beyond the cores adds
 

@@ -17,16 +17,26 @@
 // writes that were last touched less than cache_bytes of traffic ago are served by the
 // cache (a reuse distance, counted from the start of the step that touched them). A
 // ring on a 16 MiB buffer streams every step through main memory; the same ring in
-// slices of 1 MiB per rank touches each byte in memory about once.
+// slices of 1 MiB per rank touches each byte in memory about once. A rank's own work
+// is priced the same way: the bytes of a transfer found in the cache move at the
+// in-cache bandwidths (beta_cache, gamma_cache), the rest at beta and gamma, and so do
+// bytes another rank wrote recently (they sit in that rank's core: fetching them from
+// another core costs about what memory costs).
 //
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
 // only the transfers each rank's part of a step depends on (docs/ARCHITECTURE.md, "The Schedule"). Its estimate
 // replaces the per-step alpha by the longest chain of wake-ups through those
 // dependencies:
 //
-//   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for )
+//   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for ) + step
 //   auto's time    = the step model without alpha  +  max over ranks of ready(rank, last step)
 //
+// With repeated_calls, a call also waits for what the call before it still holds (its
+// last steps on other ranks): the estimate is a call's time in a back-to-back run, from
+// the end of the call before to its own end.
+// `step` is what a rank spends on a step of its own (looking at what it waits for,
+// starting its transfers, saying it is done), times ranks per core when they share
+// cores: a one-step broadcast of 8 B costs that, not nothing.
 // A wake-up costs little while ranks spin on cores of their own and a scheduler round
 // trip once ranks outnumber cores; a rank that many others wait for wakes them a core
 // at a time. That is why one rank adding everything up (flat) beats a tree for tiny
@@ -54,7 +64,11 @@ struct CostModel {
   int cores = 0;                 // cores the ranks share; 0 = as many as ranks
   double wake_us = 0.15;         // fast mode: waking a rank that spins on a core of its own
   double switch_us = 1.25;       // fast mode: per rank per core, waking one that had to yield
+  double step_us = 0;            // fast mode: a rank's own cost of each step (no waiting), per rank per core
   double cache_bytes = 0;        // last-level cache the ranks share; 0 = none (all traffic from memory)
+  double beta_cache_gbps = 0;    // copy bandwidth for bytes found in that cache; 0 = as from memory
+  double gamma_cache_gbps = 0;   // reduce bandwidth for bytes found in that cache; 0 = as from memory
+  bool repeated_calls = false;   // the call runs back to back: the cache holds what the last one touched
 
   static CostModel cpu_default();
 };

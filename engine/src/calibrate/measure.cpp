@@ -9,7 +9,8 @@
 //             time per step is one wake-up (R = 2: a core each; R = 4 x cores: the
 //             ranks take turns on the cores).
 //   a barrier every rank copies one element locally, in observable mode, where the
-//             backend waits for every rank after every step.
+//             backend waits for every rank after every step; in fast mode, where
+//             nothing waits, the same steps give a step's own cost.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -151,9 +152,8 @@ Schedule barrier_steps(std::int32_t ranks, std::int32_t steps) {
   return s;
 }
 
-// Microseconds per step of a fast-mode run of the chain (best of a few runs).
-double wake_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
-  const Schedule s = chain(ranks, steps);
+// Microseconds per step of a fast-mode run of `s` (best of a few runs).
+double fast_us_per_step(const Schedule& s, double budget_s) {
   auto backend = make_cpu_backend();
   SessionOptions o;
   o.record_events = false;
@@ -163,10 +163,21 @@ double wake_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
   const auto start = Clock::now();
   for (int i = 0; i < 20 && (i < 2 || seconds_since(start) < budget_s); ++i) {
     if (!(*session)->run_all(1)) return 0;
-    const double us = (*session)->last_run_us() / steps;
+    const double us = (*session)->last_run_us() / static_cast<double>(s.steps.size());
     best = best == 0 ? us : std::min(best, us);
   }
   return best;
+}
+
+// A hop of the chain: a wake-up and the woken rank's step.
+double wake_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
+  return fast_us_per_step(chain(ranks, steps), budget_s);
+}
+
+// A step of local copies in fast mode: nothing to wait for, only each rank's own cost
+// of a step.
+double own_step_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
+  return fast_us_per_step(barrier_steps(ranks, steps), budget_s);
 }
 
 // Microseconds per observable-mode step (the barrier) with `ranks` ranks.
@@ -248,6 +259,8 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   say("wake-up latency");
   const double wake_budget = budget_s * 0.25 / 2;
   c.wake_us = wake_us(std::min(2, c.cores), 2000, wake_budget);
+  say("a step's own cost");
+  c.step_us = own_step_us(c.cores, 2000, wake_budget / 2);
   say("wake-up latency, ranks outnumbering cores");
   // In the chain only one rank at a time has work; every hop waits for the scheduler
   // to run the next rank among 4 per core. The model's switch_us is per rank per core.

@@ -2,6 +2,7 @@
 // reader's JSON parser so that a damaged file is reported at its line and column.
 #include "collscope/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -25,11 +26,18 @@ CostModel Calibration::model(DType dtype) const {
   if (cores > 0) m.cores = cores;
   if (cache_bytes > 0) m.cache_bytes = cache_bytes;
   if (copy_gbps > 0) m.beta_gbps = copy_gbps;
+  if (copy_in_cache_gbps > 0) m.beta_cache_gbps = copy_in_cache_gbps;
   const auto d = static_cast<std::size_t>(dtype);
   if (d < reduce_gbps.size() && reduce_gbps[d] > 0) m.gamma_gbps = reduce_gbps[d];
-  if (shared_gbps > 0) m.shared_gbps = shared_gbps;
-  if (wake_us > 0) m.wake_us = wake_us;
-  if (switch_us > 0) m.switch_us = switch_us;
+  if (d < reduce_in_cache_gbps.size() && reduce_in_cache_gbps[d] > 0) m.gamma_cache_gbps = reduce_in_cache_gbps[d];
+  // Measured as bytes copied by every core at once; the model's shared bandwidth is
+  // memory traffic, and a copy reads and writes each byte.
+  if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
+  // A hop of the calibration's chain is a wake-up and a step of the rank woken: the
+  // model counts the step apart (step_us), so the wake-ups are the rest.
+  if (step_us > 0) m.step_us = step_us;
+  if (wake_us > 0) m.wake_us = std::max(0.0, wake_us - m.step_us);
+  if (switch_us > 0) m.switch_us = std::max(0.0, switch_us - m.step_us);
   if (barrier_us > 0) m.alpha_us = barrier_us;
   m.alpha_per_rank_us = barrier_per_rank_us;
   return m;
@@ -67,6 +75,7 @@ std::string to_json(const Calibration& c) {
   j["shared_gbps"] = c.shared_gbps;
   j["wake_us"] = c.wake_us;
   j["switch_us"] = c.switch_us;
+  j["step_us"] = c.step_us;
   j["barrier_us"] = c.barrier_us;
   j["barrier_per_rank_us"] = c.barrier_per_rank_us;
   return j.dump(2) + "\n";
@@ -111,7 +120,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
         std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false}, std::tuple{"shared_gbps", &c.shared_gbps, true},
         std::tuple{"wake_us", &c.wake_us, true}, std::tuple{"switch_us", &c.switch_us, true},
-        std::tuple{"barrier_us", &c.barrier_us, false},
+        std::tuple{"step_us", &c.step_us, false}, std::tuple{"barrier_us", &c.barrier_us, false},
         std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
     if (auto st = num(key, *out, req); !st) return st.error();
   if (cores < 1 || cores > 65536 || cores != std::floor(cores))

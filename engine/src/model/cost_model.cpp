@@ -88,22 +88,32 @@ class Reuse {
   double now_ = 0, step_start_ = 0;
 };
 
-// One step; `memory_bytes` is its traffic from main memory (< 0: all of it).
-double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes) {
+// Microseconds to move `bytes` at `from_memory` GB/s for the share `missed` (0..1)
+// that comes from memory and at `in_cache` GB/s (0: as from memory) for the rest.
+double move_us(double bytes, double missed, double from_memory, double in_cache) {
+  const double cache_bw = in_cache > 0 ? in_cache : from_memory;
+  return bytes * (missed / from_memory + (1 - missed) / cache_bw) / 1e3;
+}
+
+// One step; `memory_bytes` is its traffic from main memory (< 0: all of it), and
+// `missed[i]` the share of transfer i's bytes that comes from memory (empty: all).
+double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes,
+               const std::vector<double>& missed = {}) {
   std::vector<double> per_rank(static_cast<std::size_t>(s.ranks), 0.0);
   double total_bytes = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
-  for (const auto& t : st.transfers) {
+  for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+    const Transfer& t = st.transfers[i];
     const double bytes = static_cast<double>(t.count) * esize;
-    double us = 0;
     if (t.action == Action::compute) {
       per_rank[static_cast<std::size_t>(t.dst.rank)] += t.duration_us;
       continue;
     }
-    if (t.action == Action::copy) us = bytes / (m.beta_gbps * 1e3);
-    else us = bytes / (m.gamma_gbps * 1e3);
-    per_rank[static_cast<std::size_t>(t.dst.rank)] += us;
-    total_bytes += bytes * (t.action == Action::copy ? 2.0 : 3.0);
+    const double miss = missed.empty() ? 1.0 : missed[i];
+    const bool copy = t.action == Action::copy;
+    per_rank[static_cast<std::size_t>(t.dst.rank)] += copy ? move_us(bytes, miss, m.beta_gbps, m.beta_cache_gbps)
+                                                           : move_us(bytes, miss, m.gamma_gbps, m.gamma_cache_gbps);
+    total_bytes += bytes * (copy ? 2.0 : 3.0);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
   if (m.cores > 0) slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) / m.cores);
@@ -126,6 +136,7 @@ CostModel CostModel::cpu_default() {
   m.alpha_per_rank_us = 1.0;
   static const double cache = last_level_cache_bytes();  // read once, not at every pick
   m.cache_bytes = cache;
+  m.repeated_calls = true;  // as `bench` and a training loop run a collective
   return m;
 }
 
@@ -144,28 +155,51 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
     return t;
   }
   const double esize = static_cast<double>(size_of(s.dtype));
-  Reuse reuse(s, m.cache_bytes);
+  // `touched`: every byte read or written; `written`: what its owner wrote (a rank
+  // writes only its own memory). Bytes another rank wrote recently sit in that rank's
+  // core, and a reader on another core fetches them at about the from-memory rate.
+  Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes);
+  auto touch_step = [&](const Step& st) {
+    double traffic = 0;
+    touched.begin_step();
+    written.begin_step();
+    for (const auto& x : st.transfers) {
+      if (x.count == 0 || x.action == Action::compute) continue;
+      for_each_read(x, [&](const Loc& l) { touched.touch(l, x.count); });
+      touched.touch(x.dst, x.count);
+      written.touch(x.dst, x.count);
+      traffic += static_cast<double>(x.count) * esize * (x.action == Action::copy ? 2.0 : 3.0);
+    }
+    touched.advance(traffic);
+    written.advance(traffic);
+  };
+  // Calls repeated back to back (a benchmark, a training loop) find in the cache what
+  // the call before touched last: the first pass only touches.
+  if (m.repeated_calls)
+    for (const auto& st : s.steps) touch_step(st);
   for (const auto& st : s.steps) {
     // What the step reads and writes, against what it touched before (the step's own
     // accesses do not serve each other: they run at the same time).
-    double memory = 0, traffic = 0;
-    for (const auto& x : st.transfers) {
+    double memory = 0;
+    std::vector<double> slow(st.transfers.size(), 1.0);  // the share of each transfer's bytes not in the rank's reach
+    for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+      const Transfer& x = st.transfers[i];
       if (x.count == 0 || x.action == Action::compute) continue;
       const double bytes = static_cast<double>(x.count) * esize;
       // A reduce reads its destination too; a copy or a reduce-copy only writes it.
-      double read = 0;
-      for_each_read(x, [&](const Loc& l) { read += reuse.missed(l, x.count, esize); });
-      memory += read + reuse.missed(x.dst, x.count, esize) * (x.action == Action::reduce ? 2 : 1);
-      traffic += bytes * (x.action == Action::copy ? 2.0 : 3.0);
+      double read = 0, reads = 0, remote = 0;
+      for_each_read(x, [&](const Loc& l) {
+        read += touched.missed(l, x.count, esize);
+        reads += bytes;
+        if (l.rank != x.dst.rank) remote += bytes - written.missed(l, x.count, esize);
+      });
+      const double dst = x.action == Action::reduce ? 2 : 1;
+      const double from_memory = read + touched.missed(x.dst, x.count, esize) * dst;
+      memory += from_memory;
+      slow[i] = std::min(1.0, (from_memory + remote) / (reads + bytes * dst));
     }
-    t.push_back(step_us(s, st, m, memory));
-    reuse.begin_step();
-    for (const auto& x : st.transfers) {
-      if (x.count == 0 || x.action == Action::compute) continue;
-      for_each_read(x, [&](const Loc& l) { reuse.touch(l, x.count); });
-      reuse.touch(x.dst, x.count);
-    }
-    reuse.advance(traffic);
+    t.push_back(step_us(s, st, m, memory, slow));
+    touch_step(st);
   }
   return t;
 }
@@ -179,6 +213,9 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
   // Threads: one per rank, plus a compute thread per rank when there are compute spans.
   const double threads = static_cast<double>(lanes);
   const double wake = threads <= cores ? m.wake_us : m.switch_us * threads / cores;
+  // Every lane walks every step (checks what it waits for, runs its part, says it is
+  // done); lanes that share a core take turns at it.
+  const double own = m.step_us * std::max(1.0, threads / cores);
 
   // How many lanes wait for each (lane, step): a crowd is woken a core at a time.
   std::vector<std::vector<int>> waiters(lanes, std::vector<int>(S, 0));
@@ -187,25 +224,50 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
       for (const auto& d : per_step)
         if (d.step >= 0) ++waiters[static_cast<std::size_t>(d.rank)][static_cast<std::size_t>(d.step)];
 
-  std::vector<std::vector<double>> ready(lanes, std::vector<double>(S, 0.0));
-  for (std::size_t k = 0; k < S; ++k)
-    for (std::size_t l = 0; l < lanes; ++l) {
-      double t = k > 0 ? ready[l][k - 1] : 0.0;
-      for (const auto& d : deps[l][k]) {
-        if (d.step < 0) continue;  // the previous iteration: not part of one call
-        const auto q = static_cast<std::size_t>(d.rank), j = static_cast<std::size_t>(d.step);
-        t = std::max(t, ready[q][j] + wake * std::ceil(static_cast<double>(waiters[q][j]) / cores));
+  // The same for what a call waits for from the one before it (calls back to back).
+  std::vector<std::vector<int>> waiters_back(lanes, std::vector<int>(S, 0));
+  for (const auto& per_lane : deps)
+    for (const auto& per_step : per_lane)
+      for (const auto& d : per_step)
+        if (d.step < 0 && static_cast<std::int64_t>(S) + d.step >= 0)
+          ++waiters_back[static_cast<std::size_t>(d.rank)][S - static_cast<std::size_t>(-d.step)];
+
+  // One call's ready times; `before`: the call before it (its waits count), or none.
+  using Times = std::vector<std::vector<double>>;
+  auto pass = [&](const Times* before) {
+    Times ready(lanes, std::vector<double>(S, 0.0));
+    for (std::size_t k = 0; k < S; ++k)
+      for (std::size_t l = 0; l < lanes; ++l) {
+        double t = k > 0 ? ready[l][k - 1] : before ? (*before)[l][S - 1] : 0.0;
+        for (const auto& d : deps[l][k]) {
+          const auto q = static_cast<std::size_t>(d.rank);
+          if (d.step < 0) {  // the previous call's step S + d.step
+            if (!before || static_cast<std::int64_t>(S) + d.step < 0) continue;
+            const std::size_t j = S - static_cast<std::size_t>(-d.step);
+            t = std::max(t, (*before)[q][j] + wake * std::ceil(static_cast<double>(waiters_back[q][j]) / cores));
+            continue;
+          }
+          const auto j = static_cast<std::size_t>(d.step);
+          t = std::max(t, ready[q][j] + wake * std::ceil(static_cast<double>(waiters[q][j]) / cores));
+        }
+        ready[l][k] = t + own;
       }
-      ready[l][k] = t;
-    }
-  double t = 0;
-  for (const auto& r : ready) t = std::max(t, r.back());
-  return t;
+    return ready;
+  };
+  auto end = [](const Times& r) {
+    double t = 0;
+    for (const auto& lane : r) t = std::max(t, lane.back());
+    return t;
+  };
+  const Times first = pass(nullptr);
+  if (!m.repeated_calls) return end(first);
+  // Back to back, a call takes the time from the end of the one before to its own end.
+  return end(pass(&first)) - end(first);
 }
 
 double predict_auto_us(const Schedule& s, const CostModel& m) {
-  // Fast mode has no barrier: the steps' synchronisation (and what ranks beyond the
-  // cores add to it) gives way to the chain of wake-ups.
+  // Fast mode has no barrier after a step: neither alpha nor what each rank beyond
+  // the cores adds to it (observable mode's costs) belongs in its estimate: the chain of wake-ups takes their place.
   CostModel data = m;
   data.alpha_us = 0;
   data.alpha_per_rank_us = 0;

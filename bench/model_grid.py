@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Reads what bench/model_grid.sh wrote and says how good the cost model is.
+
+  bench/model_grid.py [OUT] [--svg FILE] [--csv FILE]
+
+OUT defaults to build/bench-out/grid. Prints a markdown report: per collective and
+rank count, the geometric mean of |log(predicted / measured)| (as a percentage error),
+the worst cell, and the regret of `auto` (the measured time of the algorithm the
+model picks over the measured time of the fastest); then the worst cells and where
+each target stands. --svg writes a heatmap (rows: collective x algorithm; columns:
+ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
+Standard library only.
+"""
+
+import argparse
+import csv
+import glob
+import json
+import math
+import os
+import sys
+
+COLLS = ["allreduce", "broadcast", "allgather", "reduce_scatter", "alltoall"]
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+# The targets: geomean error, the worst cell, auto's regret (each cell, geomean).
+TARGET_GEOMEAN = 1.15
+TARGET_WORST = 2.0
+TARGET_REGRET_CELL = 1.10
+TARGET_REGRET_GEOMEAN = 1.03
+
+
+def size_bytes(label):
+    if label[-1] in UNITS:
+        return int(label[:-1]) * UNITS[label[-1]]
+    return int(label)
+
+
+def read_jsonl(path):
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    return rows
+
+
+def read_cells(out):
+    """Every (coll, ranks, size, algorithm) measured and predicted, and auto's picks."""
+    cells, picks = [], {}
+    for path in sorted(glob.glob(os.path.join(out, "raw", "bench-*.jsonl"))):
+        name = os.path.basename(path)[len("bench-"):-len(".jsonl")]
+        coll, ranks, size = name.rsplit("-", 2)
+        predict_path = os.path.join(out, "raw", "predict-" + name + ".jsonl")
+        if not os.path.exists(predict_path):  # (a grid still running)
+            continue
+        predicted = read_jsonl(predict_path)
+        pred = {p["algorithm"]: p["predicted_us"] for p in predicted}
+        key = (coll, int(ranks), size)
+        for p in predicted:
+            if p.get("auto_pick"):
+                picks[key] = p["algorithm"]
+        for b in read_jsonl(path):
+            algo = b["algorithm"]
+            measured = b["out_of_place"]["time_us"]
+            if algo not in pred or measured <= 0 or pred[algo] <= 0:
+                continue
+            cells.append({"coll": coll, "ranks": int(ranks), "size": size, "bytes": b["size"], "algorithm": algo,
+                          "measured_us": measured, "predicted_us": pred[algo]})
+    return cells, picks
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def error_geomean(cells):
+    """exp(mean |log ratio|): 1.15 means 15% off on the geometric average."""
+    return math.exp(sum(abs(math.log(c["ratio"])) for c in cells) / len(cells)) if cells else float("nan")
+
+
+def regrets(cells, picks):
+    """auto's regret per (coll, ranks, size): its pick's measured time over the fastest."""
+    by_key = {}
+    for c in cells:
+        by_key.setdefault((c["coll"], c["ranks"], c["size"]), {})[c["algorithm"]] = c["measured_us"]
+    out = {}
+    for key, measured in by_key.items():
+        pick = picks.get(key)
+        if pick in measured:
+            best = min(measured, key=measured.get)
+            out[key] = (measured[pick] / measured[best], pick, best)
+    return out
+
+
+def read_meta(out):
+    meta = {}
+    path = os.path.join(out, "meta.txt")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                meta[k.strip()] = v.strip()
+    return meta
+
+
+def pct(x):
+    return "%.1f%%" % ((x - 1) * 100)
+
+
+def met(ok):
+    return "met" if ok else "**not met**"
+
+
+def report(cells, regret, meta, model):
+    lines = []
+    lines.append("Machine: %s; %s; load average %s at the start, %s at the end; %s s; predictions: %s."
+                 % (meta.get("machine", "?"), meta.get("date", "?"), meta.get("load_start", "?"),
+                    meta.get("load_end", "?"), meta.get("seconds", "?"), model))
+    lines.append("")
+    lines.append("| collective | ranks | cells | geomean error | within 2x | worst cell (predicted / measured) "
+                 "| auto regret, geomean | auto regret, worst |")
+    lines.append("|---|---:|---:|---:|---:|---|---:|---:|")
+    for coll in COLLS:
+        for ranks in sorted({c["ranks"] for c in cells if c["coll"] == coll}):
+            sub = [c for c in cells if c["coll"] == coll and c["ranks"] == ranks]
+            worst = max(sub, key=lambda c: abs(math.log(c["ratio"])))
+            within = sum(1 for c in sub if 1 / TARGET_WORST <= c["ratio"] <= TARGET_WORST)
+            reg = [v[0] for k, v in regret.items() if k[0] == coll and k[1] == ranks]
+            lines.append("| %s | %d | %d | %s | %d/%d | %.2f (%s, %s) | %.3f | %.2f |"
+                         % (coll, ranks, len(sub), pct(error_geomean(sub)), within, len(sub), worst["ratio"],
+                            worst["algorithm"], worst["size"], geomean(reg), max(reg) if reg else float("nan")))
+    g = error_geomean(cells)
+    worst_ratio = max(max(c["ratio"], 1 / c["ratio"]) for c in cells)
+    within = sum(1 for c in cells if 1 / TARGET_WORST <= c["ratio"] <= TARGET_WORST)
+    reg = [v[0] for v in regret.values()]
+    lines.append("| **all** | | %d | **%s** | %d/%d | %.2fx off | **%.3f** | **%.2f** |"
+                 % (len(cells), pct(g), within, len(cells), worst_ratio, geomean(reg), max(reg)))
+    lines.append("")
+    lines.append("Worst cells:")
+    lines.append("")
+    lines.append("| collective | ranks | size | algorithm | measured (us) | predicted (us) | predicted / measured |")
+    lines.append("|---|---:|---:|---|---:|---:|---:|")
+    for c in sorted(cells, key=lambda c: -abs(math.log(c["ratio"])))[:12]:
+        lines.append("| %s | %d | %s | %s | %.2f | %.2f | %.2f |" % (c["coll"], c["ranks"], c["size"], c["algorithm"],
+                                                                    c["measured_us"], c["predicted_us"], c["ratio"]))
+    lines.append("")
+    lines.append("Worst regrets of auto:")
+    lines.append("")
+    lines.append("| collective | ranks | size | auto picks | fastest measured | regret |")
+    lines.append("|---|---:|---:|---|---|---:|")
+    for key, (r, pick, best) in sorted(regret.items(), key=lambda kv: -kv[1][0])[:8]:
+        lines.append("| %s | %d | %s | %s | %s | %.2f |" % (key[0], key[1], key[2], pick, best, r))
+    lines.append("")
+    lines.append("Targets:")
+    lines.append("")
+    lines.append("- geomean error at most 15%%: %s (%s)" % (met(g <= TARGET_GEOMEAN), pct(g)))
+    lines.append("- no cell off by more than 2x: %s (%d of %d cells within, the worst %.2fx off)"
+                 % (met(within == len(cells)), within, len(cells), worst_ratio))
+    lines.append("- auto's regret at most 1.10 in every cell: %s (worst %.2f; %d of %d cells above)"
+                 % (met(max(reg) <= TARGET_REGRET_CELL), max(reg), sum(1 for r in reg if r > TARGET_REGRET_CELL),
+                    len(reg)))
+    lines.append("- auto's regret at most 1.03 as a geomean: %s (%.3f)" % (met(geomean(reg) <= TARGET_REGRET_GEOMEAN),
+                                                                        geomean(reg)))
+    return "\n".join(lines)
+
+
+def colour(log_ratio, clamp=math.log(4)):
+    """Blue: predicted too fast; white: right; red: predicted too slow (4x at full colour)."""
+    t = max(-1.0, min(1.0, log_ratio / clamp))
+    if t >= 0:
+        return "rgb(255,%d,%d)" % (int(255 * (1 - t)), int(255 * (1 - t)))
+    return "rgb(%d,%d,255)" % (int(255 * (1 + t)), int(255 * (1 + t)))
+
+
+def svg(cells, title):
+    sizes = sorted({c["size"] for c in cells}, key=size_bytes)
+    ranks = sorted({c["ranks"] for c in cells})
+    rows = []
+    for coll in COLLS:
+        for algo in sorted({c["algorithm"] for c in cells if c["coll"] == coll}):
+            rows.append((coll, algo))
+    cols = [(r, s) for r in ranks for s in sizes]
+    at = {(c["coll"], c["algorithm"], c["ranks"], c["size"]): c for c in cells}
+    cw, ch, left, top = 26, 18, 210, 70
+    width = left + cw * len(cols) + 20
+    height = top + ch * len(rows) + 70
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
+           % (width, height), '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="18" font-size="14">%s</text>' % title]
+    for i, (r, s) in enumerate(cols):
+        x = left + i * cw
+        if s == sizes[0]:
+            out.append('<text x="%d" y="38" font-size="12">%d ranks</text>' % (x, r))
+            out.append('<line x1="%d" y1="42" x2="%d" y2="%d" stroke="black"/>' % (x, x, top + ch * len(rows)))
+        out.append('<text x="%d" y="%d" font-size="9" transform="rotate(-60 %d %d)">%s</text>'
+                   % (x + 12, top - 4, x + 12, top - 4, s))
+    for j, (coll, algo) in enumerate(rows):
+        y = top + j * ch
+        out.append('<text x="%d" y="%d" text-anchor="end">%s %s</text>' % (left - 6, y + 13, coll, algo))
+        for i, (r, s) in enumerate(cols):
+            c = at.get((coll, algo, r, s))
+            x = left + i * cw
+            if c is None:
+                out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#ddd"/>' % (x, y, cw, ch))
+                continue
+            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%.3g/%.3g us</title></rect>'
+                       % (x, y, cw - 1, ch - 1, colour(math.log(c["ratio"])), c["predicted_us"], c["measured_us"]))
+            if abs(math.log(c["ratio"])) > math.log(TARGET_WORST):
+                out.append('<text x="%d" y="%d" font-size="8" text-anchor="middle">%.1f</text>'
+                           % (x + cw / 2, y + 12, c["ratio"]))
+    y = top + ch * len(rows) + 20
+    for k in range(-4, 5):
+        x = left + (k + 4) * 40
+        out.append('<rect x="%d" y="%d" width="40" height="12" fill="%s"/>' % (x, y, colour(k * math.log(4) / 4)))
+        out.append('<text x="%d" y="%d" font-size="9">%.2g</text>' % (x + 8, y + 24, 4 ** (k / 4)))
+    out.append('<text x="%d" y="%d" font-size="10">predicted / measured (blue: predicted too fast, red: too slow; '
+               'numbers: off by more than 2x)</text>' % (left + 370, y + 10))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description="the cost model's accuracy grid, from bench/model_grid.sh's output")
+    ap.add_argument("out", nargs="?", default=os.path.join("build", "bench-out", "grid"))
+    ap.add_argument("--svg", help="write the heatmap here")
+    ap.add_argument("--csv", help="write the cells here")
+    a = ap.parse_args()
+    cells, picks = read_cells(a.out)
+    if not cells:
+        print("model_grid.py: no cells in %s (run bench/model_grid.sh first)" % a.out, file=sys.stderr)
+        return 2
+    for c in cells:
+        c["ratio"] = c["predicted_us"] / c["measured_us"]
+    model = "?"
+    for path in glob.glob(os.path.join(a.out, "raw", "predict-*.jsonl"))[:1]:
+        model = read_jsonl(path)[0].get("model", "?")
+    meta = read_meta(a.out)
+    regret = regrets(cells, picks)
+    print(report(cells, regret, meta, model))
+    if a.svg:
+        with open(a.svg, "w", encoding="utf-8") as f:
+            f.write(svg(cells, "collscope cost model against measured time, %s (%s)"
+                        % (meta.get("date", "?"), pct(error_geomean(cells)) + " geomean error")))
+    if a.csv:
+        with open(a.csv, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["coll", "ranks", "size", "bytes", "algorithm", "measured_us", "predicted_us", "auto_pick"])
+            for c in sorted(cells, key=lambda c: (COLLS.index(c["coll"]) if c["coll"] in COLLS else 99, c["ranks"],
+                                                  size_bytes(c["size"]), c["algorithm"])):
+                w.writerow([c["coll"], c["ranks"], c["size"], c["bytes"], c["algorithm"], "%.3f" % c["measured_us"],
+                            "%.3f" % c["predicted_us"],
+                            int(picks.get((c["coll"], c["ranks"], c["size"])) == c["algorithm"])])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The cost model's accuracy grid: every algorithm of all-reduce, broadcast, all-gather,
+# reduce-scatter and all-to-all, on 2, 3, 4 and 8 ranks, from 8 B to 64 MiB, measured
+# with `collscope bench` and priced with `collscope predict --algo all` (the cpu model,
+# the one `auto` picks by). bench/model_grid.py reads what this writes.
+#
+#   bench/model_grid.sh [OUT]     (OUT defaults to build/bench-out/grid)
+#
+# Environment: COLLSCOPE (the binary, default build/collscope), GRID_COLLS, GRID_RANKS,
+# GRID_SIZES (to run part of the grid), GRID_CALIBRATE=0 to keep OUT/config's
+# calibration instead of measuring a new one, GRID_CAL_SECONDS (default 20), and
+# GRID_PREDICT_ONLY=1 to price OUT's measurements again (a changed model, the same
+# runs: nothing is measured, the calibration is kept).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${COLLSCOPE:-$root/build/collscope}
+out=${1:-$root/build/bench-out/grid}
+colls=${GRID_COLLS:-allreduce broadcast allgather reduce_scatter alltoall}
+ranks_list=${GRID_RANKS:-2 3 4 8}
+# 8 B to 64 MiB by a factor of 8, and 64 MiB itself.
+sizes=${GRID_SIZES:-8 64 512 4K 32K 256K 2M 16M 64M}
+[ -x "$bin" ] || { echo "model_grid: no collscope at $bin (build it, or set COLLSCOPE)" >&2; exit 2; }
+mkdir -p "$out/raw"
+
+# The calibration every prediction of the grid uses, in a config folder of its own.
+export XDG_CONFIG_HOME="$out/config"
+predict_only=${GRID_PREDICT_ONLY:-0}
+if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
+# A calibration is a best-of measurement; on a loaded machine one of a few runs may
+# still catch no quiet moment (memory bandwidth a tenth of the usual). GRID_CAL_TRIES
+# (default 3) calibrations, and the grid keeps the one with the most memory bandwidth.
+if [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
+  best=-1
+  for try in $(seq "${GRID_CAL_TRIES:-3}"); do
+    "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$try.json" > "$out/calibrate-$try.txt"
+    gbps=$(sed -n 's/.*"shared_gbps": *\([0-9.e+-]*\).*/\1/p' "$out/calibration-$try.json")
+    if awk -v a="$gbps" -v b="$best" 'BEGIN { exit !(a > b) }'; then
+      best=$gbps
+      mkdir -p "$XDG_CONFIG_HOME/collscope"
+      cp "$out/calibration-$try.json" "$XDG_CONFIG_HOME/collscope/calibration.json"
+      cp "$out/calibrate-$try.txt" "$out/calibrate.txt"
+    fi
+  done
+fi
+
+# Timed and warm-up iterations per size: many where a call takes microseconds.
+iters_for() {
+  case $1 in
+    8 | 64 | 512) echo "1000 100" ;;
+    4K) echo "500 50" ;;
+    32K) echo "200 20" ;;
+    256K) echo "50 5" ;;
+    2M) echo "10 2" ;;
+    16M) echo "4 1" ;;
+    *) echo "2 1" ;;
+  esac
+}
+
+[ "$predict_only" = 1 ] || {
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "load_start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "collscope: $("$bin" --version 2>/dev/null || echo unknown)"
+  echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
+  echo "command: bench --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
+} > "$out/meta.txt"
+
+start=$(date +%s)
+for coll in $colls; do
+  for r in $ranks_list; do
+    # The algorithms come from the program: the ones predict prices for this call.
+    one=$("$bin" predict --coll "$coll" --ranks "$r" --count 1 --algo all --json)
+    algos=$(sed -n 's/.*"algorithm":"\([^"]*\)".*/\1/p' <<< "$one" | paste -sd, -)
+    # The bytes of a call of count 1: no cell is smaller (8 B is below one element per
+    # rank for some collectives and rank counts).
+    unit=$(sed -n '1s/.*"bytes":\([0-9]*\).*/\1/p' <<< "$one")
+    [ -n "$algos" ] || { echo "model_grid: no algorithm for $coll on $r ranks" >&2; exit 1; }
+    for s in $sizes; do
+      read -r n w <<< "$(iters_for "$s")"
+      cell="$coll-$r-$s"
+      bytes=$(numfmt --from=iec "$s")
+      [ "$bytes" -ge "$unit" ] || bytes=$unit
+      if [ "$predict_only" != 1 ]; then
+        "$bin" bench --coll "$coll" --ranks "$r" --algo "$algos" -b "$bytes" -e "$bytes" -n "$n" -w "$w" -c 0 \
+          --probe 0 --json > "$out/raw/bench-$cell.jsonl"
+      fi
+      # Predict at the count the bench ran (its first row says).
+      count=$(sed -n '1s/.*"count":\([0-9]*\).*/\1/p' "$out/raw/bench-$cell.jsonl")
+      "$bin" predict --coll "$coll" --ranks "$r" --count "$count" --algo all --json > "$out/raw/predict-$cell.jsonl"
+    done
+    echo "# $coll on $r ranks done, $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
+  done
+done
+[ "$predict_only" = 1 ] || {
+  echo "load_end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "seconds: $(($(date +%s) - start))"
+} >> "$out/meta.txt"
+echo "model_grid: raw output in $out (read it with bench/model_grid.py $out)" >&2

@@ -1,0 +1,215 @@
+// The cost model's terms one at a time (collscope/model.h), as properties rather than
+// timings: a bigger call never costs less, a step costs something even when nothing
+// waits, ranks sharing cores pay for each other's steps, bytes found in the cache
+// move at the in-cache bandwidth, repeated calls find the last call's bytes there,
+// fast mode pays no observable barrier, and a calibration changes the prediction.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "collscope/algorithms.h"
+#include "collscope/calibration.h"
+#include "collscope/collective.h"
+#include "collscope/model.h"
+#include "collscope/schedule.h"
+
+using namespace collscope;
+
+namespace {
+
+Schedule world(std::int32_t ranks, std::uint64_t n) {
+  Schedule s;
+  s.ranks = ranks;
+  s.buffers.push_back({"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), n), false});
+  return s;
+}
+
+void step(Schedule& s, std::vector<Transfer> ts) {
+  Step st;
+  st.transfers = std::move(ts);
+  s.steps.push_back(std::move(st));
+}
+
+// A machine with every term in play: 2 cores, an 8 MiB cache, in-cache bandwidths
+// above the from-memory ones, a step's own cost.
+CostModel machine() {
+  CostModel m;
+  m.cores = 2;
+  m.cache_bytes = 8 << 20;
+  m.beta_gbps = 5;
+  m.gamma_gbps = 7;
+  m.beta_cache_gbps = 40;
+  m.gamma_cache_gbps = 25;
+  m.shared_gbps = 14;
+  m.wake_us = 0.2;
+  m.switch_us = 0.5;
+  m.step_us = 0.3;
+  m.repeated_calls = true;
+  return m;
+}
+
+Schedule lowered(Collective coll, const std::string& algo, std::int32_t ranks, std::uint64_t count) {
+  Schedule s = world(ranks, count * static_cast<std::uint64_t>(ranks));
+  s.buffers.push_back({"y", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), count * ranks), false});
+  CollArgs a;
+  a.coll = coll;
+  a.ranks = ranks;
+  a.count = count;
+  a.in_buf = 0;
+  a.out_buf = 1;
+  REQUIRE(lower_call(s, a, algo).ok());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("model terms: a bigger call never costs less, for every algorithm of the grid") {
+  const CostModel m = machine();
+  for (Collective coll : {Collective::allreduce, Collective::broadcast, Collective::allgather,
+                          Collective::reduce_scatter, Collective::alltoall})
+    for (const auto& algo : algorithm_names(coll))
+      for (std::int32_t ranks : {2, 3, 8}) {
+        // From an element per rank up (below that an algorithm's steps change shape).
+        double last = 0;
+        for (std::uint64_t count = 8; count <= (1u << 21); count *= 8) {
+          const double us = predict_auto_us(lowered(coll, algo, ranks, count), m);
+          CHECK_MESSAGE(us >= last * 0.999, name_of(coll) << " " << algo << " ranks=" << ranks << " count=" << count);
+          last = us;
+        }
+      }
+}
+
+TEST_CASE("model terms: a step costs something even when nothing waits, and more when ranks share cores") {
+  // Every rank copies within its own memory: no rank ever waits for another.
+  auto local = [](std::int32_t ranks, int steps) {
+    Schedule s = world(ranks, 2);
+    for (int k = 0; k < steps; ++k) {
+      std::vector<Transfer> ts;
+      for (std::int32_t r = 0; r < ranks; ++r) ts.push_back(Transfer{{r, 0, 0}, {r, 0, 1}, 1, Action::copy, 1});
+      step(s, ts);
+    }
+    return s;
+  };
+  CostModel m = machine();
+  CHECK(predict_sync_us(local(2, 1), m) == doctest::Approx(m.step_us));
+  CHECK(predict_sync_us(local(2, 10), m) == doctest::Approx(10 * m.step_us));
+  // 8 ranks on 2 cores: four ranks take turns on each core, every step.
+  CHECK(predict_sync_us(local(8, 10), m) == doctest::Approx(40 * m.step_us));
+  CHECK(predict_sync_us(local(8, 10), m) / 10 > predict_sync_us(local(2, 10), m) / 10);
+  m.step_us = 0;
+  CHECK(predict_sync_us(local(2, 10), m) == 0);
+  // A one-step broadcast of one element is not free.
+  CHECK(predict_auto_us(lowered(Collective::broadcast, "flat", 2, 1), machine()) >= machine().step_us);
+}
+
+TEST_CASE("model terms: bytes found in the cache move at the in-cache bandwidth") {
+  CostModel m = machine();
+  m.shared_gbps = 0;  // only the ranks' own work
+  m.repeated_calls = false;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  Schedule s = world(2, n);
+  s.dtype = DType::float32;
+  step(s, {Transfer{{0, 0, 0}, {1, 0, 0}, n, Action::copy, 1}});  // new bytes: from memory
+  step(s, {Transfer{{0, 0, 0}, {1, 0, 0}, n, Action::copy, 1}});  // the same bytes: in the cache
+  const double bytes = 4.0 * n;
+  const double alpha = 2 * m.alpha_us;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + bytes / (m.beta_gbps * 1e3) + bytes / (m.beta_cache_gbps * 1e3)));
+  // Reading back what rank 1 has just written: the bytes sit in rank 1's core, and
+  // rank 0 fetches them at about the from-memory rate.
+  Schedule back = world(2, n);
+  back.dtype = DType::float32;
+  step(back, {Transfer{{0, 0, 0}, {1, 0, 0}, n, Action::copy, 1}});
+  step(back, {Transfer{{1, 0, 0}, {0, 0, 0}, n, Action::copy, 1}});
+  CHECK(predict_us(back, m) > predict_us(s, m));
+  CHECK(predict_us(back, m) <= alpha + 2 * bytes / (m.beta_gbps * 1e3) + 1e-9);
+  m.beta_cache_gbps = 0;  // unknown: as from memory
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + 2 * bytes / (m.beta_gbps * 1e3)));
+  m.cache_bytes = 0;  // no cache at all
+  m.beta_cache_gbps = 40;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + 2 * bytes / (m.beta_gbps * 1e3)));
+}
+
+TEST_CASE("model terms: calls repeated back to back find the last call's bytes in the cache") {
+  CostModel m = machine();
+  m.shared_gbps = 0;
+  Schedule s = lowered(Collective::allreduce, "ring", 2, 4096);
+  m.repeated_calls = false;
+  const double first = predict_us(s, m);
+  m.repeated_calls = true;
+  const double again = predict_us(s, m);
+  CHECK(again < first);
+  // A call too big for the cache gains nothing from the one before.
+  Schedule big = lowered(Collective::allreduce, "ring", 2, 8u << 20);
+  m.repeated_calls = false;
+  const double big_first = predict_us(big, m);
+  m.repeated_calls = true;
+  CHECK(predict_us(big, m) == doctest::Approx(big_first).epsilon(0.01));
+}
+
+TEST_CASE("model terms: fast mode pays no observable barrier") {
+  CostModel m = machine();
+  const Schedule s = lowered(Collective::allreduce, "ring", 8, 16);
+  const double without = predict_auto_us(s, m);
+  m.alpha_us = 13;
+  m.alpha_per_rank_us = 2;
+  CHECK(predict_auto_us(s, m) == doctest::Approx(without));
+  CHECK(predict_us(s, m) > without);  // observable mode does
+}
+
+TEST_CASE("model terms: a calibration changes the prediction, term by term") {
+  Calibration c;
+  c.cores = 2;
+  c.cache_bytes = 8 << 20;
+  c.copy_gbps = 4;
+  c.copy_in_cache_gbps = 30;
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i) c.reduce_gbps[i] = c.reduce_in_cache_gbps[i] = 0;
+  c.reduce_gbps[static_cast<std::size_t>(DType::float32)] = 6;
+  c.reduce_in_cache_gbps[static_cast<std::size_t>(DType::float32)] = 20;
+  c.shared_gbps = 7;
+  c.wake_us = 0.5;
+  c.switch_us = 0.8;
+  c.step_us = 0.3;
+  const CostModel m = c.model(DType::float32);
+  CHECK(m.beta_cache_gbps == 30);
+  CHECK(m.gamma_cache_gbps == 20);
+  CHECK(m.step_us == doctest::Approx(0.3));
+  // The chain's hop was a wake-up and a step: the model keeps them apart.
+  CHECK(m.wake_us == doctest::Approx(0.2));
+  CHECK(m.switch_us == doctest::Approx(0.5));
+  // Every core copying 7 GB/s is 14 GB/s of memory traffic (read and written).
+  CHECK(m.shared_gbps == doctest::Approx(14));
+  CHECK(m.repeated_calls);
+  // The file keeps the step's cost.
+  auto back = parse_calibration(to_json(c), "c.json");
+  REQUIRE(back.ok());
+  CHECK(back->step_us == doctest::Approx(0.3));
+
+  const Schedule small = lowered(Collective::allreduce, "ring", 2, 2);
+  const Schedule large = lowered(Collective::allreduce, "ring", 2, 1 << 22);
+  const CostModel d = CostModel::cpu_default();
+  CHECK(predict_auto_us(small, m) != doctest::Approx(predict_auto_us(small, d)));
+  CHECK(predict_auto_us(large, m) != doctest::Approx(predict_auto_us(large, d)));
+  Calibration slower = c;
+  slower.copy_gbps = 2;
+  slower.reduce_gbps[static_cast<std::size_t>(DType::float32)] = 3;
+  CHECK(predict_auto_us(large, slower.model(DType::float32)) > predict_auto_us(large, m));
+  Calibration sluggish = c;
+  sluggish.step_us = 1.0;
+  sluggish.wake_us = 1.5;
+  CHECK(predict_auto_us(small, sluggish.model(DType::float32)) > predict_auto_us(small, m));
+}
+
+TEST_CASE("model terms: back to back, a call waits for the ranks still busy with the one before") {
+  // Recursive doubling on 2 ranks is one step in which each rank reads the other's
+  // input; the next call may overwrite that input only once the other has read it.
+  const Schedule s = lowered(Collective::allreduce, "recursive_doubling", 2, 1);
+  CostModel m = machine();
+  m.repeated_calls = false;
+  const double alone = predict_sync_us(s, m);
+  CHECK(alone == doctest::Approx(m.step_us));
+  m.repeated_calls = true;
+  const double repeated = predict_sync_us(s, m);
+  CHECK(repeated > alone);
+  CHECK(repeated <= m.step_us + m.wake_us + 1e-9);
+}
