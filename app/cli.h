@@ -95,6 +95,8 @@ struct GuiFlags {
   std::string video;              // write the lesson as a video through ffmpeg and exit
   std::string steps;              // with --gif or --video: "A..B", positions as --step counts ("" = all)
   bool quiz = false;              // quiz mode (Q): a question before every step
+  bool matrix = false;            // the canvas as the matrix (M), whatever the lesson's ranks
+  bool boxes = false;             // the canvas as boxes, even from 32 ranks
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

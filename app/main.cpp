@@ -125,6 +125,8 @@ CLI::App* add_gui_command(CLI::App& app, app::GuiFlags& gf) {
   gui->add_option("--steps", gf.steps, "with --gif or --video: positions A..B (steps applied, as --step counts)");
   gui->add_flag("--quiz", gf.quiz,
                 "quiz mode (Q): a question before every step; with --screenshot, the question of --step");
+  gui->add_flag("--matrix", gf.matrix, "the canvas as the matrix (M): a row per rank, a column per chunk");
+  gui->add_flag("--boxes", gf.boxes, "the canvas as boxes, even from 32 ranks (where the matrix is the default)");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
   return gui;
 }

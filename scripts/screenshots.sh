@@ -17,3 +17,4 @@ shot allreduce-ring-done 00-allreduce-ring.json      6
 shot broadcast-binomial  09-broadcast-algorithms.json 1 --presenter
 shot alltoall            07-alltoall.json            1
 shot quiz               30-quiz-allreduce-ring.json 2 --quiz
+shot matrix-ring-256     31-matrix-ring-256.json     100

@@ -212,6 +212,57 @@ TEST_CASE("gui window: --step says the window's step, and two calls end gold wit
   CHECK(n > 2000);  // 4 ranks x 8 gold cells
 }
 
+TEST_CASE("gui window: 256 ranks open as the matrix; its gold spreads from the diagonal in the all-gather") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("matrix");
+  auto gold_pixels = [](const Image& img) {
+    const collscope::view::Rgba gold = collscope::view::kCompleteCell;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
+      if (std::abs(img.px[i] - static_cast<int>(gold.r * 255 + 0.5f)) < 3 &&
+          std::abs(img.px[i + 1] - static_cast<int>(gold.g * 255 + 0.5f)) < 3 &&
+          std::abs(img.px[i + 2] - static_cast<int>(gold.b * 255 + 0.5f)) < 3)
+        ++n;
+    return n;
+  };
+  const std::string name = "31-matrix-ring-256.json";
+  std::vector<std::size_t> gold;
+  for (const int step : {100, 300, 510}) {
+    const auto png = dir / ("step-" + std::to_string(step) + ".png");
+    auto o =
+        gui(lesson(name) + " --step " + std::to_string(step) + " --size 1024x640 --screenshot " + png.string(), dir);
+    REQUIRE_MESSAGE(o.code == 0, o.out);
+    const Image img = load(png);
+    CHECK(colours(img) > 30);
+    gold.push_back(gold_pixels(img));
+  }
+  // In the reduce-scatter nothing is complete yet; half-way through the all-gather a wide
+  // gold band; at the end the whole matrix (about 600 x 300 pixels at this size, less the
+  // gaps between cells) is gold.
+  CHECK(gold[0] < 200);  // the legend's chip
+  CHECK(gold[1] > 15000);
+  CHECK(gold[2] > 100000);
+  CHECK(gold[2] > gold[1] * 3 / 2);
+  // The same position as boxes looks different, and M's flags exclude each other.
+  const auto boxes = dir / "boxes.png";
+  auto b = gui(lesson(name) + " --step 510 --size 1024x640 --boxes --screenshot " + boxes.string(), dir);
+  REQUIRE_MESSAGE(b.code == 0, b.out);
+  CHECK(gold_pixels(load(boxes)) < gold[2] / 2);
+  // A four-rank lesson as the matrix, when asked: 4 rows of 4 chunks, nothing gold at the start.
+  const auto small = dir / "small.png";
+  auto m = gui(lesson("00-allreduce-ring.json") + " --matrix --size 1024x640 --screenshot " + small.string(), dir);
+  REQUIRE_MESSAGE(m.code == 0, m.out);
+  CHECK(gold_pixels(load(small)) < 200);
+  CHECK(differing_pixels(load(small), load(boxes)) > 10000);
+  auto both = gui(lesson(name) + " --matrix --boxes --screenshot " + (dir / "never.png").string(), dir);
+  CHECK(both.code == 2);
+  CHECK(both.out.find("error[cli.usage]") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "never.png"));
+}
+
 TEST_CASE("gui window: bad input exits 2 in the error style, no output file") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");

@@ -49,6 +49,11 @@ Status wait_for_run(Screen& screen) {
   return ok_status();
 }
 
+// --matrix or --boxes: the picture asked for; neither lets the lesson and its ranks choose.
+CanvasView canvas_view_of(const GuiFlags& f) {
+  return f.matrix ? CanvasView::matrix : f.boxes ? CanvasView::boxes : CanvasView::automatic;
+}
+
 std::string default_lesson() { return (std::filesystem::path(scenario_dir()) / "00-allreduce-ring.json").string(); }
 
 // A window that is never shown, on the lesson of the command line, its run finished.
@@ -85,6 +90,7 @@ Result<std::unique_ptr<Headless>> open_headless(const GuiFlags& f, std::pair<int
   } else if (auto st = h->screen->open_file(f.file.empty() ? default_lesson() : f.file); !st) {
     return st.error();
   }
+  h->screen->set_canvas_view(canvas_view_of(f));
   if (auto st = wait_for_run(*h->screen); !st) return st.error();
   return h;
 }
@@ -137,8 +143,9 @@ int bench_frames(Headless& h, const GuiFlags& f, std::pair<int, int> size) {
   double sum = 0;
   for (double v : ms) sum += v;
   const auto* r = h.screen->lesson().run();
-  std::printf("collscope gui --bench-frames %d: %d ranks, %zu frames at %dx%d, animating\n", f.bench_frames,
-              r ? r->schedule.ranks : 0, ms.size(), size.first, size.second);
+  std::printf("collscope gui --bench-frames %d: %d ranks, %zu frames at %dx%d, animating, %s\n", f.bench_frames,
+              r ? r->schedule.ranks : 0, ms.size(), size.first, size.second,
+              h.screen->matrix_shown() ? "matrix" : "boxes");
   std::printf("frame time ms: mean %.2f  median %.2f  p95 %.2f  max %.2f\n", sum / static_cast<double>(ms.size()),
               ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back());
   const double n = static_cast<double>(ms.size());
@@ -258,6 +265,8 @@ int cmd_gui(const GuiFlags& f) {
     return report_error(make_error(
         "cli.usage", "--screenshot, --bench-frames, --slides, --gif, --video and --export-trace exclude each other",
         "give one of them"));
+  if (f.matrix && f.boxes)
+    return report_error(make_error("cli.usage", "--matrix and --boxes exclude each other", "give one of them"));
   if (!f.steps.empty() && f.gif.empty() && f.video.empty())
     return report_error(make_error("cli.usage", "--steps only applies to --gif and --video",
                                    "add --gif OUT.gif or --video OUT.mp4, or use --step K with --screenshot"));
@@ -283,6 +292,7 @@ int cmd_gui(const GuiFlags& f) {
   if (auto st = screen.open_file(file); !st) {
     if (!f.file.empty()) return report_error(st.error());  // a file named on the command line must exist
   }
+  screen.set_canvas_view(canvas_view_of(f));
   auto last = std::chrono::steady_clock::now();
   while (!(*win)->should_close()) {
     screen.poll();

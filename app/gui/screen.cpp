@@ -60,6 +60,7 @@ Status Screen::open_file(const std::string& path) {
   }
   file_ = path;
   settings_.last_file = path;
+  matrix_.choose(CanvasView::automatic);  // another lesson: its own picture
   adopt_params_ = true;
   worker_.submit({std::move(*sc), params_.backend()});
   return ok_status();
@@ -130,6 +131,7 @@ void Screen::handle_keys() {
   if (ImGui::IsKeyPressed(GLFW_KEY_W, false)) show_what_if_ = !show_what_if_;
   if (ImGui::IsKeyPressed(GLFW_KEY_C, false)) per_call_colours_ = !per_call_colours_;
   if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) set_quiz(!quiz_on_);
+  if (ImGui::IsKeyPressed(GLFW_KEY_M, false)) matrix_.toggle(lesson_);
 }
 
 void Screen::left_panel(float w, float h) {
@@ -150,6 +152,8 @@ void Screen::left_panel(float w, float h) {
     ImGui::Checkbox("what if: every algorithm on a topology (W)", &show_what_if_);
     ImGui::Checkbox("colours per call: each call's own inputs (C)", &per_call_colours_);
     if (bool q = quiz_on_; ImGui::Checkbox("quiz: a question before every step (Q)", &q)) set_quiz(q);
+    if (bool m = matrix_.shown(lesson_); ImGui::Checkbox("matrix: a row per rank, a column per chunk (M)", &m))
+      matrix_.choose(m ? CanvasView::matrix : CanvasView::boxes);
     ImGui::SliderFloat("zoom (+/-)", &settings_.zoom, 0.5f, 3.0f, "%.2f");
     ImGui::TextDisabled("Space play/pause, Left/Right step, Home restart, ? every key");
     if (!window_.fonts().real_font) ImGui::TextDisabled("DejaVuSans.ttf not found: built-in font");
@@ -300,9 +304,12 @@ void Screen::frame(float dt) {
 
   ImGui::SetNextWindowPos({left, 0});
   ImGui::SetNextWindowSize({size.x - left, canvas_h});
-  ImGui::Begin("Canvas", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | (presenter ? ImGuiWindowFlags_NoTitleBar : 0));
+  const bool matrix = matrix_shown();
+  ImGui::Begin(matrix_.title(matrix).c_str(), nullptr,
+               fixed | ImGuiWindowFlags_NoScrollbar | (presenter ? ImGuiWindowFlags_NoTitleBar : 0));
   if (quiz) quiz_panel_.prepare(quiz_, lesson_, pb_, canvas_quiz_);
-  canvas_.draw(lesson_, pb_, hl_, presenter, s, quiz ? &canvas_quiz_ : nullptr);
+  if (matrix) matrix_.draw(lesson_, pb_, presenter, s);
+  else canvas_.draw(lesson_, pb_, hl_, presenter, s, quiz ? &canvas_quiz_ : nullptr);
   ImGui::End();
 
   ImGui::SetNextWindowPos({left, canvas_h});

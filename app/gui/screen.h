@@ -14,6 +14,7 @@
 #include "gui/controls_panel.h"
 #include "gui/export_panel.h"
 #include "gui/lesson_state.h"
+#include "gui/matrix_panel.h"
 #include "gui/params_panel.h"
 #include "gui/quiz_panel.h"
 #include "gui/timeline_panel.h"
@@ -64,6 +65,9 @@ class Screen {
   bool quiz_on() const { return quiz_on_; }
   const view::QuizSession& quiz() const { return quiz_; }
   void blank(bool on) { blank_ = on; }
+  // The canvas as boxes or as the matrix (M): automatic lets the lesson and its ranks choose.
+  void set_canvas_view(CanvasView v) { matrix_.choose(v); }
+  bool matrix_shown() const { return !quiz_on_ && matrix_.shown(lesson_); }
   LessonState& lesson() { return lesson_; }
 
  private:
@@ -87,6 +91,7 @@ class Screen {
   ParamsPanel params_;
   ExportPanel export_;
   CanvasPanel canvas_;
+  MatrixPanel matrix_;  // the canvas for many ranks; quiz mode keeps the boxes, whose cells it asks about
   CaptionPanel caption_;
   ControlsPanel controls_;
   TimelinePanel timeline_;

@@ -17,6 +17,7 @@ const std::vector<KeyHelp>& key_help() {
       {"W", "the \"what if\" window: every algorithm's predicted time against message size"},
       {"C", "colours per call (each call's own inputs) or across the program (its original inputs, the default)"},
       {"Q", "quiz mode: a question before every step, which plays once it is answered; a score per lesson"},
+      {"M", "the matrix (a row per rank, a column per chunk; the default from 32 ranks) or the boxes"},
       {"? / F1", "this list of keys"},
       {"Escape", "close the list of keys, or end the blank screen"},
   };

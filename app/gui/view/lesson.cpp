@@ -162,10 +162,21 @@ void ContributionCursor::seek(std::int32_t applied) {
 std::vector<std::int32_t> ContributionCursor::ranks_of(std::int32_t rank, std::int32_t buf, std::uint64_t index) const {
   std::vector<std::int32_t> out;
   if (!impl_->state) return out;
-  for (const auto& c : impl_->state->contents(rank, buf, index)) out.insert(out.end(), c.ranks.begin(), c.ranks.end());
+  auto contents = impl_->state->contents(rank, buf, index);
+  if (contents.size() == 1) return std::move(contents[0].ranks);  // one term: sorted and unique already
+  for (const auto& c : contents) out.insert(out.end(), c.ranks.begin(), c.ranks.end());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+void ContributionCursor::bits_of(std::int32_t rank, std::int32_t buf, std::uint64_t index,
+                                 std::vector<std::uint64_t>& words) const {
+  if (!impl_->state) {
+    words.assign(static_cast<std::size_t>((s_.ranks + 63) / 64), 0);
+    return;
+  }
+  impl_->state->holders(rank, buf, index, words);
 }
 
 double element_value(const std::vector<std::uint8_t>& bytes, DType t, std::uint64_t index) {

@@ -70,6 +70,8 @@ class ContributionCursor {
   void seek(std::int32_t applied);
   // Sorted, unique source ranks of element `index` of `buf` on `rank`.
   std::vector<std::int32_t> ranks_of(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
+  // The same set as bits (rank r is bit r % 64 of word r / 64), without a list per rank.
+  void bits_of(std::int32_t rank, std::int32_t buf, std::uint64_t index, std::vector<std::uint64_t>& words) const;
   std::int32_t applied() const { return applied_; }
   ColourScope scope() const { return scope_; }
 

@@ -51,7 +51,8 @@
 //   scenario.bad_call, scenario.conflicting_keys ("count" and "counts"), scenario.unknown_fault
 //   (a fault "kind" other than delay, corrupt, crash, hang), scenario.bad_name
 //   (buffer names must be non-empty and not start with '~', kept for scratch buffers),
-//   scenario.unknown_quiz_kind (a quiz "kind" other than changes, sender, value, complete).
+//   scenario.unknown_quiz_kind (a quiz "kind" other than changes, sender, value, complete),
+//   scenario.unknown_view (a "view" other than boxes, matrix).
 #pragma once
 
 #include <cstdint>
@@ -266,6 +267,15 @@ struct QuizSpec {
   std::map<std::string, Location> field_where;  // of each key present
 };
 
+// How the window's canvas shows the lesson ("view": "matrix", see the README's "Scenario
+// files"): the ranks as boxes with their buffers' cells, or the matrix of one row per
+// rank and one column per chunk; `automatic` lets the window choose (the matrix from
+// 32 ranks).
+enum class CanvasView : std::uint8_t { automatic, boxes, matrix };
+inline constexpr std::pair<std::string_view, CanvasView> kCanvasViews[] = {{"boxes", CanvasView::boxes},
+                                                                           {"matrix", CanvasView::matrix}};
+std::string_view name_of(CanvasView v);
+
 struct Scenario {
   int version = 1;
   std::string title;
@@ -279,10 +289,11 @@ struct Scenario {
   // Faults injected on purpose ("faults": [{"rank": 1, "step": 2, "kind": "delay", "ms": 50}]),
   // for lessons about stragglers, crashes, hangs and corrupted data.
   std::vector<Fault> faults;
-  std::vector<Location> fault_where;  // of each fault entry (for errors found once the schedule exists)
-  std::vector<QuizSpec> quiz;         // questions of the lesson's own, asked before their steps
-  std::string file;                   // where it was read from ("" for scenarios built from flags)
-  Location ranks_where;               // of "ranks" (for the limit a run checks)
+  std::vector<Location> fault_where;        // of each fault entry (for errors found once the schedule exists)
+  std::vector<QuizSpec> quiz;               // questions of the lesson's own, asked before their steps
+  CanvasView view = CanvasView::automatic;  // how the window shows it ("view")
+  std::string file;                         // where it was read from ("" for scenarios built from flags)
+  Location ranks_where;                     // of "ranks" (for the limit a run checks)
 };
 
 // Hard limits, checked before anything is allocated.

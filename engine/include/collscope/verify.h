@@ -102,6 +102,11 @@ class SymbolicState {
   bool done() const;
   // What element `index` of `buf` on `rank` holds now.
   std::vector<Contribution> contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const;
+  // Which ranks' inputs element `index` of `buf` on `rank` holds now, over all its terms,
+  // as bits (rank r is bit r % 64 of word r / 64); `words` is resized to the world's
+  // words. What contents() says without a list per rank: a picture of 1024 ranks asks
+  // it of every chunk.
+  void holders(std::int32_t rank, std::int32_t buf, std::uint64_t index, std::vector<std::uint64_t>& words) const;
   // What elements [offset, offset + count) of `buf` on `rank` hold now, run by run.
   std::vector<HeldRun> held(std::int32_t rank, std::int32_t buf, std::uint64_t offset, std::uint64_t count) const;
   // After the last step: checks the call's postcondition.

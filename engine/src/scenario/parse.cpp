@@ -34,7 +34,7 @@ using scenario::names_of;
 using scenario::suggest;
 
 const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",  "dtype", "buffers",
-                                           "groups",  "program", "expect",      "faults", "quiz"};
+                                           "groups",  "program", "expect",      "faults", "quiz",  "view"};
 const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
 const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
@@ -140,6 +140,7 @@ class Reader : public scenario::ReaderBase {
     if (const Member* m = doc.find("expect")) s.expect = programs.read_expect(*m, s);
     if (const Member* m = doc.find("faults")) read_faults(*m, s);
     if (const Member* m = doc.find("quiz")) s.quiz = scenario::read_quiz(file_, *m, s);
+    if (const Member* m = doc.find("view")) s.view = read_view(*m);
     // What only lowering can tell (buffer sizes, roots, matching messages) is checked
     // here too, so that a file that parses also lowers.
     if (scenario::is_collectives_only(s)) {
@@ -163,6 +164,21 @@ class Reader : public scenario::ReaderBase {
  private:
   std::int32_t ranks_ = 1;
   DType dtype_ = DType::float32;
+
+  // --- view -----------------------------------------------------------------------
+
+  // "view": "matrix": how the window's canvas shows the lesson.
+  CanvasView read_view(const Member& m) const {
+    const std::string name = text_of(m, "\"view\": \"matrix\"");
+    std::vector<std::string> views;
+    for (const auto& [text, view] : kCanvasViews) views.emplace_back(text);
+    for (const auto& [text, view] : kCanvasViews)
+      if (text == name) return view;
+    std::string msg = "unknown view " + quote(name);
+    if (auto c = closest(name, views)) msg += " (did you mean \"" + *c + "\"?)";
+    fail("scenario.unknown_view", msg, "valid views: " + join(views) + " (leave it out to let the window choose)",
+         at(m));
+  }
 
   // --- faults ---------------------------------------------------------------------
 
@@ -472,6 +488,12 @@ class Reader : public scenario::ReaderBase {
 };
 
 }  // namespace
+
+std::string_view name_of(CanvasView v) {
+  for (const auto& [name, view] : kCanvasViews)
+    if (view == v) return name;
+  return "automatic";
+}
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& file_name) {
   if (text.size() > scenario::kMaxScenarioBytes)

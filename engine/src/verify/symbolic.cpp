@@ -68,6 +68,17 @@ std::vector<HeldRun> SymbolicState::held(std::int32_t rank, std::int32_t buf, st
   return out;
 }
 
+void SymbolicState::holders(std::int32_t rank, std::int32_t buf, std::uint64_t index,
+                            std::vector<std::uint64_t>& words) const {
+  words.assign(impl_->words, 0);
+  if (rank < 0 || rank >= impl_->s.ranks || buf < 0 || static_cast<std::size_t>(buf) >= impl_->s.buffers.size()) return;
+  const Seg* sg = impl_->maps[impl_->map_index(rank, buf)].find(index);
+  if (!sg || !sg->content) return;
+  const Content& c = *sg->content.get();
+  for (std::uint32_t i = 0; i < c.nterms; ++i)
+    for (std::uint32_t w = 0; w < c.words && w < impl_->words; ++w) words[w] |= c.ranks(i)[w];
+}
+
 std::vector<Contribution> SymbolicState::contents(std::int32_t rank, std::int32_t buf, std::uint64_t index) const {
   const Seg* seg = nullptr;
   std::vector<Contribution> out;
