@@ -312,6 +312,7 @@ std::string to_json(const Scenario& s) {
     }
     j["quiz"] = std::move(quiz);
   }
+  if (!s.compare.empty()) j["compare"] = s.compare;
 
   std::string out;
   write(out, j, 0, 0);
