@@ -93,6 +93,7 @@ struct GuiFlags {
   std::string video;              // write the lesson as a video through ffmpeg and exit
   std::string steps;              // with --gif or --video: "A..B", positions as --step counts ("" = all)
   bool quiz = false;              // quiz mode (Q): a question before every step
+  std::string compare;            // compare mode: the second algorithm ("" = the lesson's own "compare", if any)
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

@@ -121,6 +121,8 @@ CLI::App* add_gui_command(CLI::App& app, app::GuiFlags& gf) {
   gui->add_option("--steps", gf.steps, "with --gif or --video: positions A..B (steps applied, as --step counts)");
   gui->add_flag("--quiz", gf.quiz,
                 "quiz mode (Q): a question before every step; with --screenshot, the question of --step");
+  gui->add_option("--compare", gf.compare,
+                  "run the lesson's call a second time with this algorithm, side by side on one clock");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
   return gui;
 }
