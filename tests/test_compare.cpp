@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collscope/algorithms.h"
 #include "collscope/scenario.h"
 #include "gui/view/compare.h"
 #include "gui/view/panels.h"
