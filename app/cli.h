@@ -97,6 +97,7 @@ struct GuiFlags {
   bool quiz = false;              // quiz mode (Q): a question before every step
   bool matrix = false;            // the canvas as the matrix (M), whatever the lesson's ranks
   bool boxes = false;             // the canvas as boxes, even from 32 ranks
+  std::string compare;            // compare mode: the second algorithm ("" = the lesson's own "compare", if any)
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

@@ -127,6 +127,8 @@ CLI::App* add_gui_command(CLI::App& app, app::GuiFlags& gf) {
                 "quiz mode (Q): a question before every step; with --screenshot, the question of --step");
   gui->add_flag("--matrix", gf.matrix, "the canvas as the matrix (M): a row per rank, a column per chunk");
   gui->add_flag("--boxes", gf.boxes, "the canvas as boxes, even from 32 ranks (where the matrix is the default)");
+  gui->add_option("--compare", gf.compare,
+                  "run the lesson's call a second time with this algorithm, side by side on one clock");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
   return gui;
 }

@@ -235,7 +235,7 @@ TEST_CASE("gui window: 256 ranks open as the matrix; its gold spreads from the d
     auto o =
         gui(lesson(name) + " --step " + std::to_string(step) + " --size 1024x640 --screenshot " + png.string(), dir);
     REQUIRE_MESSAGE(o.code == 0, o.out);
-    const Image img = load(png);
+    const Image img = load_png(png);
     CHECK(colours(img) > 30);
     gold.push_back(gold_pixels(img));
   }
@@ -250,13 +250,13 @@ TEST_CASE("gui window: 256 ranks open as the matrix; its gold spreads from the d
   const auto boxes = dir / "boxes.png";
   auto b = gui(lesson(name) + " --step 510 --size 1024x640 --boxes --screenshot " + boxes.string(), dir);
   REQUIRE_MESSAGE(b.code == 0, b.out);
-  CHECK(gold_pixels(load(boxes)) < gold[2] / 2);
+  CHECK(gold_pixels(load_png(boxes)) < gold[2] / 2);
   // A four-rank lesson as the matrix, when asked: 4 rows of 4 chunks, nothing gold at the start.
   const auto small = dir / "small.png";
   auto m = gui(lesson("00-allreduce-ring.json") + " --matrix --size 1024x640 --screenshot " + small.string(), dir);
   REQUIRE_MESSAGE(m.code == 0, m.out);
-  CHECK(gold_pixels(load(small)) < 200);
-  CHECK(differing_pixels(load(small), load(boxes)) > 10000);
+  CHECK(gold_pixels(load_png(small)) < 200);
+  CHECK(differing_pixels(load_png(small), load_png(boxes)) > 10000);
   auto both = gui(lesson(name) + " --matrix --boxes --screenshot " + (dir / "never.png").string(), dir);
   CHECK(both.code == 2);
   CHECK(both.out.find("error[cli.usage]") != std::string::npos);

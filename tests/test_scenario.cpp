@@ -304,7 +304,7 @@ TEST_CASE("scenario error: scenario.unknown_key") {
   CHECK(top.message == "unknown key \"colour\"");
   CHECK(top.hint ==
         "valid keys at the top of a scenario: version, title, description, ranks, dtype, buffers, groups, program, "
-        "expect, faults, quiz, view");
+        "expect, faults, quiz, view, compare");
   check_where(top, 1, 16, "");
 
   Error rank = parse_error("{\"version\": 1, \"rank\": 2, \"program\": []}");

@@ -20,6 +20,7 @@
 #include "gui/png.h"
 #include "gui/screen.h"
 #include "gui/view/caption.h"
+#include "gui/view/compare.h"
 #include "gui/view/movie.h"
 #include "gui/view/palette.h"
 #include "gui/view/settings.h"
@@ -46,6 +47,23 @@ Result<std::pair<int, int>> parse_size(const std::string& text) {
 Status wait_for_run(Screen& screen) {
   while (!screen.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (auto e = screen.last_run_error()) return *e;
+  // Compare mode: the second run too.
+  while (screen.compare_busy()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    screen.poll();
+  }
+  screen.poll();
+  if (const auto& e = screen.compare().error()) return *e;
+  return ok_status();
+}
+
+// --compare ALGO names an algorithm of the lesson's collective: checked before a window
+// opens, so that a wrong name is one error and exit 2.
+Status check_compare(const GuiFlags& f, const std::string& file) {
+  if (f.compare.empty()) return ok_status();
+  auto sc = load_scenario(file);
+  if (!sc) return sc.error();
+  if (auto other = view::compare_lesson(*sc, f.compare); !other) return other.error();
   return ok_status();
 }
 
@@ -91,6 +109,7 @@ Result<std::unique_ptr<Headless>> open_headless(const GuiFlags& f, std::pair<int
     return st.error();
   }
   h->screen->set_canvas_view(canvas_view_of(f));
+  if (!f.compare.empty()) h->screen->set_compare(f.compare);
   if (auto st = wait_for_run(*h->screen); !st) return st.error();
   return h;
 }
@@ -270,6 +289,7 @@ int cmd_gui(const GuiFlags& f) {
   if (!f.steps.empty() && f.gif.empty() && f.video.empty())
     return report_error(make_error("cli.usage", "--steps only applies to --gif and --video",
                                    "add --gif OUT.gif or --video OUT.mp4, or use --step K with --screenshot"));
+  if (auto st = check_compare(f, f.file.empty() ? default_lesson() : f.file); !st) return report_error(st.error());
   if (modes == 1) return headless(f, *size);
 
   const std::string dir = config_dir();
@@ -293,6 +313,7 @@ int cmd_gui(const GuiFlags& f) {
     if (!f.file.empty()) return report_error(st.error());  // a file named on the command line must exist
   }
   screen.set_canvas_view(canvas_view_of(f));
+  if (!f.compare.empty()) screen.set_compare(f.compare);
   auto last = std::chrono::steady_clock::now();
   while (!(*win)->should_close()) {
     screen.poll();

@@ -62,6 +62,7 @@ Status Screen::open_file(const std::string& path) {
   settings_.last_file = path;
   matrix_.choose(CanvasView::automatic);  // another lesson: its own picture
   adopt_params_ = true;
+  compare_.expect(sc->compare);  // the lesson's own comparison, if it declares one
   worker_.submit({std::move(*sc), params_.backend()});
   return ok_status();
 }
@@ -72,7 +73,16 @@ void Screen::open_scenario(Scenario sc) {
   worker_.submit({std::move(sc), params_.backend()});
 }
 
+void Screen::sync_steps() {
+  pb_.steps = comparing() ? compare_.model()->steps() : lesson_.steps();
+  pb_.applied = std::min(pb_.applied, pb_.steps);
+}
+
 bool Screen::poll() {
+  if (compare_.poll()) {
+    sync_steps();
+    if (compare_.error()) work_.error = compare_.error()->format();
+  }
   work_.busy = worker_.busy();
   work_.seconds = worker_.busy_seconds();
   auto r = worker_.take();
@@ -88,9 +98,10 @@ bool Screen::poll() {
   std::shared_ptr<const view::LessonRun> run = *r->run;
   if (adopt_params_) params_.adopt(run->scenario, run->schedule, params_.backend());
   lesson_.set_run(run);
+  compare_.lesson_changed(run, params_.backend());
   rebuild_quiz();
   const std::int32_t keep = pb_.applied;
-  pb_.steps = lesson_.steps();
+  sync_steps();
   pb_.jump(file_.empty() ? keep : 0);  // a re-plan keeps the place where it can
   pb_.playing = false;
   return true;
@@ -144,6 +155,7 @@ void Screen::left_panel(float w, float h) {
     if (!file_.empty()) ImGui::TextDisabled("changing one makes that collective a lesson of its own");
     if (auto sc = params_.draw()) open_scenario(std::move(*sc));
     settings_.backend = params_.backend();
+    compare_.draw_choice(lesson_.run());
   }
   if (ImGui::CollapsingHeader("Export")) (void)request_export(export_.draw(export_progress()));
   if (ImGui::CollapsingHeader("View")) {
@@ -290,6 +302,7 @@ void Screen::frame(float dt) {
     pb_.tick(dt);
   }
   if (quiz) quiz_.gate(pb_, before);
+  sync_steps();
   lesson_.set_colour_scope(per_call_colours_ ? view::ColourScope::call : view::ColourScope::program);
   const ImVec2 size = ImGui::GetIO().DisplaySize;
   const float s = window_.ui_scale();
@@ -304,11 +317,13 @@ void Screen::frame(float dt) {
 
   ImGui::SetNextWindowPos({left, 0});
   ImGui::SetNextWindowSize({size.x - left, canvas_h});
-  const bool matrix = matrix_shown();
+  const bool matrix = matrix_shown() && !comparing();  // two canvases of boxes side by side
   ImGui::Begin(matrix_.title(matrix).c_str(), nullptr,
                fixed | ImGuiWindowFlags_NoScrollbar | (presenter ? ImGuiWindowFlags_NoTitleBar : 0));
   if (quiz) quiz_panel_.prepare(quiz_, lesson_, pb_, canvas_quiz_);
-  if (matrix) matrix_.draw(lesson_, pb_, presenter, s);
+  if (comparing())
+    compare_.draw(pb_, s, presenter, [&](const view::Playback& p) { canvas_.draw(lesson_, p, hl_, presenter, s); });
+  else if (matrix) matrix_.draw(lesson_, pb_, presenter, s);
   else canvas_.draw(lesson_, pb_, hl_, presenter, s, quiz ? &canvas_quiz_ : nullptr);
   ImGui::End();
 
@@ -316,7 +331,7 @@ void Screen::frame(float dt) {
   ImGui::SetNextWindowSize({size.x - left, caption_h});
   ImGui::Begin("Step", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
   controls_.draw(pb_);
-  caption_.draw(lesson_, pb_.applied, work_, window_.fonts(), presenter);
+  caption_.draw(lesson_, std::min(pb_.applied, lesson_.steps()), work_, window_.fonts(), presenter);
   ImGui::End();
 
   if (timeline_h > 0) {

@@ -11,6 +11,7 @@
 #include "gui/browser_panel.h"
 #include "gui/canvas_panel.h"
 #include "gui/caption_panel.h"
+#include "gui/compare_panel.h"
 #include "gui/controls_panel.h"
 #include "gui/export_panel.h"
 #include "gui/lesson_state.h"
@@ -69,12 +70,19 @@ class Screen {
   void set_canvas_view(CanvasView v) { matrix_.choose(v); }
   bool matrix_shown() const { return !quiz_on_ && matrix_.shown(lesson_); }
   LessonState& lesson() { return lesson_; }
+  // Compare mode: the lesson's calls run a second time by `algorithm` ("" = off), side by
+  // side. An algorithm the lesson cannot use is returned (and shown) once the lesson is there.
+  void set_compare(const std::string& algorithm) { compare_.choose(algorithm); }
+  const ComparePanel& compare() const { return compare_; }
+  bool compare_busy() const { return compare_.busy(); }
 
  private:
   void handle_keys();
   void left_panel(float w, float h);
   void keys_overlay(float w, float h);
   void rebuild_quiz();
+  bool comparing() const { return compare_.ready() && !quiz_on_; }
+  void sync_steps();  // the clock's length: the lesson's, or the longer side's when comparing
 
   Window& window_;
   Settings& settings_;
@@ -104,6 +112,7 @@ class Screen {
   view::QuizSession quiz_;         // the lesson's questions and score (empty when off)
   QuizPanel quiz_panel_;
   CanvasQuiz canvas_quiz_;
+  ComparePanel compare_;
 
   Status start_film(const ExportRequest& r);
   void film_frame();  // after_render: hands the frame to the film

@@ -53,6 +53,7 @@
 //   (buffer names must be non-empty and not start with '~', kept for scratch buffers),
 //   scenario.unknown_quiz_kind (a quiz "kind" other than changes, sender, value, complete),
 //   scenario.unknown_view (a "view" other than boxes, matrix).
+//   compare.unknown_algorithm, compare.no_call, compare.mixed ("compare", compare_scenario below).
 #pragma once
 
 #include <cstdint>
@@ -292,8 +293,12 @@ struct Scenario {
   std::vector<Location> fault_where;        // of each fault entry (for errors found once the schedule exists)
   std::vector<QuizSpec> quiz;               // questions of the lesson's own, asked before their steps
   CanvasView view = CanvasView::automatic;  // how the window shows it ("view")
-  std::string file;                         // where it was read from ("" for scenarios built from flags)
-  Location ranks_where;                     // of "ranks" (for the limit a run checks)
+  // A second algorithm the window runs the lesson's call with, side by side ("compare":
+  // "tree"; "" = none). Checked by compare_scenario below.
+  std::string compare;
+  Location compare_where;
+  std::string file;      // where it was read from ("" for scenarios built from flags)
+  Location ranks_where;  // of "ranks" (for the limit a run checks)
 };
 
 // Hard limits, checked before anything is allocated.
@@ -355,6 +360,19 @@ double initial_value(const BufferSpec& b, std::int32_t rank, std::uint64_t index
 // The buffer a quiz question is about: the one it names, else the first user buffer
 // `step` writes on `rank`, else the first user buffer; -1 when there is none.
 std::int32_t quiz_buffer_of(const Schedule& s, std::int32_t step, std::int32_t rank, const std::string& buffer);
+
+// The lesson with its collective calls run by `algorithm` instead: what the window's
+// compare mode shows beside the lesson. Every top-level collective call (and those in
+// repeat bodies) must be of one collective, and `algorithm` one of the registry's
+// algorithms for it (not auto, custom or a library's native call). Errors:
+// compare.no_call (no collective call to compare), compare.mixed (calls of different
+// collectives), compare.unknown_algorithm (listing the valid ones); `where` is where the
+// algorithm was named (the "compare" key, or nothing for a command-line flag).
+Result<Scenario> compare_scenario(const Scenario& s, const std::string& algorithm, const Location& where = {});
+// The algorithms compare_scenario accepts for collective c, in the registry's order.
+std::vector<std::string> compare_algorithms(Collective c);
+// The collective the lesson's calls make (nullopt: none, or several different ones).
+std::optional<Collective> compared_collective(const Scenario& s);
 
 // Writes the scenario back as JSON (format version 1).
 std::string to_json(const Scenario& s);

@@ -33,8 +33,8 @@ using scenario::kDTypeAliases;
 using scenario::names_of;
 using scenario::suggest;
 
-const std::vector<std::string> kTopKeys = {"version", "title",   "description", "ranks",  "dtype", "buffers",
-                                           "groups",  "program", "expect",      "faults", "quiz",  "view"};
+const std::vector<std::string> kTopKeys = {"version", "title",  "description", "ranks", "dtype", "buffers", "groups",
+                                           "program", "expect", "faults",      "quiz",  "view",  "compare"};
 const std::vector<std::string> kFaultKeys = {"rank", "step", "kind", "ms"};
 const std::vector<std::string> kFaultKinds = {"delay", "corrupt", "crash", "hang"};
 const std::vector<std::string> kBufferKeys = {"count", "counts", "init", "scratch"};
@@ -158,6 +158,7 @@ class Reader : public scenario::ReaderBase {
       if (!lowered) throw Failure{lowered.error()};
       if (auto st = scenario::check_quiz(s, *lowered); !st) throw Failure{st.error()};
     }
+    if (const Member* m = doc.find("compare")) read_compare(*m, s);
     return s;
   }
 
@@ -178,6 +179,20 @@ class Reader : public scenario::ReaderBase {
     if (auto c = closest(name, views)) msg += " (did you mean \"" + *c + "\"?)";
     fail("scenario.unknown_view", msg, "valid views: " + join(views) + " (leave it out to let the window choose)",
          at(m));
+  }
+
+  // "compare": "tree": the second algorithm the window runs the lesson's calls with.
+  void read_compare(const Member& m, Scenario& s) const {
+    s.compare = text_of(m, "\"compare\": \"tree\"");
+    s.compare_where = at(m);
+    auto other = compare_scenario(s, s.compare, s.compare_where);
+    if (!other) throw Failure{other.error()};
+    if (auto lowered = lower_scenario(*other); !lowered) {
+      Error e = lowered.error();
+      e.message = "with \"compare\": " + json::quote(s.compare) + ": " + e.message;
+      e.where = s.compare_where;
+      throw Failure{e};
+    }
   }
 
   // --- faults ---------------------------------------------------------------------

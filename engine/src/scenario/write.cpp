@@ -313,6 +313,7 @@ std::string to_json(const Scenario& s) {
     j["quiz"] = std::move(quiz);
   }
   if (s.view != CanvasView::automatic) j["view"] = std::string(name_of(s.view));
+  if (!s.compare.empty()) j["compare"] = s.compare;
 
   std::string out;
   write(out, j, 0, 0);
