@@ -99,11 +99,19 @@ inline std::size_t clearly_different(const Image& a, const Image& b, int x0, int
   return n;
 }
 
-// Pixels near colour (r, g, b).
-inline std::size_t near_colour(const Image& img, int r, int g, int b, int tol) {
+// Pixels within `tol` of colour (r, g, b) in every channel, in columns [x0, x1) and rows
+// [y0, y1) (-1: to the edge).
+inline std::size_t near_colour(const Image& img, int r, int g, int b, int tol, int x0 = 0, int x1 = -1, int y0 = 0,
+                               int y1 = -1) {
+  if (x1 < 0) x1 = img.w;
+  if (y1 < 0) y1 = img.h;
   std::size_t n = 0;
-  for (std::size_t i = 0; i + 3 < img.px.size(); i += 4)
-    n += std::abs(img.px[i] - r) <= tol && std::abs(img.px[i + 1] - g) <= tol && std::abs(img.px[i + 2] - b) <= tol;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const unsigned char* p =
+          &img.px[(static_cast<std::size_t>(y) * static_cast<std::size_t>(img.w) + static_cast<std::size_t>(x)) * 4];
+      n += std::abs(p[0] - r) <= tol && std::abs(p[1] - g) <= tol && std::abs(p[2] - b) <= tol;
+    }
   return n;
 }
 

@@ -13,11 +13,8 @@
 #include "collscope/scenario.h"
 #include "gui/view/compare.h"
 #include "gui/view/panels.h"
+#include "gui_image.h"
 #include "gui_test_helpers.h"
-
-#ifdef COLLSCOPE_HAVE_GUI
-#include <stb/stb_image.h>
-#endif
 
 using namespace collscope;
 using namespace collscope::view;
@@ -196,37 +193,9 @@ TEST_CASE("compare: every lesson that declares a comparison runs both sides and 
 
 #ifdef COLLSCOPE_HAVE_GUI
 
-namespace {
-
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> px;  // RGBA
-};
-
-Image load_png(const fs::path& p) {
-  Image img;
-  int n = 0;
-  unsigned char* data = stbi_load(p.string().c_str(), &img.w, &img.h, &n, 4);
-  REQUIRE_MESSAGE(data != nullptr, "cannot read " << p.string());
-  img.px.assign(data, data + static_cast<std::size_t>(img.w) * static_cast<std::size_t>(img.h) * 4);
-  stbi_image_free(data);
-  return img;
-}
-
-// Pixels within `tol` of (r, g, b) in every channel, in columns [x0, x1) (all: -1).
-std::size_t near_colour(const Image& img, int r, int g, int b, int tol, int x0 = 0, int x1 = -1) {
-  if (x1 < 0) x1 = img.w;
-  std::size_t n = 0;
-  for (int y = 0; y < img.h; ++y)
-    for (int x = x0; x < x1; ++x) {
-      const unsigned char* p =
-          &img.px[(static_cast<std::size_t>(y) * static_cast<std::size_t>(img.w) + static_cast<std::size_t>(x)) * 4];
-      if (std::abs(p[0] - r) <= tol && std::abs(p[1] - g) <= tol && std::abs(p[2] - b) <= tol) ++n;
-    }
-  return n;
-}
-
-}  // namespace
+using gui_test::Image;
+using gui_test::load_png;
+using gui_test::near_colour;
 
 TEST_CASE("compare: --compare with an unknown algorithm exits 2 before a window opens") {
   const auto dir = gui_test::scratch("collscope-compare-test-", "bad");
@@ -270,6 +239,14 @@ TEST_CASE("compare: a screenshot of compare mode shows two canvases and the bars
   const int mid = (static_cast<int>(panels.left) + q.w) / 2;
   CHECK(near_colour(q, 64, 224, 208, 6, 0, mid) > 1000);
   CHECK(near_colour(q, 240, 96, 200, 6, mid, q.w) > 500);
+  // One timeline for both runs: a band each, headed by its algorithm and time (the
+  // headings' light grey is nowhere on the plain window's timeline).
+  const int timeline_top = static_cast<int>(panels.canvas_h + panels.caption_h);
+  const auto headings = [&](const Image& img) {
+    return near_colour(img, 220, 220, 225, 3, static_cast<int>(panels.left), img.w, timeline_top, img.h);
+  };
+  CHECK(headings(p) < 10);
+  CHECK(headings(q) > 40);
   // At the end the bars stay, and the picture has moved on.
   CHECK(near_colour(e, 240, 96, 200, 6) > 1000);
   std::size_t differ = 0;

@@ -338,7 +338,8 @@ void Screen::frame(float dt) {
     ImGui::SetNextWindowPos({left, canvas_h + caption_h});
     ImGui::SetNextWindowSize({size.x - left, timeline_h});
     ImGui::Begin("Timeline (measured)", nullptr, fixed | ImGuiWindowFlags_NoScrollbar);
-    timeline_.draw(lesson_, pb_, hl_, s);
+    if (comparing()) timeline_.draw_compare(lesson_, *compare_.model(), pb_, hl_, s);
+    else timeline_.draw(lesson_, pb_, hl_, s);
     ImGui::End();
   }
 
