@@ -25,6 +25,22 @@ inline Schedule two_rank_allreduce(std::uint64_t n) {
   return s;
 }
 
+// `ranks` ranks, one buffer "x" of `n` elements each, and no calls: what the cost model
+// needs of a schedule (its steps are added with add_plain_step).
+inline Schedule model_world(std::int32_t ranks, std::uint64_t n) {
+  Schedule s;
+  s.ranks = ranks;
+  s.buffers.push_back({"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), n), false});
+  return s;
+}
+
+// A step of `ts` with no phase or caption, and no call to count it in.
+inline void add_plain_step(Schedule& s, std::vector<Transfer> ts) {
+  Step st;
+  st.transfers = std::move(ts);
+  s.steps.push_back(std::move(st));
+}
+
 inline void add_step(Schedule& s, std::vector<Transfer> ts) {
   Step st;
   st.phase = "hand";

@@ -14,24 +14,14 @@
 #include "collscope/collective.h"
 #include "collscope/model.h"
 #include "collscope/schedule.h"
+#include "hand_schedules.h"
 
 using namespace collscope;
 
 namespace {
 
-// R ranks, one buffer "x" of n elements each, no call bookkeeping needed by the model.
-Schedule world(std::int32_t ranks, std::uint64_t n) {
-  Schedule s;
-  s.ranks = ranks;
-  s.buffers.push_back({"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), n), false});
-  return s;
-}
-
-void step(Schedule& s, std::vector<Transfer> ts) {
-  Step st;
-  st.transfers = std::move(ts);
-  s.steps.push_back(std::move(st));
-}
+Schedule world(std::int32_t ranks, std::uint64_t n) { return testing::model_world(ranks, n); }
+void step(Schedule& s, std::vector<Transfer> ts) { testing::add_plain_step(s, std::move(ts)); }
 
 Transfer copy(std::int32_t from, std::int32_t to, std::uint64_t n = 1) {
   return Transfer{{from, 0, 0}, {to, 0, 0}, n, Action::copy, 1};

@@ -13,23 +13,14 @@
 #include "collscope/collective.h"
 #include "collscope/model.h"
 #include "collscope/schedule.h"
+#include "hand_schedules.h"
 
 using namespace collscope;
 
 namespace {
 
-Schedule world(std::int32_t ranks, std::uint64_t n) {
-  Schedule s;
-  s.ranks = ranks;
-  s.buffers.push_back({"x", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), n), false});
-  return s;
-}
-
-void step(Schedule& s, std::vector<Transfer> ts) {
-  Step st;
-  st.transfers = std::move(ts);
-  s.steps.push_back(std::move(st));
-}
+Schedule world(std::int32_t ranks, std::uint64_t n) { return testing::model_world(ranks, n); }
+void step(Schedule& s, std::vector<Transfer> ts) { testing::add_plain_step(s, std::move(ts)); }
 
 // A machine with every term in play: 2 cores, an 8 MiB cache, in-cache bandwidths
 // above the from-memory ones, a step's own cost.
