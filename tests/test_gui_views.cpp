@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -374,6 +375,31 @@ TEST_CASE("gui views: the timeline as pixels paints every transfer, and only tra
   CHECK(wide.at(53, 1) == 0);
   two.slices[0].x0 = two.slices[0].x1 = 1.0f;  // at the right edge: clipped, not past it
   CHECK(rasterise_timeline(two, 100, 4, 3).at(99, 1) == 1 + static_cast<int>(Action::copy));
+}
+
+TEST_CASE("gui views: the timeline's step marks are columns of its image, one per step, none elsewhere") {
+  auto run = quick_run(Collective::allreduce, "ring", 16, 16 * 64);
+  auto tl = build_timeline(run->schedule, run->outcome.record);
+  REQUIRE(tl.marks.size() == run->schedule.steps.size());
+  for (std::int32_t width : {20, 700, 5000}) {
+    const auto px = rasterise_timeline(tl, width, 8);
+    REQUIRE(px.mark.size() == static_cast<std::size_t>(width));
+    std::vector<std::uint8_t> want(static_cast<std::size_t>(width), 0);
+    for (const auto& m : tl.marks)
+      want[static_cast<std::size_t>(
+          std::clamp(static_cast<std::int32_t>(std::floor(m.x * static_cast<float>(width))), 0, width - 1))] = 1;
+    CHECK(px.mark == want);
+    // Wide enough, the 30 steps of a 16-rank ring fall on distinct columns (a step takes
+    // well over 1/5000 of the run); squeezed into 20 columns, several share one.
+    const auto marked = std::count(px.mark.begin(), px.mark.end(), 1);
+    if (width == 5000) CHECK(marked == static_cast<std::ptrdiff_t>(tl.marks.size()));
+    if (width == 20) CHECK(marked <= 20);
+    CHECK(px.mark[0] == 1);  // the first step begins the run
+  }
+  TimelineView none;
+  none.ranks = 2;
+  const auto px = rasterise_timeline(none, 10, 4);
+  CHECK(std::count(px.mark.begin(), px.mark.end(), 1) == 0);
 }
 
 TEST_CASE("gui views: layouts") {

@@ -21,14 +21,13 @@ void TimelinePanel::band(Band& b, const view::TimelineView& tl, std::uint64_t ve
       const float e = i + 1 < tl.marks.size() ? tl.marks[i + 1].x : 1.0f;
       dl->AddRectFilled({xpix(tl.marks[i].x), o.y}, {xpix(e), o.y + h}, IM_COL32(255, 255, 255, 28));
     }
-  for (const auto& m : tl.marks) dl->AddLine({xpix(m.x), o.y}, {xpix(m.x), o.y + h}, IM_COL32(120, 120, 130, 140), 1);
   const float font = ImGui::GetFontSize();
   // Every rank named (view/timeline.h): labels as tall as their rows, down to a floor.
   const auto labels = view::timeline_labels(tl.ranks, row_h, font);
   for (const auto& l : labels.labels)
     dl->AddText(ImGui::GetFont(), labels.size, {o.x, o.y + l.y}, to_u32(view::rank_colour(l.rank)), l.text.c_str());
-  // Thousands of transfers on a few hundred pixels: painted into one image, drawn as one
-  // quad, so the software renderers of classroom laptops keep up.
+  // Thousands of transfers and step marks on a few hundred pixels: painted into one image,
+  // drawn as one quad, so the software renderers of classroom laptops keep up.
   const auto width = std::max<std::int32_t>(1, static_cast<std::int32_t>(w));
   const bool repaint = b.pixels_of != version || b.width != width;
   if (repaint) {
@@ -39,10 +38,14 @@ void TimelinePanel::band(Band& b, const view::TimelineView& tl, std::uint64_t ve
   if (repaint || b.lit_rank != hl.rank) {
     b.lit_rank = hl.rank;
     std::vector<ImU32> rgba(b.pixels.kind.size(), 0);
-    const std::size_t row = static_cast<std::size_t>(b.pixels.width) * static_cast<std::size_t>(b.pixels.rows_per_rank);
+    const auto cols = static_cast<std::size_t>(b.pixels.width);
+    const std::size_t row = cols * static_cast<std::size_t>(b.pixels.rows_per_rank);
     for (std::size_t i = 0; i < rgba.size(); ++i) {
       const std::uint8_t k = b.pixels.kind[i];
-      if (k == 0) continue;
+      if (k == 0) {  // a step mark where no transfer ran
+        if (b.pixels.mark[i % cols] != 0) rgba[i] = IM_COL32(120, 120, 130, 140);
+        continue;
+      }
       const auto a = static_cast<Action>(k - 1);
       const view::Rgba c = is_reduction(a) ? kReduceColour : a == Action::scale ? kScaleColour : kCopyColour;
       rgba[i] = to_u32(c, static_cast<std::int32_t>(i / row) == hl.rank ? 1.0f : 0.7f);

@@ -53,6 +53,10 @@ TimelinePixels rasterise_timeline(const TimelineView& v, std::int32_t width, std
   px.rows_per_rank = rows_per_rank;
   px.height = v.ranks * rows_per_rank;
   px.kind.assign(static_cast<std::size_t>(px.width) * static_cast<std::size_t>(px.height), 0);
+  px.mark.assign(static_cast<std::size_t>(px.width), 0);
+  for (const auto& m : v.marks)
+    px.mark[static_cast<std::size_t>(
+        std::clamp(static_cast<std::int32_t>(std::floor(m.x * static_cast<float>(width))), 0, width - 1))] = 1;
   // The middle rows of each rank (0.15 .. 0.85 of its height, at least one row).
   const std::int32_t top = rows_per_rank >= 4 ? (rows_per_rank * 15 + 99) / 100 : 0;
   const std::int32_t bottom = rows_per_rank >= 4 ? rows_per_rank - top : rows_per_rank;

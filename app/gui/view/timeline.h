@@ -42,9 +42,14 @@ TimelineView build_timeline(const Schedule& s, const RunRecord& r);
 // there (the last one, where slices share a pixel), or 0 where nothing ran. A slice is
 // at least `min_width` pixels wide (so a short one stays visible) and fills the middle
 // rows of its rank, leaving a gap between ranks.
+//
+// The step marks are columns too (`mark`, one flag per column: a step began there), drawn
+// under the slices in the same image: 2046 steps of a 1024-rank ring as lines of their own
+// were half the frame of a software renderer.
 struct TimelinePixels {
   std::int32_t width = 0, height = 0, rows_per_rank = 0;
   std::vector<std::uint8_t> kind;  // height rows of width pixels
+  std::vector<std::uint8_t> mark;  // width columns: 1 where a step mark falls
   std::uint8_t at(std::int32_t x, std::int32_t y) const {
     return kind[static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)];
   }
