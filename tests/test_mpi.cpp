@@ -103,6 +103,14 @@ TEST_CASE("mpi: a plain run on the mpi backend starts its processes itself and o
   CHECK(detail.find("4 processes on 1 node") != std::string::npos);
   CHECK(detail.find("ranks 0-3") != std::string::npos);
   CHECK(detail.find("clocks aligned to rank 0 within") != std::string::npos);
+  // Each process on one core of its own machine (ranks 0-1 and 2-3 sharing on 2 cores),
+  // unless told to leave them to the scheduler.
+  if (std::thread::hardware_concurrency() >= 2)
+    CHECK(detail.find("each process kept on one core") != std::string::npos);
+  auto loose = job("run --coll allreduce --algo ring --ranks 4 --count 1000 --backend mpi --json", "COLLSCOPE_PIN=0");
+  REQUIRE_MESSAGE(loose.code == 0, loose.out);
+  CHECK(nlohmann::json::parse(loose.out)["verified"] == true);
+  CHECK(std::string(nlohmann::json::parse(loose.out)["backend_detail"]).find("kept on one core") == std::string::npos);
 
   // A lesson with groups, in the terminal: one report.
   auto text = job("run " + lesson("21-hybrid-parallel.json") + " --backend mpi --mode observable");

@@ -2,6 +2,7 @@
 #include "backends/mpi/job.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <map>
 #include <thread>
 
+#include "backends/cpu/plan.h"
 #include "backends/flight.h"
 #include "collscope/processes.h"
 #include "ir/digest.h"
@@ -24,6 +26,31 @@ std::atomic<int> session_active{0};
 std::atomic<int> terminate_requested{0};
 
 namespace {
+
+// Each process on one core of its host, as the cpu backend pins its rank threads
+// (backends/cpu/worker.cpp, core_for_lane): left to itself the scheduler moves the
+// processes between cores, and a process that spins for a peer can find that peer
+// waiting behind it on the same core while another core idles. A launcher that bound
+// the process already (Open MPI binds up to 2 processes to a core each) is left alone:
+// the process may use one core only. COLLSCOPE_PIN=0 leaves it where the scheduler puts
+// it. Returns the core, or -1.
+int pin_to_core(int host_rank, int host_size) {
+  if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return -1;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  if (host_size < 2 || cores.size() < 2) return -1;
+  const int core =
+      cores[cpu::core_for_lane(static_cast<std::size_t>(host_rank), static_cast<std::size_t>(host_size), cores.size())];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(core, &one);
+  // This thread only: the session's threads, started later, inherit it.
+  return sched_setaffinity(0, sizeof one, &one) == 0 ? core : -1;
+}
 
 void on_sigterm(int sig) {
   if (session_active.load() != 0) {
@@ -145,6 +172,18 @@ Status join() {
     j.node_rank_of[r] = all[3 * r + 1];
     j.pid_of[r] = all[3 * r + 2];
   }
+  // This process's place among the processes of its host (the same name; forced-apart
+  // nodes on one host still share its cores).
+  int host_rank = 0, host_size = 0;
+  const char* me = &hosts[static_cast<std::size_t>(j.rank) * MPI_MAX_PROCESSOR_NAME];
+  for (std::size_t r = 0; r < n; ++r)
+    if (std::strncmp(&hosts[r * MPI_MAX_PROCESSOR_NAME], me, MPI_MAX_PROCESSOR_NAME) == 0) {
+      if (static_cast<int>(r) < j.rank) ++host_rank;
+      ++host_size;
+    }
+  const int core = pin_to_core(host_rank, host_size);
+  j.core_of.assign(n, -1);
+  COLLSCOPE_MPI_CALL(MPI_Allgather(&core, 1, MPI_INT, j.core_of.data(), 1, MPI_INT, j.world));
   int* ub = nullptr;
   int flag = 0;
   MPI_Comm_get_attr(j.world, MPI_TAG_UB, &ub, &flag);

@@ -38,6 +38,7 @@ struct Job {
   std::vector<int> node_rank_of;        // per world rank: its rank in its node's communicator
   std::vector<std::string> node_names;  // per node: the host ("vm", or "vm#3" when forced apart)
   std::vector<int> pid_of;              // per world rank
+  std::vector<int> core_of;             // per world rank: the core it stays on, or -1 (pin_to_core)
   int tag_ub = 32767;
   std::string version;  // "Open MPI v4.1.4"
   // Clocks: this process's steady clock minus rank 0's, in microseconds, and the

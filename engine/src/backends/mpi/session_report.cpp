@@ -76,6 +76,8 @@ std::string MpiSession::detail() const {
   d += clock;
   if (job_.node_names.size() > 1) d += "; messages between nodes";
   if (job_.size > static_cast<int>(job_.node_names.size())) d += "; shared memory within a node";
+  if (job_.size > 1 && std::all_of(job_.core_of.begin(), job_.core_of.end(), [](int c) { return c >= 0; }))
+    d += "; each process kept on one core";
   return d;
 }
 
