@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # collscope's cpu allreduce against Open MPI's MPI_Allreduce on the same machine,
 # in the same run: the two alternate, round after round, so background load hits
-# both alike. Prints medians over the rounds and their ratios.
+# both alike. Prints medians over the rounds and their ratios. Where Debian's
+# python3-torch is installed, PyTorch's gloo all-reduce takes its turn too
+# (bench/torch_allreduce.py, in place, -n 200 -w 20 at 8 B), in a second table.
 #
 #   bench/peer.sh [ROUNDS] [OUT_DIR] [ALGO]
 #
@@ -43,13 +45,26 @@ ours() {  # ranks, then collscope bench size arguments
     awk -v r="$r" '$1 ~ /^[0-9]+$/ { print "collscope", r, $1, $6, $10, $8, $12, $9 + $13, $NF }'
 }
 
+torch_python=""
+for p in python3 /usr/bin/python3; do
+  if "$p" -c 'import torch.distributed' 2> /dev/null; then torch_python=$p; break; fi
+done
+[ -n "$torch_python" ] || echo "peer: gloo skipped: no python3 with torch.distributed (apt-get install python3-torch)" >&2
+gloo() {  # ranks, bytes, iterations, warm-ups: one line, its time and busbw for both modes
+  [ -n "$torch_python" ] || return 0
+  "$torch_python" bench/torch_allreduce.py "$1" "$2" -n "$3" -w "$4" |
+    awk -v r="$1" '{ print "gloo", r, $1, $2, $2, $4, $4, 0 }'
+}
+
 for ((i = 1; i <= rounds; ++i)); do
   echo "== round $i of $rounds" >&2
   for r in 2 4 8; do
     ompi "$r" 8 8 2 3000 200 >> "$raw"
     ours "$r" -b 8 -e 8 -n 3000 -w 200 >> "$raw"
+    gloo "$r" 8 200 20 >> "$raw"
     ompi "$r" 16777216 268435456 4 5 1 >> "$raw"
     ours "$r" -b 16M -e 256M -f 4 -n 5 -w 1 >> "$raw"
+    for b in 16777216 67108864 268435456; do gloo "$r" "$b" 5 1 >> "$raw"; done
   done
 done
 python3 - "$raw" << 'EOF' | tee "$out/peer.md"
@@ -89,4 +104,19 @@ for (r, b) in sorted({k[1:] for k in rows}):
     size = f"{b} B" if b < 1 << 20 else f"{b >> 20} MiB"
     print(f"| {r} | {size} | {o[0]:.2f} / {o[1]:.2f} {unit} | {c[0]:.2f} / {c[1]:.2f} {unit} | "
           f"{', '.join(sorted(picks.get((r, b), {'-'})))} | {ratio[0]:.2f}× / {ratio[1]:.2f}× |")
+if any(k[0] == "gloo" for k in rows):
+    print()
+    print("PyTorch's gloo (in place) in the same rounds; collscope: the better of out of place and in place;")
+    print("ratio = gloo time / collscope time (or collscope busbw / gloo busbw)")
+    print()
+    print("| ranks | size | gloo | collscope | ratio |")
+    print("|---|---|---|---|---|")
+    for (r, b) in sorted({k[1:] for k in rows if k[0] == "gloo"}):
+        size = f"{b} B" if b < 1 << 20 else f"{b >> 20} MiB"
+        if b <= 64:
+            g, c = med("gloo", (r, b), 0), min(med("collscope", (r, b), 0), med("collscope", (r, b), 1))
+            print(f"| {r} | {size} | {g:.2f} us | {c:.2f} us | {g / c:.0f}× |")
+        else:
+            g, c = med("gloo", (r, b), 2), max(med("collscope", (r, b), 2), med("collscope", (r, b), 3))
+            print(f"| {r} | {size} | {g:.3f} GB/s | {c:.2f} GB/s | {c / g:.1f}× |")
 EOF
