@@ -4,10 +4,13 @@
 // out of the cache; wake-ups and barriers with the cpu backend itself, on schedules
 // written for the purpose:
 //
-//   a chain   step k: rank k mod R copies one element from rank k-1 mod R. In fast
-//             mode every step waits for the one before it on another rank, so the
-//             time per step is one wake-up (R = 2: a core each; R = 4 x cores: the
-//             ranks take turns on the cores).
+//   an exchange  step k: every rank r copies one element from rank r-1 mod R, all at
+//             once, as most algorithms' steps do. In fast mode every step waits for
+//             the one before it on another rank: with 2 ranks (a core each, two steps
+//             called back to back) a step is one wake-up; with 4 ranks a core it is
+//             the scheduler running each rank in turn. (A chain, where one rank at a
+//             time has work, priced algorithms' steps 1.5x too cheap with ranks
+//             outnumbering the cores: bench/RESULTS.md.)
 //   a barrier every rank copies one element locally, in observable mode, where the
 //             backend waits for every rank after every step; in fast mode, where
 //             nothing waits, the same steps give a step's own cost.
@@ -118,16 +121,18 @@ Schedule one_element_world(std::int32_t ranks) {
   return s;
 }
 
-Schedule chain(std::int32_t ranks, std::int32_t steps) {
+Schedule exchange(std::int32_t ranks, std::int32_t steps) {
   Schedule s = one_element_world(ranks);
   for (std::int32_t k = 0; k < steps; ++k) {
     Step st;
-    st.phase = "chain";
-    Transfer t;
-    t.dst = {k % ranks, 0, static_cast<std::uint64_t>(k % 2)};
-    t.src = {(k + ranks - 1) % ranks, 0, static_cast<std::uint64_t>((k + 1) % 2)};
-    t.count = 1;
-    st.transfers.push_back(t);
+    st.phase = "exchange";
+    for (std::int32_t r = 0; r < ranks; ++r) {
+      Transfer t;
+      t.dst = {r, 0, static_cast<std::uint64_t>(k % 2)};
+      t.src = {(r + ranks - 1) % ranks, 0, static_cast<std::uint64_t>((k + 1) % 2)};
+      t.count = 1;
+      st.transfers.push_back(t);
+    }
     s.steps.push_back(std::move(st));
   }
   s.calls[0].num_steps = steps;
@@ -153,7 +158,7 @@ Schedule barrier_steps(std::int32_t ranks, std::int32_t steps) {
 }
 
 // Microseconds per step of a fast-mode run of `s` (best of a few runs).
-double fast_us_per_step(const Schedule& s, double budget_s) {
+double fast_us_per_step(const Schedule& s, double budget_s, std::int32_t iterations = 1) {
   auto backend = make_cpu_backend();
   SessionOptions o;
   o.record_events = false;
@@ -162,17 +167,18 @@ double fast_us_per_step(const Schedule& s, double budget_s) {
   double best = 0;
   const auto start = Clock::now();
   for (int i = 0; i < 20 && (i < 2 || seconds_since(start) < budget_s); ++i) {
-    if (!(*session)->run_all(1)) return 0;
-    const double us = (*session)->last_run_us() / static_cast<double>(s.steps.size());
+    if (!(*session)->run_all(iterations)) return 0;
+    const double us = (*session)->last_run_us() / static_cast<double>(s.steps.size() * iterations);
     best = best == 0 ? us : std::min(best, us);
   }
   return best;
 }
 
-// A hop of the chain: a wake-up and the woken rank's step.
-double wake_us(std::int32_t ranks, std::int32_t steps, double budget_s) {
-  return fast_us_per_step(chain(ranks, steps), budget_s);
-}
+// A step of two ranks that each wait for the other: an exchange of two steps, called
+// back to back as a benchmark or a training loop calls a collective. (One long chain
+// of such hops measured 2.3x more per hop on a virtual machine, in two calibrations of
+// three, than the same machine's 2-rank all-reduces take a step.)
+double wake_us(std::int32_t ranks, double budget_s) { return fast_us_per_step(exchange(ranks, 2), budget_s, 1000); }
 
 // A step of local copies in fast mode: nothing to wait for, only each rank's own cost
 // of a step.
@@ -258,14 +264,14 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
 
   say("wake-up latency");
   const double wake_budget = budget_s * 0.25 / 2;
-  c.wake_us = wake_us(std::min(2, c.cores), 2000, wake_budget);
+  c.wake_us = wake_us(std::min(2, c.cores), wake_budget);
   say("a step's own cost");
   c.step_us = own_step_us(c.cores, 2000, wake_budget / 2);
   say("wake-up latency, ranks outnumbering cores");
-  // In the chain only one rank at a time has work; every hop waits for the scheduler
-  // to run the next rank among 4 per core. The model's switch_us is per rank per core.
+  // Every rank waits for its neighbour at once, 4 ranks per core: each step waits for
+  // the scheduler to run the ranks in turn. The model's switch_us is per rank per core.
   const std::int32_t crowd = 4 * c.cores;
-  c.switch_us = wake_us(crowd, 400, wake_budget) / (static_cast<double>(crowd) / c.cores);
+  c.switch_us = fast_us_per_step(exchange(crowd, 400), wake_budget) / (static_cast<double>(crowd) / c.cores);
 
   say("observable mode's barrier");
   const double bar_budget = budget_s * 0.15 / 2;
