@@ -1,6 +1,7 @@
 // `collscope bench`: a size sweep with nccl-tests' flags and table.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -115,9 +116,10 @@ bool multi_process_check_too_large(const Schedule& s) {
 }
 
 struct Row {
-  double time_us = 0, algbw = 0, busbw = 0;
-  double predicted_us = 0;  // the model's time for the schedule that ran (fast mode, as measured)
-  std::int64_t wrong = -1;  // -1 = not checked
+  double time_us = 0, algbw = 0, busbw = 0;  // time_us: the median batch's, per call (run.h, time_calls)
+  double mean_us = 0;                        // per call, over all -n calls
+  double predicted_us = 0;                   // the model's time for the schedule that ran (fast mode, as measured)
+  std::int64_t wrong = -1;                   // -1 = not checked
   std::string algorithm;
 };
 
@@ -143,8 +145,10 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
     if (auto st = load_inputs(**session, *schedule, init); !st) return st.error();
     if (f.warmup > 0)
       if (auto st = (*session)->run_all(f.warmup); !st) return st.error();
-    if (auto st = (*session)->run_all(std::max(1, f.iters)); !st) return st.error();
-    row.time_us = (*session)->last_run_us() / std::max(1, f.iters);
+    auto timing = time_calls(**session, std::max(1, f.iters), kTimingBatches);
+    if (!timing) return timing.error();
+    row.time_us = timing->median_us;
+    row.mean_us = timing->mean_us;
   }
   const double sec = row.time_us * 1e-6;
   row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
@@ -321,11 +325,9 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
                              {"model", machine.label()}};
     const char* names[] = {"out_of_place", "in_place"};
     for (std::size_t k = 0; k < rows.size(); ++k)
-      j[names[k]] = {{"time_us", rows[k].time_us},
-                     {"algbw", rows[k].algbw},
-                     {"busbw", rows[k].busbw},
-                     {"wrong", rows[k].wrong},
-                     {"predicted_us", rows[k].predicted_us},
+      j[names[k]] = {{"time_us", rows[k].time_us},    {"mean_us", rows[k].mean_us},
+                     {"algbw", rows[k].algbw},        {"busbw", rows[k].busbw},
+                     {"wrong", rows[k].wrong},        {"predicted_us", rows[k].predicted_us},
                      {"algorithm", rows[k].algorithm}};
     std::cout << j.dump() << "\n";
     return;
@@ -402,6 +404,8 @@ int bench_here(const BenchFlags& f) {
                 std::string(name_of(q0.dtype)).c_str(), std::string(name_of(q0.op)).c_str(), f.iters, f.warmup,
                 f.check);
     std::printf("# machine: %u cores\n", cores);
+    std::printf("# time: per call, the median of %d batches of the %d timed calls, run back to back\n",
+                std::clamp(kTimingBatches, 1, std::max(1, f.iters)), std::max(1, f.iters));
   }
   if (f.probe && processes::reporting())  // (several processes: one measures, while the others wait)
     if (auto st = print_probes(f, cores); !st) return report_error(st.error());

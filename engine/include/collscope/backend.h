@@ -113,6 +113,19 @@ class Session {
   // Wall time of the last run_all as the ranks saw it: from the moment the last rank
   // started to the moment the last rank finished (launch overhead excluded).
   virtual double last_run_us() const = 0;
+  // Marks inside the next run_all calls, so that one run can be timed in parts without
+  // stopping between them (run.h, time_calls): the moment rank 0 has completed
+  // iteration every, 2*every, ... (session clock, us; none at the run's last iteration).
+  // 0 = no marks. False when the backend keeps none (time_calls then runs the parts
+  // one after the other).
+  virtual bool mark_every(std::int32_t every) {
+    (void)every;
+    return false;
+  }
+  virtual std::vector<double> last_run_marks_us() const { return {}; }
+  // The session clock's moment at which the last run_all began (the last rank's start),
+  // the first part's start.
+  virtual double last_run_start_us() const { return 0; }
   // Timings recorded since the last call (empty when record_events is off).
   virtual std::vector<TransferTiming> take_events() = 0;
   // Microseconds on the session's clock (the origin of TransferTiming).

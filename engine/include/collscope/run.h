@@ -35,6 +35,25 @@ HostMemory make_inputs(const Schedule& s, const InitFn& init);
 // session) of the ranks this process hosts, generating only those.
 Status load_inputs(Session& session, const Schedule& s, const InitFn& init);
 
+// The time of `iterations` fast-mode calls of an open session, as `collscope bench`
+// reports it. The calls are cut into up to `batches` batches of equal size (the last
+// takes the remainder): one run, cut where rank 0 completed each batch, on a backend
+// that marks its runs (Session::mark_every), else a run_all per batch. A call's time is
+// the median batch's time per call, so that one pause of the machine (a host taking
+// the core away for a millisecond) moves one batch and not the result; the mean over
+// every call and the slowest batch are kept beside it.
+inline constexpr std::int32_t kTimingBatches = 10;
+struct CallTiming {
+  double median_us = 0;   // per call, in the median batch (the mean of the middle two for an even count)
+  double mean_us = 0;     // per call, over every call of every batch
+  double slowest_us = 0;  // per call, in the slowest batch
+  std::int32_t batches = 0;
+};
+Result<CallTiming> time_calls(Session& session, std::int32_t iterations, std::int32_t batches = kTimingBatches);
+// The same statistic over batch times already measured: batch k took batch_us[k] for
+// calls[k] calls.
+CallTiming call_timing(const std::vector<double>& batch_us, const std::vector<std::int32_t>& calls);
+
 // The numeric reference: every call's definition (not its schedule) applied to the
 // inputs, in the dtype's own arithmetic, folding ranks in order. Where the inputs
 // make every order of evaluation exact (integers whose partial results fit the

@@ -85,9 +85,12 @@ class CpuSession final : public Session {
     auto& window = workers_->window();
     std::vector<std::pair<double, double>> first;
     std::int64_t done = 0;
+    workers_->marks().clear();
+    if (mark_every_ > 0) workers_->marks().reserve(static_cast<std::size_t>(iterations / mark_every_));
     do {
       const auto n = static_cast<std::int32_t>(std::clamp<std::int64_t>(iterations - done, 0, per_round));
       for (std::int32_t l = 0; l < lanes_.count; ++l) lanes_.progress[static_cast<std::size_t>(l)].value.store(0);
+      workers_->mark_every(mark_every_, done, iterations);
       if (auto st = command(Command::all, n); !st) return st;
       if (done == 0) first = window;
       done += n;
@@ -131,6 +134,17 @@ class CpuSession final : public Session {
     return std::max(0.0, end - start);
   }
 
+  bool mark_every(std::int32_t every) override {
+    mark_every_ = std::max(0, every);
+    return true;
+  }
+  std::vector<double> last_run_marks_us() const override { return workers_->marks(); }
+  double last_run_start_us() const override {
+    double start = 0;
+    for (const auto& w : workers_->window()) start = std::max(start, w.first);
+    return start;
+  }
+
   double now_us() const override { return lanes_.now_us(); }
 
  private:
@@ -171,6 +185,7 @@ class CpuSession final : public Session {
   std::optional<Error> failure_;      // the error every call returns after an abort
   std::vector<LaneSnapshot> frozen_;  // the lanes when the run was aborted
   std::string mode_ = "fast";
+  std::int32_t mark_every_ = 0;  // run_all: lane 0 notes the time every so many iterations (0 = never)
 };
 
 class CpuBackend final : public Backend {

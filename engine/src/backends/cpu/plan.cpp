@@ -85,13 +85,14 @@ WaitTuning wait_tuning(std::int32_t ranks, int cores) {
   // Spin only when every rank can have a core (the launching thread sleeps while
   // the ranks run); otherwise a spinning rank steals the core of the rank it waits for.
   const bool own_core = ranks <= cores;
-  WaitTuning w{own_core ? 2000u : 0u, own_core ? 16u : 64u};
+  // Both budgets outlast a virtual machine's wake-up of an idle core (wait.h).
+  WaitTuning w = own_core ? WaitTuning{500, 20} : WaitTuning{0, 300};
   // COLLSCOPE_WAIT=spin|yield|sleep forces one strategy, to measure them (bench/RESULTS.md).
   if (const char* how = std::getenv("COLLSCOPE_WAIT")) {
     const std::string h(how);
-    if (h == "spin") w = {2000u, 0u};
-    if (h == "yield") w = {0u, 64u};
-    if (h == "sleep") w = {0u, 0u};
+    if (h == "spin") w = {500, 0};
+    if (h == "yield") w = {0, 500};
+    if (h == "sleep") w = {0, 0};
   }
   return w;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/wait.h"
 #include "collscope/result.h"
 #include "collscope/schedule.h"
 #include "ir/deps.h"
@@ -44,12 +45,9 @@ Result<RankMemory> allocate_buffers(const Schedule& s);
 // Per lane (dataflow::lane_count(s) of them): its ops and dependencies per step.
 std::vector<RankPlan> build_plans(const Schedule& s, const RankMemory& mem);
 
-// How a waiting lane spends its time before it sleeps (wait.h).
-struct WaitTuning {
-  std::uint32_t spins = 64;
-  std::uint32_t yields = 0;
-};
-// `cores` <= 0: the machine's. COLLSCOPE_WAIT=spin|yield|sleep forces one strategy.
+// How a waiting lane spends its time before it sleeps (wait.h), for `ranks` ranks (or
+// processes of one machine) on `cores` cores; the mpi backend's processes wait the same
+// way. `cores` <= 0: the machine's. COLLSCOPE_WAIT=spin|yield|sleep forces one strategy.
 WaitTuning wait_tuning(std::int32_t ranks, int cores);
 
 // Which of `cores` usable cores lane `lane` of `lanes` stays on (worker.cpp pins it

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -92,9 +93,13 @@ std::vector<TransferTiming> Workers::take_events() {
 }
 
 void Workers::loop(std::int32_t lane) {
+  // Between two commands a lane waits for the launching thread, which has no core of its
+  // own when the ranks take them all: at most a short spin (none when ranks outnumber
+  // cores, where it would keep the lanes still at work off their core), then sleep.
+  const WaitTuning epoch{std::min<std::uint32_t>(waits_.spin_us, 50), 0};
   std::uint32_t seen = 0;
   for (;;) {
-    wait_at_least(lanes_.epoch, seen + 1, waits_.spins);
+    wait_at_least(lanes_.epoch, seen + 1, epoch);
     seen = lanes_.epoch.value.load(std::memory_order_acquire);
     const Command c = lanes_.cmd;
     if (c == Command::quit) return;
@@ -130,12 +135,16 @@ bool Workers::run_fast(std::int32_t lane, std::int32_t iterations) {
         me.step.store(k, std::memory_order_relaxed);
         me.waiting_on.store(d.rank, std::memory_order_relaxed);
         me.state.store(LaneState::waiting, std::memory_order_relaxed);
-        wait_at_least(other, static_cast<std::uint32_t>(need), waits_.spins, waits_.yields);
+        wait_at_least(other, static_cast<std::uint32_t>(need), waits_);
         if (lanes_.is_aborted()) return false;  // woken by the abort, not by the data
       }
       me.waiting_on.store(-1, std::memory_order_relaxed);
       if (!execute(lane, k)) return false;
       publish(mine, static_cast<std::uint32_t>(base + k + 1));
+    }
+    if (lane == 0 && mark_every_ > 0) {
+      const std::int64_t done = mark_base_ + it + 1;
+      if (done % mark_every_ == 0 && done < mark_total_) marks_.push_back(lanes_.now_us());
     }
   }
   return true;
@@ -254,7 +263,7 @@ void Workers::block_until_abort(std::int32_t lane, std::int32_t step, LaneState 
     lanes_.crashed.fetch_add(1, std::memory_order_release);
     futex_wake_all(&lanes_.done.value);  // the watchdog looks at once
   }
-  wait_at_least(lanes_.abort, 1, 0);
+  wait_at_least(lanes_.abort, 1, WaitTuning{});
 }
 
 ReduceOp Workers::op_of_step(std::int32_t step) const {

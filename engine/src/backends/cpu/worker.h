@@ -36,6 +36,14 @@ class Workers {
   std::vector<TransferTiming> take_events();
   // Per lane: when its last fast-mode run began and ended (session clock, us).
   std::vector<std::pair<double, double>>& window() { return window_; }
+  // Lane 0 notes the time after every `every`-th iteration of the next fast-mode runs
+  // (iterations counted from `base`, the iterations of the run's earlier rounds); 0 = never.
+  void mark_every(std::int32_t every, std::int64_t base, std::int64_t total) {
+    mark_every_ = every;
+    mark_base_ = base;
+    mark_total_ = total;
+  }
+  std::vector<double>& marks() { return marks_; }
 
  private:
   void pin_threads();
@@ -59,6 +67,9 @@ class Workers {
   std::vector<std::vector<TransferTiming>> events_;  // per lane
   std::vector<std::pair<double, double>> window_;    // per lane: start and end of the last run_all
   std::vector<std::thread> threads_;
+  std::int32_t mark_every_ = 0;
+  std::int64_t mark_base_ = 0, mark_total_ = 0;
+  std::vector<double> marks_;  // written by lane 0 alone, read once the run is over
 };
 
 }  // namespace collscope::cpu

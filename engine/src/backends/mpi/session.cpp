@@ -196,9 +196,7 @@ Status MpiSession::start() {
   plan();
   // Spin only while every process of the node can have a core (as the cpu backend does).
   const int cores = opts_.cores > 0 ? opts_.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const bool own_core = job_.node_size <= cores;
-  spins_ = own_core ? 2000u : 0u;
-  yields_ = own_core ? 16u : 64u;
+  waits_ = cpu::wait_tuning(job_.node_size, cores);
   watchdog_ = std::thread([this] { watchdog(); });
   if (compute_lane_) compute_ = std::thread([this] { compute_thread(); });
   return ok_status();

@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/plan.h"
 #include "backends/flight.h"
 #include "backends/mpi/board.h"
 #include "backends/mpi/job.h"
@@ -137,7 +138,13 @@ class MpiSession final : public Session {
   bool wait_all_sends();
   bool pause_us(double us, bool main);
   void poll_mpi();
-  void idle(std::uint32_t& rounds, std::atomic<std::uint32_t>* word, std::uint32_t value, bool main);
+  // One wait in progress: its stage by time (cpu/wait.h) and its looks so far.
+  struct Waiting {
+    explicit Waiting(const cpu::WaitTuning& t) : stages(t) {}
+    cpu::WaitStages stages;
+    std::uint32_t rounds = 0, slept = 0;
+  };
+  void idle(Waiting& w, cpu::WaitStages::Stage stage, std::atomic<std::uint32_t>* word, std::uint32_t value, bool main);
   Status send_bytes(const std::uint8_t* p, std::uint64_t bytes, int to, int tag, Pending& into, MPI_Comm comm);
   Status recv_bytes(std::uint8_t* p, std::uint64_t bytes, int from, int tag, std::vector<MPI_Request>& into,
                     MPI_Comm comm);
@@ -183,7 +190,7 @@ class MpiSession final : public Session {
   ProcSlot* node_abort_ = nullptr;  // the node's abort word (its first process's slot)
 
   std::vector<Pending> pending_;
-  std::uint32_t spins_ = 0, yields_ = 0;
+  cpu::WaitTuning waits_;       // how long a wait spins, then yields, before it sleeps
   double last_poll_ = 0;        // when poll_mpi last looked for notices
   std::int64_t fast_base_ = 0;  // steps completed by earlier run_all calls (per lane)
   double last_us_ = 0;

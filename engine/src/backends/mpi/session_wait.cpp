@@ -52,12 +52,14 @@ void MpiSession::poll_mpi() {
   }
 }
 
-// One round of waiting: spin, then yield, then sleep on `word` (while it still holds
-// `value`). The main thread keeps MPI moving (sends in flight, notices) between rounds;
-// with sends in flight it sleeps only briefly, since nothing else progresses them.
-void MpiSession::idle(std::uint32_t& rounds, std::atomic<std::uint32_t>* word, std::uint32_t value, bool main) {
-  const std::uint32_t r = rounds++;
-  if (r < spins_) {
+// One round of waiting, in the stage the wait has reached (cpu/wait.h): spin, yield,
+// then sleep on `word` (while it still holds `value`). The main thread keeps MPI moving
+// (sends in flight, notices) between rounds; with sends in flight it sleeps only
+// briefly, since nothing else progresses them.
+void MpiSession::idle(Waiting& w, cpu::WaitStages::Stage stage, std::atomic<std::uint32_t>* word, std::uint32_t value,
+                      bool main) {
+  const std::uint32_t r = w.rounds++;
+  if (stage == cpu::WaitStages::Stage::spin) {
     if (main && r % 256 == 255) poll_mpi();
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -65,10 +67,11 @@ void MpiSession::idle(std::uint32_t& rounds, std::atomic<std::uint32_t>* word, s
     return;
   }
   if (main) poll_mpi();
-  if (r < spins_ + yields_) {
+  if (stage == cpu::WaitStages::Stage::yield) {
     sched_yield();
     return;
   }
+  const std::uint32_t n = w.slept++;
   const std::int64_t us = main && !pending_.empty() ? 100 : 20000;
   if (word) {
     sleep_on(word, value, us);
@@ -76,7 +79,6 @@ void MpiSession::idle(std::uint32_t& rounds, std::atomic<std::uint32_t>* word, s
     // A request: nothing to sleep on. Libraries move a request on only while they are
     // called, so the sleeps grow slowly: 10 us for the first millisecond or so, up to
     // 500 us for waits that are long anyway.
-    const std::uint32_t n = r - spins_ - yields_;
     const std::int64_t back = n < 100 ? 10 : n < 1000 ? 50 : 500;
     timespec ts{0, back * 1000};
     nanosleep(&ts, nullptr);
@@ -89,7 +91,7 @@ bool MpiSession::wait_lane(std::int32_t me_lane, std::int32_t lane, std::uint64_
   LaneSlot& mine = slot(me_lane);
   mine.waiting_on.store(lane, std::memory_order_relaxed);
   mine.state.store(static_cast<std::uint32_t>(LaneState::waiting), std::memory_order_relaxed);
-  std::uint32_t rounds = 0;
+  Waiting w(waits_);
   bool ok = true;
   for (;;) {
     const std::uint32_t seq = l.seq.load(std::memory_order_seq_cst);
@@ -98,9 +100,10 @@ bool MpiSession::wait_lane(std::int32_t me_lane, std::int32_t lane, std::uint64_
       ok = false;
       break;
     }
-    const bool sleeps = rounds >= spins_ + yields_;
+    const auto stage = w.stages.next();
+    const bool sleeps = stage == cpu::WaitStages::Stage::sleep;
     if (sleeps) l.waiters.fetch_add(1, std::memory_order_seq_cst);
-    idle(rounds, &l.seq, seq, main);
+    idle(w, stage, &l.seq, seq, main);
     if (sleeps) l.waiters.fetch_sub(1, std::memory_order_relaxed);
   }
   // (An aborted wait leaves the lane's state as it was: the flight record shows whom it waited for.)
@@ -112,7 +115,7 @@ bool MpiSession::wait_lane(std::int32_t me_lane, std::int32_t lane, std::uint64_
 }
 
 bool MpiSession::wait_request(MPI_Request& r, bool main) {
-  std::uint32_t rounds = 0;
+  Waiting w(waits_);
   for (;;) {
     int done = 0;
     if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
@@ -121,7 +124,7 @@ bool MpiSession::wait_request(MPI_Request& r, bool main) {
     }
     if (done) return true;
     if (aborted()) return false;
-    idle(rounds, nullptr, 0, main);
+    idle(w, w.stages.next(), nullptr, 0, main);
   }
 }
 
