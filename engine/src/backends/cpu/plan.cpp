@@ -1,6 +1,7 @@
 // Memory and plans of a cpu session (plan.h).
 #include "backends/cpu/plan.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -78,6 +79,17 @@ std::vector<RankPlan> build_plans(const Schedule& s, const RankMemory& mem) {
 std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores) {
   if (cores == 0 || lanes == 0) return 0;
   return lanes <= cores ? lane : lane * cores / lanes;
+}
+
+std::vector<int> cores_to_pin() {
+  std::vector<int> cores;
+  if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return cores;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  return cores;
 }
 
 WaitTuning wait_tuning(std::int32_t ranks, int cores) {

@@ -54,5 +54,9 @@ WaitTuning wait_tuning(std::int32_t ranks, int cores);
 // there): a core each while there are enough, otherwise neighbouring lanes share one,
 // the lanes spread as evenly as they divide.
 std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores);
+// The cores this process may use, in order, for placing lanes (or a machine's processes)
+// on them; empty when COLLSCOPE_PIN=0 asks to leave them to the scheduler, or when the
+// process's cores cannot be read.
+std::vector<int> cores_to_pin();
 
 }  // namespace collscope::cpu

@@ -5,7 +5,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -58,13 +57,7 @@ Status Workers::start() {
 //     which sched_yield hands the core to at once.
 // COLLSCOPE_PIN=0 leaves the threads where the scheduler puts them.
 void Workers::pin_threads() {
-  if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  std::vector<int> cores;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  const std::vector<int> cores = cores_to_pin();
   const std::size_t L = threads_.size(), C = cores.size();
   if (L < 2 || C < 2) return;  // one lane, or one core: nothing to place
   for (std::size_t r = 0; r < L; ++r) {

@@ -35,13 +35,7 @@ namespace {
 // the process may use one core only. COLLSCOPE_PIN=0 leaves it where the scheduler puts
 // it. Returns the core, or -1.
 int pin_to_core(int host_rank, int host_size) {
-  if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return -1;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
-  std::vector<int> cores;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  const std::vector<int> cores = cpu::cores_to_pin();
   if (host_size < 2 || cores.size() < 2) return -1;
   const int core =
       cores[cpu::core_for_lane(static_cast<std::size_t>(host_rank), static_cast<std::size_t>(host_size), cores.size())];
