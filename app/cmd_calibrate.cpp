@@ -45,7 +45,8 @@ int cmd_calibrate(const CalibrateFlags& f) {
     std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache\n",
                 std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i]);
   std::printf("  memory, %d cores:       %7.2f GB/s\n", c.cores, c.shared_gbps);
-  std::printf("  last-level cache:      %7.1f MiB\n", c.cache_bytes / (1 << 20));
+  std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),
+              CostModel::cpu_default().cache_bytes > 0 ? "as the kernel gives it" : "measured");
   std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,
               c.switch_us);
   std::printf("  a step's own cost:     %7.2f us (fast mode, nothing to wait for)\n", c.step_us);

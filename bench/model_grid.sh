@@ -26,21 +26,30 @@ mkdir -p "$out/raw"
 export XDG_CONFIG_HOME="$out/config"
 predict_only=${GRID_PREDICT_ONLY:-0}
 if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
-# A calibration is a best-of measurement; on a loaded machine one of a few runs may
-# still catch no quiet moment (memory bandwidth a tenth of the usual). GRID_CAL_TRIES
-# (default 3) calibrations, and the grid keeps the one with the most memory bandwidth.
+# A calibration is a best-of measurement, and on a virtual machine the host's placement
+# of its cores moves some figures together from one calibration to the next (cores far
+# apart: more memory bandwidth, and a 2-rank wake-up 3x slower). GRID_CAL_TRIES (default
+# 3) calibrations, and the grid uses each figure's median over them (calibration.json;
+# the tries are kept beside it as calibration-N.json).
 if [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
-  best=-1
   for try in $(seq "${GRID_CAL_TRIES:-3}"); do
     "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$try.json" > "$out/calibrate-$try.txt"
-    gbps=$(sed -n 's/.*"shared_gbps": *\([0-9.e+-]*\).*/\1/p' "$out/calibration-$try.json")
-    if awk -v a="$gbps" -v b="$best" 'BEGIN { exit !(a > b) }'; then
-      best=$gbps
-      mkdir -p "$XDG_CONFIG_HOME/collscope"
-      cp "$out/calibration-$try.json" "$XDG_CONFIG_HOME/collscope/calibration.json"
-      cp "$out/calibrate-$try.txt" "$out/calibrate.txt"
-    fi
   done
+  mkdir -p "$XDG_CONFIG_HOME/collscope"
+  python3 - "$XDG_CONFIG_HOME/collscope/calibration.json" "$out"/calibration-[0-9]*.json <<'PY'
+import json, statistics, sys
+tries = [json.load(open(f)) for f in sys.argv[2:]]
+def median(values):
+    if all(isinstance(v, dict) for v in values):
+        return {k: median([v[k] for v in values]) for k in values[0]}
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        m = statistics.median(values)
+        return int(m) if all(isinstance(v, int) for v in values) else m
+    return values[0]
+out = {k: median([t[k] for t in tries]) for k in tries[0]}
+json.dump(out, open(sys.argv[1], "w"), indent=2)
+PY
+  cp "$out/calibrate-1.txt" "$out/calibrate.txt"
 fi
 
 # Timed and warm-up iterations per size: many where a call takes microseconds.
