@@ -202,6 +202,22 @@ TEST_CASE("cli: bench prints the nccl-tests table and checks every size") {
   std::size_t rows = 0;
   for (std::size_t p = 0; (p = o.out.find("float32", p)) != std::string::npos; ++p) ++rows;
   CHECK(rows == 5);  // the header line names the dtype too
+  // The header says how the time is taken: -n 3 gives 3 batches of one call.
+  CHECK(o.out.find("# time: per call, the median of 3 batches of the 3 timed calls") != std::string::npos);
+}
+
+TEST_CASE("cli: bench --json gives each mode's median time and its plain mean") {
+  auto o = collscope("bench --coll allreduce --ranks 2 -b 64 -e 64 -n 40 -w 2 --probe 0 --json");
+  REQUIRE(o.code == 0);
+  const auto j = nlohmann::json::parse(o.out.substr(0, o.out.find('\n')));
+  for (const char* mode : {"out_of_place", "in_place"}) {
+    CAPTURE(mode);
+    REQUIRE(j.contains(mode));
+    CHECK(j[mode]["time_us"].get<double>() > 0);
+    CHECK(j[mode]["mean_us"].get<double>() > 0);
+    // algbw is the size over the median time
+    CHECK(j[mode]["algbw"].get<double>() == doctest::Approx(64 / 1e9 / (j[mode]["time_us"].get<double>() * 1e-6)));
+  }
 }
 
 TEST_CASE("cli: bench --json names the algorithm auto ran in each mode, the one run picks") {
