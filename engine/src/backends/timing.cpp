@@ -1,7 +1,6 @@
 // Timing fast-mode calls in batches (run.h, time_calls): the median batch's time per
 // call is what `collscope bench` reports.
 #include <algorithm>
-#include <numeric>
 
 #include "collscope/run.h"
 

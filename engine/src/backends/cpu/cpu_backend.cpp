@@ -129,9 +129,9 @@ class CpuSession final : public Session {
   std::vector<TransferTiming> take_events() override { return workers_->take_events(); }
 
   double last_run_us() const override {
-    double start = 0, end = 0;
-    for (const auto& w : workers_->window()) start = std::max(start, w.first), end = std::max(end, w.second);
-    return std::max(0.0, end - start);
+    double end = 0;
+    for (const auto& w : workers_->window()) end = std::max(end, w.second);
+    return std::max(0.0, end - last_run_start_us());
   }
 
   bool mark_every(std::int32_t every) override {
