@@ -39,11 +39,13 @@ int cmd_calibrate(const CalibrateFlags& f) {
     return 0;
   }
   std::printf("calibrated %s in %.1f s (%s)\n", c.machine.c_str(), c.seconds, c.date.c_str());
-  std::printf("  copy, one thread:      %7.2f GB/s from memory, %7.2f GB/s in the cache\n", c.copy_gbps,
+  std::printf("  (from memory: one thread; in the cache: each of %d cores at once, a typical call)\n", c.cores);
+  std::printf("  copy                   %7.2f GB/s from memory, %7.2f GB/s in the cache\n", c.copy_gbps,
               c.copy_in_cache_gbps);
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i)
-    std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache\n",
-                std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i]);
+    std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache, %7.2f GB/s reduce-copy\n",
+                std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i],
+                c.reduce_copy_in_cache_gbps[i]);
   std::printf("  memory, %d cores:       %7.2f GB/s\n", c.cores, c.shared_gbps);
   std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),
               CostModel::cpu_default().cache_bytes > 0 ? "as the kernel gives it" : "measured");

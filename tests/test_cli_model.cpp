@@ -238,7 +238,16 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(c->copy_gbps > 0);
   CHECK(c->shared_gbps > 0);
   CHECK(c->wake_us > 0);
+  // The in-cache rates, every core at once: a copy, and per dtype a reduce and a reduce-copy.
+  CHECK(c->copy_in_cache_gbps > 0);
+  for (std::size_t i = 0; i < collscope::kCalibratedDTypes; ++i) {
+    CAPTURE(i);
+    CHECK(c->reduce_gbps[i] > 0);
+    CHECK(c->reduce_in_cache_gbps[i] > 0);
+    CHECK(c->reduce_copy_in_cache_gbps[i] > 0);
+  }
   CAPTURE(o.out);
+  CHECK(o.out.find("reduce-copy") != std::string::npos);
   CHECK(c->seconds < 30);  // asked for 2 s; a loaded machine stretches it, not without bound
   auto run =
       test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");

@@ -23,11 +23,14 @@ struct Calibration {
   double seconds = 0;   // how long the measurement took
   int cores = 0;
   double cache_bytes = 0;         // last-level cache, shared by the cores
-  double copy_in_cache_gbps = 0;  // one thread, a buffer that stays in the cache
+  double copy_in_cache_gbps = 0;  // every core at once, each on buffers that stay in its cache
   double copy_gbps = 0;           // one thread, from memory to memory
-  // Reduce (dst = dst + src, per dtype), one thread, from memory.
+  // Reduce (dst = dst + src, per dtype): one thread from memory, and every core at once
+  // in the cache; reduce-copy (dst = aux + src), every core at once in the cache (0: not
+  // measured, priced as a reduce).
   std::array<double, kCalibratedDTypes> reduce_gbps{};
   std::array<double, kCalibratedDTypes> reduce_in_cache_gbps{};
+  std::array<double, kCalibratedDTypes> reduce_copy_in_cache_gbps{};
   double shared_gbps = 0;          // every core copying at once: the memory system's bandwidth
   double wake_us = 0;              // one thread waking another that spins on its own core
   double switch_us = 0;            // the same when threads outnumber cores (a scheduler round trip)

@@ -30,6 +30,8 @@ CostModel Calibration::model(DType dtype) const {
   const auto d = static_cast<std::size_t>(dtype);
   if (d < reduce_gbps.size() && reduce_gbps[d] > 0) m.gamma_gbps = reduce_gbps[d];
   if (d < reduce_in_cache_gbps.size() && reduce_in_cache_gbps[d] > 0) m.gamma_cache_gbps = reduce_in_cache_gbps[d];
+  if (d < reduce_copy_in_cache_gbps.size() && reduce_copy_in_cache_gbps[d] > 0)
+    m.gamma_copy_cache_gbps = reduce_copy_in_cache_gbps[d];
   // Measured as bytes copied by every core at once; the model's shared bandwidth is
   // memory traffic, and a copy reads and writes each byte.
   if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
@@ -64,14 +66,17 @@ std::string to_json(const Calibration& c) {
   j["cache_bytes"] = c.cache_bytes;
   j["copy_gbps"] = c.copy_gbps;
   j["copy_in_cache_gbps"] = c.copy_in_cache_gbps;
-  nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_c = nlohmann::ordered_json::object();
+  nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_c = nlohmann::ordered_json::object(),
+                         red_copy_c = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
     const std::string name(name_of(dtype_at(i)));
     red[name] = c.reduce_gbps[i];
     red_c[name] = c.reduce_in_cache_gbps[i];
+    red_copy_c[name] = c.reduce_copy_in_cache_gbps[i];
   }
   j["reduce_gbps"] = red;
   j["reduce_in_cache_gbps"] = red_c;
+  j["reduce_copy_in_cache_gbps"] = red_copy_c;
   j["shared_gbps"] = c.shared_gbps;
   j["wake_us"] = c.wake_us;
   j["switch_us"] = c.switch_us;
@@ -127,7 +132,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
     return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");
   c.cores = static_cast<int>(cores);
   for (auto [key, table] :
-       {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps}}) {
+       {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps},
+        std::pair{"reduce_copy_in_cache_gbps", &c.reduce_copy_in_cache_gbps}}) {
     const json::Member* m = doc->find(key);
     if (!m) continue;
     if (!m->value.is_object()) return bad(m->value, std::string("\"") + key + "\" must be an object of dtypes");

@@ -111,8 +111,12 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     }
     const double miss = missed.empty() ? 1.0 : missed[i];
     const bool copy = t.action == Action::copy;
-    per_rank[static_cast<std::size_t>(t.dst.rank)] += copy ? move_us(bytes, miss, m.beta_gbps, m.beta_cache_gbps)
-                                                           : move_us(bytes, miss, m.gamma_gbps, m.gamma_cache_gbps);
+    // A reduce-copy streams three buffers where a reduce streams two: in the cache it
+    // has a rate of its own (from memory, the shared bandwidth bounds both).
+    const double reduce_cache =
+        t.action == Action::reduce_copy && m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
+    per_rank[static_cast<std::size_t>(t.dst.rank)] +=
+        copy ? move_us(bytes, miss, m.beta_gbps, m.beta_cache_gbps) : move_us(bytes, miss, m.gamma_gbps, reduce_cache);
     total_bytes += bytes * (copy ? 2.0 : 3.0);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
