@@ -7,7 +7,8 @@ OUT defaults to build/bench-out/grid. Prints a markdown report: per collective a
 rank count, the geometric mean of |log(predicted / measured)| (as a percentage error),
 the worst cell, and the regret of `auto` (the measured time of the algorithm the
 model picks over the measured time of the fastest); then the worst cells and where
-each target stands. --svg writes a heatmap (rows: collective x algorithm; columns:
+each target stands. A cell measured in several rounds (raw/round-N/) counts its median.
+--svg writes a heatmap (rows: collective x algorithm; columns:
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
 Standard library only.
 """
@@ -18,6 +19,7 @@ import glob
 import json
 import math
 import os
+import statistics
 import sys
 
 COLLS = ["allreduce", "broadcast", "allgather", "reduce_scatter", "alltoall"]
@@ -46,28 +48,39 @@ def read_jsonl(path):
     return rows
 
 
+def measured_runs(out, name):
+    """A cell's bench output, one file per round (raw/round-N/), or the one file of a grid
+    measured in a single pass (raw/bench-NAME.jsonl)."""
+    rounds = sorted(glob.glob(os.path.join(out, "raw", "round-*", "bench-" + name + ".jsonl")))
+    single = os.path.join(out, "raw", "bench-" + name + ".jsonl")
+    return rounds or ([single] if os.path.exists(single) else [])
+
+
 def read_cells(out):
-    """Every (coll, ranks, size, algorithm) measured and predicted, and auto's picks."""
+    """Every (coll, ranks, size, algorithm) measured and predicted, and auto's picks; a
+    cell's measured time is the median over its rounds."""
     cells, picks = [], {}
-    for path in sorted(glob.glob(os.path.join(out, "raw", "bench-*.jsonl"))):
-        name = os.path.basename(path)[len("bench-"):-len(".jsonl")]
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "predict-*.jsonl"))):
+        name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
         coll, ranks, size = name.rsplit("-", 2)
-        predict_path = os.path.join(out, "raw", "predict-" + name + ".jsonl")
-        if not os.path.exists(predict_path):  # (a grid still running)
-            continue
         predicted = read_jsonl(predict_path)
         pred = {p["algorithm"]: p["predicted_us"] for p in predicted}
         key = (coll, int(ranks), size)
         for p in predicted:
             if p.get("auto_pick"):
                 picks[key] = p["algorithm"]
-        for b in read_jsonl(path):
-            algo = b["algorithm"]
-            measured = b["out_of_place"]["time_us"]
-            if algo not in pred or measured <= 0 or pred[algo] <= 0:
+        runs, nbytes = {}, {}
+        for path in measured_runs(out, name):
+            for b in read_jsonl(path):
+                if b["out_of_place"]["time_us"] > 0:
+                    runs.setdefault(b["algorithm"], []).append(b["out_of_place"]["time_us"])
+                    nbytes[b["algorithm"]] = b["size"]
+        for algo, times in runs.items():
+            if algo not in pred or pred[algo] <= 0:
                 continue
-            cells.append({"coll": coll, "ranks": int(ranks), "size": size, "bytes": b["size"], "algorithm": algo,
-                          "measured_us": measured, "predicted_us": pred[algo]})
+            cells.append({"coll": coll, "ranks": int(ranks), "size": size, "bytes": nbytes[algo], "algorithm": algo,
+                          "measured_us": statistics.median(times), "runs": len(times),
+                          "spread": max(times) / min(times), "predicted_us": pred[algo]})
     return cells, picks
 
 
@@ -118,6 +131,16 @@ def report(cells, regret, meta, model):
     lines.append("Machine: %s; %s; load average %s at the start, %s at the end; %s s; predictions: %s."
                  % (meta.get("machine", "?"), meta.get("date", "?"), meta.get("load_start", "?"),
                     meta.get("load_end", "?"), meta.get("seconds", "?"), model))
+    runs = [c["runs"] for c in cells]
+    lines.append("")
+    if max(runs) == 1:
+        lines.append("Measured time per cell: one run (the grid in a single pass).")
+    else:
+        lines.append("Measured time per cell: the median of %s (passes over the whole grid, minutes apart); "
+                     "%d of %d cells' runs differ by more than 1.5x, %d by more than 2x."
+                     % ("%d runs" % max(runs) if min(runs) == max(runs) else "%d to %d runs" % (min(runs), max(runs)),
+                        sum(1 for c in cells if c["spread"] > 1.5), len(cells),
+                        sum(1 for c in cells if c["spread"] > 2)))
     lines.append("")
     lines.append("| collective | ranks | cells | geomean error | within 2x | worst cell (predicted / measured) "
                  "| auto regret, geomean | auto regret, worst |")
@@ -246,12 +269,14 @@ def main():
     if a.csv:
         with open(a.csv, "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
-            w.writerow(["coll", "ranks", "size", "bytes", "algorithm", "measured_us", "predicted_us", "auto_pick"])
+            w.writerow(["coll", "ranks", "size", "bytes", "algorithm", "measured_us", "predicted_us", "auto_pick", "runs",
+                        "spread"])
             for c in sorted(cells, key=lambda c: (COLLS.index(c["coll"]) if c["coll"] in COLLS else 99, c["ranks"],
                                                   size_bytes(c["size"]), c["algorithm"])):
                 w.writerow([c["coll"], c["ranks"], c["size"], c["bytes"], c["algorithm"], "%.3f" % c["measured_us"],
                             "%.3f" % c["predicted_us"],
-                            int(picks.get((c["coll"], c["ranks"], c["size"])) == c["algorithm"])])
+                            int(picks.get((c["coll"], c["ranks"], c["size"])) == c["algorithm"]), c["runs"],
+                            "%.2f" % c["spread"]])
     return 0
 
 

@@ -6,8 +6,13 @@
 #
 #   bench/model_grid.sh [OUT]     (OUT defaults to build/bench-out/grid)
 #
+# Each cell is measured in GRID_ROUNDS passes over the whole grid (default 3), and
+# bench/model_grid.py takes each cell's median: on a virtual machine the host moves the
+# cores about for seconds to minutes at a time (one 3-rank all-gather read 75 us in one
+# pass and 20-29 us in the next runs), and passes minutes apart rarely all meet it.
+#
 # Environment: COLLSCOPE (the binary, default build/collscope), GRID_COLLS, GRID_RANKS,
-# GRID_SIZES (to run part of the grid), GRID_CALIBRATE=0 to keep OUT/config's
+# GRID_SIZES (to run part of the grid), GRID_ROUNDS, GRID_CALIBRATE=0 to keep OUT/config's
 # calibration instead of measuring a new one, GRID_CAL_SECONDS (default 20), and
 # GRID_PREDICT_ONLY=1 to price OUT's measurements again (a changed model, the same
 # runs: nothing is measured, the calibration is kept).
@@ -25,6 +30,7 @@ mkdir -p "$out/raw"
 # The calibration every prediction of the grid uses, in a config folder of its own.
 export XDG_CONFIG_HOME="$out/config"
 predict_only=${GRID_PREDICT_ONLY:-0}
+rounds=${GRID_ROUNDS:-3}
 if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
 # A calibration is a best-of measurement, and on a virtual machine the host's placement
 # of its cores moves some figures together from one calibration to the next (cores far
@@ -72,34 +78,50 @@ iters_for() {
   echo "collscope: $("$bin" --version 2>/dev/null || echo unknown)"
   echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
   echo "command: bench --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
+  echo "rounds: $rounds"
 } > "$out/meta.txt"
 
 start=$(date +%s)
-for coll in $colls; do
-  for r in $ranks_list; do
-    # The algorithms come from the program: the ones predict prices for this call.
-    one=$("$bin" predict --coll "$coll" --ranks "$r" --count 1 --algo all --json)
-    algos=$(sed -n 's/.*"algorithm":"\([^"]*\)".*/\1/p' <<< "$one" | paste -sd, -)
-    # The bytes of a call of count 1: no cell is smaller (8 B is below one element per
-    # rank for some collectives and rank counts).
-    unit=$(sed -n '1s/.*"bytes":\([0-9]*\).*/\1/p' <<< "$one")
-    [ -n "$algos" ] || { echo "model_grid: no algorithm for $coll on $r ranks" >&2; exit 1; }
-    for s in $sizes; do
-      read -r n w <<< "$(iters_for "$s")"
-      cell="$coll-$r-$s"
-      bytes=$(numfmt --from=iec "$s")
-      [ "$bytes" -ge "$unit" ] || bytes=$unit
-      if [ "$predict_only" != 1 ]; then
+# grid ROUND|predict: one pass over the cells, measuring into raw/round-ROUND/ or pricing
+# what was measured (at the count the first round's bench ran: its first row says).
+grid() {
+  for coll in $colls; do
+    for r in $ranks_list; do
+      # The algorithms come from the program: the ones predict prices for this call.
+      one=$("$bin" predict --coll "$coll" --ranks "$r" --count 1 --algo all --json)
+      algos=$(sed -n 's/.*"algorithm":"\([^"]*\)".*/\1/p' <<< "$one" | paste -sd, -)
+      # The bytes of a call of count 1: no cell is smaller (8 B is below one element per
+      # rank for some collectives and rank counts).
+      unit=$(sed -n '1s/.*"bytes":\([0-9]*\).*/\1/p' <<< "$one")
+      [ -n "$algos" ] || { echo "model_grid: no algorithm for $coll on $r ranks" >&2; exit 1; }
+      for s in $sizes; do
+        cell="$coll-$r-$s"
+        if [ "$1" = predict ]; then
+          measured="$out/raw/round-1/bench-$cell.jsonl"
+          [ -e "$measured" ] || measured="$out/raw/bench-$cell.jsonl"  # a grid of one pass, before rounds
+          [ -e "$measured" ] || { echo "model_grid: $cell was not measured (run without GRID_PREDICT_ONLY)" >&2; exit 1; }
+          count=$(sed -n '1s/.*"count":\([0-9]*\).*/\1/p' "$measured")
+          "$bin" predict --coll "$coll" --ranks "$r" --count "$count" --algo all --json > "$out/raw/predict-$cell.jsonl"
+          continue
+        fi
+        read -r n w <<< "$(iters_for "$s")"
+        bytes=$(numfmt --from=iec "$s")
+        [ "$bytes" -ge "$unit" ] || bytes=$unit
         "$bin" bench --coll "$coll" --ranks "$r" --algo "$algos" -b "$bytes" -e "$bytes" -n "$n" -w "$w" -c 0 \
-          --probe 0 --json > "$out/raw/bench-$cell.jsonl"
-      fi
-      # Predict at the count the bench ran (its first row says).
-      count=$(sed -n '1s/.*"count":\([0-9]*\).*/\1/p' "$out/raw/bench-$cell.jsonl")
-      "$bin" predict --coll "$coll" --ranks "$r" --count "$count" --algo all --json > "$out/raw/predict-$cell.jsonl"
+          --probe 0 --json > "$out/raw/round-$1/bench-$cell.jsonl"
+      done
+      [ "$1" = predict ] || echo "# round $1 of $rounds: $coll on $r ranks done, $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
     done
-    echo "# $coll on $r ranks done, $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
   done
-done
+}
+if [ "$predict_only" != 1 ]; then
+  rm -rf "$out/raw"/round-* "$out/raw"/bench-*.jsonl
+  for round in $(seq "$rounds"); do
+    mkdir -p "$out/raw/round-$round"
+    grid "$round"
+  done
+fi
+grid predict
 [ "$predict_only" = 1 ] || {
   echo "load_end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "seconds: $(($(date +%s) - start))"
