@@ -14,10 +14,11 @@ using Stage = WaitStages::Stage;
 
 namespace {
 
-// Microseconds until the wait reaches `stage`, looking as a waiting rank does.
-double us_until(WaitStages& w, Stage stage) {
-  const auto t0 = Clock::now();
-  while (w.next() != stage) {
+// Microseconds from `t0` until the wait reaches `stage` or a later one, looking as a
+// waiting rank does. (A thread descheduled past a whole stage goes on to the next: a
+// loaded machine may never show it the stage in between.)
+double us_until(WaitStages& w, Stage stage, Clock::time_point t0) {
+  while (w.next() < stage) {
   }
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
@@ -28,19 +29,25 @@ TEST_CASE("wait: each stage lasts its time, in order, and a stage of no time is 
   WaitStages none(WaitTuning{0, 0});
   CHECK(none.next() == Stage::sleep);
 
+  // Each stage ends once its time since the wait began has passed (the wait's clock
+  // starts at its first look at the time, after t0).
   WaitStages yields(WaitTuning{0, 2000});
+  auto t0 = Clock::now();
   CHECK(yields.next() == Stage::yield);
-  CHECK(us_until(yields, Stage::sleep) >= 1900);
+  CHECK(us_until(yields, Stage::sleep, t0) >= 1900);
   CHECK(yields.next() == Stage::sleep);  // and stays there
 
   WaitStages spins(WaitTuning{2000, 1000});
+  t0 = Clock::now();
   CHECK(spins.next() == Stage::spin);
-  CHECK(us_until(spins, Stage::yield) >= 1900);
-  CHECK(us_until(spins, Stage::sleep) >= 900);
+  CHECK(us_until(spins, Stage::yield, t0) >= 1900);
+  CHECK(us_until(spins, Stage::sleep, t0) >= 2900);
+  CHECK(spins.next() == Stage::sleep);
 
   WaitStages spin_only(WaitTuning{1000, 0});
+  t0 = Clock::now();
   CHECK(spin_only.next() == Stage::spin);
-  CHECK(us_until(spin_only, Stage::sleep) >= 900);
+  CHECK(us_until(spin_only, Stage::sleep, t0) >= 900);
 }
 
 TEST_CASE("wait: a wait returns once the value arrives, from each stage, sleeping included") {
