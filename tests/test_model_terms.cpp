@@ -152,6 +152,36 @@ TEST_CASE("model terms: a reduce-copy in the cache moves at its own rate, a redu
   CHECK(predict_us(reduce_copy, m) == doctest::Approx(predict_us(reduce, m)));
 }
 
+TEST_CASE("model terms: ranks reading the same bytes in one step bring them from memory once") {
+  CostModel m = machine();
+  m.repeated_calls = false;
+  m.cache_bytes = 64e6;
+  m.shared_gbps = 1.0;             // memory traffic decides
+  const std::uint64_t n = 250000;  // 1 MB of float32, never touched before
+  // Ranks 1..3 each copy rank 0's buffer in one step (a flat broadcast), or each copy a
+  // buffer of its own from rank 0 (three different sources).
+  Schedule same = world(4, n), apart = world(4, n);
+  for (Schedule* s : {&same, &apart}) {
+    s->dtype = DType::float32;
+    for (int b = 0; b < 3; ++b) s->buffers.push_back(s->buffers[0]);
+  }
+  std::vector<Transfer> one_source, three_sources;
+  for (std::int32_t r = 1; r < 4; ++r) {
+    one_source.push_back(Transfer{{0, 0, 0}, {r, 0, 0}, n, Action::copy, 1});
+    three_sources.push_back(Transfer{{0, r, 0}, {r, 0, 0}, n, Action::copy, 1});
+  }
+  step(same, one_source);
+  step(apart, three_sources);
+  const double mb = 4.0 * n / 1e3;  // us per MB at 1 GB/s
+  // Memory traffic: one read of the shared source and three writes, against three reads
+  // and three writes.
+  CHECK(predict_us(same, m) == doctest::Approx(m.alpha_us + 4 * mb));
+  CHECK(predict_us(apart, m) == doctest::Approx(m.alpha_us + 6 * mb));
+  // Without a cache to share them in, every reader brings its own.
+  m.cache_bytes = 0;
+  CHECK(predict_us(same, m) == doctest::Approx(m.alpha_us + 6 * mb));
+}
+
 TEST_CASE("model terms: calls repeated back to back find the last call's bytes in the cache") {
   CostModel m = machine();
   m.shared_gbps = 0;

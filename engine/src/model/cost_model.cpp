@@ -181,9 +181,17 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
   // the call before touched last: the first pass only touches.
   if (m.repeated_calls)
     for (const auto& st : s.steps) touch_step(st);
+  // What the transfers of the current step have read so far: ranks reading the same
+  // bytes in one step (a flat broadcast's receivers, all reading the root's buffer) bring
+  // them from memory once, and the others find them in the shared cache. Each step moves
+  // the clock by 1, beyond this cache's 0.5: earlier steps' reads are gone from it.
+  Reuse read_in_step(s, 0.5);
   for (const auto& st : s.steps) {
-    // What the step reads and writes, against what it touched before (the step's own
-    // accesses do not serve each other: they run at the same time).
+    // What the step reads and writes, against what it touched before (apart from bytes
+    // another transfer of the step reads too, the step's own accesses do not serve each
+    // other: they run at the same time).
+    read_in_step.advance(1.0);
+    read_in_step.begin_step();
     double memory = 0;
     std::vector<double> slow(st.transfers.size(), 1.0);  // the share of each transfer's bytes not in the rank's reach
     for (std::size_t i = 0; i < st.transfers.size(); ++i) {
@@ -193,7 +201,8 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
       // A reduce reads its destination too; a copy or a reduce-copy only writes it.
       double read = 0, reads = 0, remote = 0;
       for_each_read(x, [&](const Loc& l) {
-        read += touched.missed(l, x.count, esize);
+        read += std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
+        read_in_step.touch(l, x.count);
         reads += bytes;
         if (l.rank != x.dst.rank) remote += bytes - written.missed(l, x.count, esize);
       });
