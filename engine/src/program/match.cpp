@@ -161,6 +161,7 @@ Result<Progress> Matcher::wait_op(std::int32_t r, const Instance& in, OpRecord& 
   if (!all_moved) return Progress::blocked;
   for (const auto& name : in.requests) {
     auto it = std::find_if(st.pending.begin(), st.pending.end(), [&](const Request& q) { return q.name == name; });
+    if (it == st.pending.end()) continue;  // named twice in this wait (the reader refuses that)
     st.completed[name] = "the wait of " + in.where_text;
     rec.completes.push_back(inst(r, static_cast<std::size_t>(it->inst)).record);
     st.pending.erase(it);

@@ -347,7 +347,13 @@ void ProgramReader::read_wait(const Value& v, ProgramOp& op) const {
   if (many) {
     if (!many->value.is_array() || many->value.items.empty())
       wrong_type("requests", "a non-empty array of request names", many->value, at(*many), "[\"a\", \"b\"]");
-    for (const auto& item : many->value.items) op.requests.push_back(request_name(item, at(item)));
+    for (const auto& item : many->value.items) {
+      std::string name = request_name(item, at(item));
+      if (std::find(op.requests.begin(), op.requests.end(), name) != op.requests.end())
+        fail("scenario.duplicate_request", "wait names request \"" + name + "\" twice",
+             "name each request once in a wait", at(item));
+      op.requests.push_back(std::move(name));
+    }
   }
   if (const Member* m = v.find("ranks")) op.ranks = rank_selector(*m, {"rank", "size"});
 }
