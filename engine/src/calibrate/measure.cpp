@@ -95,12 +95,8 @@ double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls
   std::vector<std::thread> pool;
   for (int c = 0; c < cores; ++c)
     pool.emplace_back([&, c] {
-      if (pin.size() >= static_cast<std::size_t>(cores)) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(pin[static_cast<std::size_t>(c)], &one);
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // best effort
-      }
+      if (pin.size() >= static_cast<std::size_t>(cores))
+        cpu::pin_this_thread(pin[static_cast<std::size_t>(c)]);  // best effort
       std::vector<std::uint8_t> dst(bytes, 0), aux(bytes, 0), src(bytes, 0);
       const std::uint64_t n = bytes / size_of(t);
       ready.fetch_add(1);

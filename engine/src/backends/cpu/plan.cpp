@@ -81,6 +81,13 @@ std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores
   return lanes <= cores ? lane : lane * cores / lanes;
 }
 
+bool pin_this_thread(int core) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(core, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 std::vector<int> cores_to_pin() {
   std::vector<int> cores;
   if (const char* pin = std::getenv("COLLSCOPE_PIN"); pin && std::string(pin) == "0") return cores;

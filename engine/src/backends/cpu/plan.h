@@ -58,5 +58,8 @@ std::size_t core_for_lane(std::size_t lane, std::size_t lanes, std::size_t cores
 // on them; empty when COLLSCOPE_PIN=0 asks to leave them to the scheduler, or when the
 // process's cores cannot be read.
 std::vector<int> cores_to_pin();
+// Keeps the calling thread on `core` (threads it starts later inherit it); false when
+// the kernel refuses.
+bool pin_this_thread(int core);
 
 }  // namespace collscope::cpu

@@ -39,11 +39,8 @@ int pin_to_core(int host_rank, int host_size) {
   if (host_size < 2 || cores.size() < 2) return -1;
   const int core =
       cores[cpu::core_for_lane(static_cast<std::size_t>(host_rank), static_cast<std::size_t>(host_size), cores.size())];
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(core, &one);
   // This thread only: the session's threads, started later, inherit it.
-  return sched_setaffinity(0, sizeof one, &one) == 0 ? core : -1;
+  return cpu::pin_this_thread(core) ? core : -1;
 }
 
 void on_sigterm(int sig) {
