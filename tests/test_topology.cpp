@@ -116,6 +116,40 @@ TEST_CASE("topology: presets price what NCCL's bulk transfers reach, below line 
   CHECK(gb200->nic.effective_gbps() == doctest::Approx(h100->nic.effective_gbps()));
 }
 
+TEST_CASE("topology: a device's memory priced at what a copy reaches, the datasheet's when not stated") {
+  auto plain = parse_topology(kSmall, "t.json");
+  REQUIRE(plain.ok());
+  CHECK(plain->memory_efficiency == 1);
+  CHECK(plain->effective_memory_gbps() == 1000);
+  std::string text = kSmall;
+  const std::string from = "\"memory_gbps\": 1000}";
+  text.replace(text.find(from), from.size(), "\"memory_gbps\": 1000, \"memory_efficiency\": 0.5}");
+  auto half = parse_topology(text, "t.json");
+  REQUIRE(half.ok());
+  CHECK(half->effective_memory_gbps() == doctest::Approx(500));
+  // Eight ranks sharing one device: the ring is bound by that device's memory, so half the
+  // memory's reach is close to twice the time (the fixed costs stay).
+  const Schedule s = lowered(Collective::allreduce, "ring", 8, 1 << 24);
+  Placement one = place(*plain, 8, 1);
+  one.devices_per_node = 1;
+  const Prediction a = price_on_topology(s, *plain, one), b = price_on_topology(s, *half, one);
+  REQUIRE_FALSE(b.levels.empty());
+  CHECK(b.levels[0].level == "device memory");
+  CHECK(b.us > 1.9 * a.us);
+  CHECK(b.us <= 2 * a.us);
+  // The preset measured on one H200 states it; it stays below 1.
+  auto h200 = load_topology("dgx-h200");
+  REQUIRE(h200.ok());
+  CHECK(h200->memory_efficiency < 1);
+  CHECK(h200->memory_efficiency > 0.5);
+
+  auto e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 1.5}})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/devices/memory_efficiency");
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 0}})");
+  CHECK(e.id == "topology.out_of_range");
+}
+
 TEST_CASE("topology: mistakes are reported with their place, id and what to do") {
   auto e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 8, "memory_gbps": 1, "luanch_us": 2}})");
   CHECK(e.id == "topology.unknown_key");

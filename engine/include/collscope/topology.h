@@ -61,6 +61,10 @@ struct Topology {
   std::string device_kind = "gpu";  // "gpu" or "cpu"
   int devices_per_node = 1;
   double memory_gbps = 0;  // a device's own memory: local copies and the reduce's reads and writes
+  // The share of memory_gbps that a device-to-device copy reaches (as LinkSpec::efficiency);
+  // 1 when not stated.
+  double memory_efficiency = 1;
+  double effective_memory_gbps() const { return memory_gbps * memory_efficiency; }
   double launch_us = 0;    // fixed cost of a device's part of a step (one kernel launch)
   double step_us = 0;      // fixed cost of every step (synchronisation between devices)
   LinkSpec intra;          // between two devices of one node

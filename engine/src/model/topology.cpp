@@ -144,7 +144,7 @@ class TopologyReader {
 
   void read_devices(const Value& v, Topology& t) const {
     if (!v.is_object()) wrong_type("devices", "an object", v, "{\"kind\": \"gpu\", \"per_node\": 8}");
-    check_keys(v, {"kind", "per_node", "memory_gbps", "launch_us", "step_us"}, "in \"devices\"");
+    check_keys(v, {"kind", "per_node", "memory_gbps", "memory_efficiency", "launch_us", "step_us"}, "in \"devices\"");
     const Value& kind = required(v, "kind", "\"devices\"", "\"kind\": \"gpu\"");
     t.device_kind = text(kind, "devices.kind", "\"gpu\"");
     if (t.device_kind != "gpu" && t.device_kind != "cpu")
@@ -154,6 +154,8 @@ class TopologyReader {
         integer(required(v, "per_node", "\"devices\"", "\"per_node\": 8"), "devices.per_node", 1, kMaxDevicesPerNode));
     t.memory_gbps = number(required(v, "memory_gbps", "\"devices\"", "\"memory_gbps\": 3350"), "devices.memory_gbps", 0,
                            kMaxBandwidth, true);
+    if (const Member* m = v.find("memory_efficiency"))
+      t.memory_efficiency = number(m->value, "devices.memory_efficiency", 0, 1, true);
     if (const Member* m = v.find("launch_us"))
       t.launch_us = number(m->value, "devices.launch_us", 0, kMaxLatency, false);
     if (const Member* m = v.find("step_us")) t.step_us = number(m->value, "devices.step_us", 0, kMaxLatency, false);

@@ -99,7 +99,7 @@ double TopologyPricer::bandwidth(std::uint64_t k) const {
   const auto r = static_cast<Res>(k >> 58);
   switch (r) {
     case Res::memory:
-      return t_.memory_gbps;
+      return t_.effective_memory_gbps();
     case Res::link_out:
     case Res::link_in:
       return t_.intra.effective_gbps();
