@@ -143,10 +143,12 @@ TEST_CASE("topology: a device's memory priced at what a copy reaches, the datash
   CHECK(h200->memory_efficiency < 1);
   CHECK(h200->memory_efficiency > 0.5);
 
-  auto e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 1.5}})");
+  auto e = parse_err(
+      R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 1.5}})");
   CHECK(e.id == "topology.out_of_range");
   CHECK(e.where.pointer == "/devices/memory_efficiency");
-  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 0}})");
+  e = parse_err(
+      R"({"version": 1, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1, "memory_efficiency": 0}})");
   CHECK(e.id == "topology.out_of_range");
 }
 
