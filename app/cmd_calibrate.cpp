@@ -46,6 +46,11 @@ int cmd_calibrate(const CalibrateFlags& f) {
     std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache, %7.2f GB/s reduce-copy\n",
                 std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i],
                 c.reduce_copy_in_cache_gbps[i]);
+  if (c.near_cache_bytes > 0)
+    std::printf(
+        "  a core's own cache:    %7.1f MiB; beyond it, in the shared cache: copy %.2f GB/s, reduce float32 "
+        "%.2f GB/s, reduce-copy %.2f GB/s\n",
+        c.near_cache_bytes / (1 << 20), c.copy_far_cache_gbps, c.reduce_far_cache_gbps, c.reduce_copy_far_cache_gbps);
   std::printf("  memory, %d cores:       %7.2f GB/s\n", c.cores, c.shared_gbps);
   std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),
               CostModel::cpu_default().cache_bytes > 0 ? "as the kernel gives it" : "measured");

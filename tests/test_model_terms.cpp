@@ -152,6 +152,50 @@ TEST_CASE("model terms: a reduce-copy in the cache moves at its own rate, a redu
   CHECK(predict_us(reduce_copy, m) == doctest::Approx(predict_us(reduce, m)));
 }
 
+TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one move at the shared cache's rate") {
+  CostModel m = machine();
+  m.shared_gbps = 0;  // only the ranks' own work
+  m.repeated_calls = false;
+  m.cache_bytes = 64e6;
+  m.beta_cache_gbps = 40;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  // Rank 1 copies rank 1's own bytes twice (buffer 0 into buffer 1): the second time they
+  // were touched one step ago, 2 MB of traffic back.
+  Schedule s = world(2, n);
+  s.dtype = DType::float32;
+  s.buffers.push_back(s.buffers[0]);
+  step(s, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  step(s, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  const double bytes = 4.0 * n, alpha = 2 * m.alpha_us;
+  const double first = bytes / (m.beta_gbps * 1e3);
+  // No core cache known: the second copy at the in-cache rate, as before.
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
+  // A core's cache of 4 MB (8 MB of reach on 2 cores): still within it.
+  m.near_cache_bytes = 4e6;
+  m.beta_far_gbps = 10;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
+  // 0.5 MB per core (1 MB of reach): the 2 MB back are beyond it, in the shared cache only.
+  m.near_cache_bytes = 0.5e6;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (10 * 1e3)));
+  // A shared-cache rate not measured: as in the core's own.
+  m.beta_far_gbps = 0;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
+  // Another rank's bytes found in the shared cache (read, not written, by their owner
+  // lately) are never in the reader's core: rank 0 reads what rank 1 read a step ago.
+  m.beta_far_gbps = 10;
+  m.near_cache_bytes = 4e6;
+  Schedule other = world(2, n);
+  other.dtype = DType::float32;
+  other.buffers.push_back(other.buffers[0]);
+  step(other, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  step(other, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
+  // Half the second copy's bytes are the read (in the shared cache), half the write of
+  // a buffer rank 0 never touched (from memory).
+  CHECK(predict_us(other, m) == doctest::Approx(alpha + first + bytes * (0.5 / m.beta_gbps + 0.5 / 10) / 1e3));
+  m.beta_far_gbps = 0;
+  CHECK(predict_us(other, m) == doctest::Approx(alpha + first + bytes * (0.5 / m.beta_gbps + 0.5 / 40) / 1e3));
+}
+
 TEST_CASE("model terms: ranks reading the same bytes in one step bring them from memory once") {
   CostModel m = machine();
   m.repeated_calls = false;
@@ -250,6 +294,28 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   REQUIRE_MESSAGE(before.ok(), old);
   CHECK(before->model(DType::float32).gamma_copy_cache_gbps == 0);
   CHECK(before->model(DType::float32).gamma_cache_gbps == 20);
+  // Nor the shared cache's rates: one level of cache, as before.
+  CHECK(m.near_cache_bytes == 0);
+  CHECK(m.beta_far_gbps == 0);
+  Calibration two = c;
+  two.near_cache_bytes = 1 << 20;
+  two.copy_far_cache_gbps = 15;
+  two.reduce_far_cache_gbps = 9;
+  two.reduce_copy_far_cache_gbps = 30;  // above the core's own reduce-copy: capped at it
+  const CostModel t = two.model(DType::float32);
+  CHECK(t.near_cache_bytes == 1 << 20);
+  CHECK(t.beta_far_gbps == 15);
+  CHECK(t.gamma_far_gbps == 9);
+  CHECK(t.gamma_copy_far_gbps == 12);
+  // A dtype whose reduce is slower in the core's cache than float32's in the shared one keeps its own.
+  two.reduce_in_cache_gbps[static_cast<std::size_t>(DType::float16)] = 1.5;
+  CHECK(two.model(DType::float16).gamma_far_gbps == doctest::Approx(1.5));
+  auto again = parse_calibration(to_json(two), "two.json");
+  REQUIRE(again.ok());
+  CHECK(again->near_cache_bytes == 1 << 20);
+  CHECK(again->copy_far_cache_gbps == 15);
+  CHECK(again->reduce_far_cache_gbps == 9);
+  CHECK(again->reduce_copy_far_cache_gbps == 30);
 
   const Schedule small = lowered(Collective::allreduce, "ring", 2, 2);
   const Schedule large = lowered(Collective::allreduce, "ring", 2, 1 << 22);

@@ -31,6 +31,13 @@ struct Calibration {
   std::array<double, kCalibratedDTypes> reduce_gbps{};
   std::array<double, kCalibratedDTypes> reduce_in_cache_gbps{};
   std::array<double, kCalibratedDTypes> reduce_copy_in_cache_gbps{};
+  // A core's own cache inside the shared one (an L2; 0: none known) and the kernels on
+  // buffers too big for it that stay in the shared cache, every core at once (float32
+  // for the reduce and the reduce-copy; 0: not measured, priced as in the core's cache).
+  double near_cache_bytes = 0;
+  double copy_far_cache_gbps = 0;
+  double reduce_far_cache_gbps = 0;
+  double reduce_copy_far_cache_gbps = 0;
   double shared_gbps = 0;          // every core copying at once: the memory system's bandwidth
   double wake_us = 0;              // one thread waking another that spins on its own core
   double switch_us = 0;            // the same when threads outnumber cores (a scheduler round trip)

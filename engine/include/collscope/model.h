@@ -21,7 +21,13 @@
 // is priced the same way: the bytes of a transfer found in the cache move at the
 // in-cache bandwidths (beta_cache, gamma_cache), the rest at beta and gamma, and so do
 // bytes another rank wrote recently (they sit in that rank's core: fetching them from
-// another core costs about what memory costs).
+// another core costs about what memory costs). Where a core has a cache of its own
+// inside the shared one (near_cache_bytes, an L2 inside the L3), the in-cache rates are
+// for what the core touched within its own cache's reach, and the rest of what is in
+// the cache (older bytes, bytes other ranks read or wrote long enough ago) moves at the
+// shared cache's rates (beta_far, gamma_far): on the machine of bench/RESULTS.md a copy
+// runs at about 130 GB/s inside a core's 1 MiB L2, 55-60 GB/s from the 32 MiB L3 and
+// 22 GB/s from memory.
 //
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
 // only the transfers each rank's part of a step depends on (docs/ARCHITECTURE.md, "The Schedule"). Its estimate
@@ -69,7 +75,14 @@ struct CostModel {
   double beta_cache_gbps = 0;        // copy bandwidth for bytes found in that cache; 0 = as from memory
   double gamma_cache_gbps = 0;       // reduce bandwidth for bytes found in that cache; 0 = as from memory
   double gamma_copy_cache_gbps = 0;  // the same for a reduce-copy (dst = aux op src); 0 = as a reduce
-  bool repeated_calls = false;       // the call runs back to back: the cache holds what the last one touched
+  // A core's own cache (an L2) inside the shared one: the bandwidths above are for bytes
+  // the core touched lately, and bytes found only in the shared cache move at these
+  // (0 = near_cache_bytes unknown: every byte in the cache at the rates above).
+  double near_cache_bytes = 0;     // per core
+  double beta_far_gbps = 0;        // copy, bytes found only in the shared cache; 0 = as beta_cache
+  double gamma_far_gbps = 0;       // reduce, the same; 0 = as gamma_cache
+  double gamma_copy_far_gbps = 0;  // reduce-copy, the same; 0 = as gamma_far
+  bool repeated_calls = false;     // the call runs back to back: the cache holds what the last one touched
 
   static CostModel cpu_default();
 };

@@ -65,10 +65,10 @@ struct Topology {
   // 1 when not stated.
   double memory_efficiency = 1;
   double effective_memory_gbps() const { return memory_gbps * memory_efficiency; }
-  double launch_us = 0;    // fixed cost of a device's part of a step (one kernel launch)
-  double step_us = 0;      // fixed cost of every step (synchronisation between devices)
-  LinkSpec intra;          // between two devices of one node
-  NicSpec nic;             // between nodes
+  double launch_us = 0;  // fixed cost of a device's part of a step (one kernel launch)
+  double step_us = 0;    // fixed cost of every step (synchronisation between devices)
+  LinkSpec intra;        // between two devices of one node
+  NicSpec nic;           // between nodes
   std::vector<SwitchTier> tiers;
   std::int64_t nodes = 1;  // the default number of nodes (--nodes overrides it)
   // kind "cpu": the cost model's parameters come from the calibration (model.h).

@@ -17,10 +17,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,6 +58,25 @@ struct Buffers {
   std::vector<std::uint8_t> a, b;
   explicit Buffers(std::size_t n) : a(n, 1), b(n, 2) {}
 };
+
+// A core's own cache inside the last level: the largest cache of CPU 0 that no other
+// CPU shares (Linux sysfs; an L2 on most machines), in bytes; 0 when sysfs has none or
+// it is the last level itself.
+double own_cache_bytes(double last_level) {
+  double best = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream size_in(dir + "size"), shared_in(dir + "shared_cpu_list"), type_in(dir + "type");
+    std::string text, shared, type;
+    if (!(size_in >> text) || text.empty() || !(shared_in >> shared) || !(type_in >> type)) continue;
+    if (type == "Instruction" || shared != "0") continue;  // code only, or shared with another CPU
+    double v = std::strtod(text.c_str(), nullptr);
+    if (text.back() == 'K') v *= 1024;
+    if (text.back() == 'M') v *= 1024 * 1024;
+    best = std::max(best, v);
+  }
+  return best >= last_level ? 0 : best;
+}
 
 // The last-level cache, measured: copy bandwidth for buffers from 256 KiB up, doubling;
 // the cache ends where a copy falls below halfway between the smallest buffer's rate
@@ -304,6 +325,24 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
     c.reduce_gbps[i] = reduce_gbps(t, big, 1, share * 0.6);
     c.reduce_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce, t, c.cores, small, calls, share * 0.3);
     c.reduce_copy_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce_copy, t, c.cores, small, calls, share * 0.3);
+  }
+  // The shared cache, where a core has one of its own inside it: per core three buffers
+  // that together are at least twice its own cache, all cores' buffers at most half
+  // the shared one (2 MiB each on 2 cores with 1 MiB L2s and a 32 MiB L3).
+  c.near_cache_bytes = own_cache_bytes(c.cache_bytes);
+  if (c.near_cache_bytes > 0) {
+    std::size_t far = 256 << 10;
+    while (3.0 * static_cast<double>(far) < 2 * c.near_cache_bytes) far *= 2;
+    if (3.0 * static_cast<double>(far) * c.cores <= c.cache_bytes / 2) {
+      say("copy and reduce bandwidth in the shared cache");
+      const int far_calls = 500;
+      c.copy_far_cache_gbps = all_cores_gbps(Kernel::copy, DType::uint8, c.cores, far, far_calls, share * 0.5);
+      c.reduce_far_cache_gbps = all_cores_gbps(Kernel::reduce, DType::float32, c.cores, far, far_calls, share * 0.5);
+      c.reduce_copy_far_cache_gbps =
+          all_cores_gbps(Kernel::reduce_copy, DType::float32, c.cores, far, far_calls, share * 0.5);
+    } else {
+      c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
+    }
   }
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
   c.shared_gbps = shared_gbps(c.cores, big / static_cast<std::size_t>(c.cores), share);

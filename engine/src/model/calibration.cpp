@@ -32,6 +32,19 @@ CostModel Calibration::model(DType dtype) const {
   if (d < reduce_in_cache_gbps.size() && reduce_in_cache_gbps[d] > 0) m.gamma_cache_gbps = reduce_in_cache_gbps[d];
   if (d < reduce_copy_in_cache_gbps.size() && reduce_copy_in_cache_gbps[d] > 0)
     m.gamma_copy_cache_gbps = reduce_copy_in_cache_gbps[d];
+  // The shared cache's rates: a dtype whose reduce is slower in the core's own cache
+  // than float32's in the shared one (its arithmetic bounds it) keeps its own rate.
+  if (near_cache_bytes > 0 && copy_far_cache_gbps > 0) {
+    m.near_cache_bytes = near_cache_bytes;
+    m.beta_far_gbps = copy_far_cache_gbps;
+    if (reduce_far_cache_gbps > 0)
+      m.gamma_far_gbps =
+          m.gamma_cache_gbps > 0 ? std::min(m.gamma_cache_gbps, reduce_far_cache_gbps) : reduce_far_cache_gbps;
+    if (reduce_copy_far_cache_gbps > 0) {
+      const double own = m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
+      m.gamma_copy_far_gbps = own > 0 ? std::min(own, reduce_copy_far_cache_gbps) : reduce_copy_far_cache_gbps;
+    }
+  }
   // Measured as bytes copied by every core at once; the model's shared bandwidth is
   // memory traffic, and a copy reads and writes each byte.
   if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
@@ -77,6 +90,10 @@ std::string to_json(const Calibration& c) {
   j["reduce_gbps"] = red;
   j["reduce_in_cache_gbps"] = red_c;
   j["reduce_copy_in_cache_gbps"] = red_copy_c;
+  j["near_cache_bytes"] = c.near_cache_bytes;
+  j["copy_far_cache_gbps"] = c.copy_far_cache_gbps;
+  j["reduce_far_cache_gbps"] = c.reduce_far_cache_gbps;
+  j["reduce_copy_far_cache_gbps"] = c.reduce_copy_far_cache_gbps;
   j["shared_gbps"] = c.shared_gbps;
   j["wake_us"] = c.wake_us;
   j["switch_us"] = c.switch_us;
@@ -126,6 +143,10 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false}, std::tuple{"shared_gbps", &c.shared_gbps, true},
         std::tuple{"wake_us", &c.wake_us, true}, std::tuple{"switch_us", &c.switch_us, true},
         std::tuple{"step_us", &c.step_us, false}, std::tuple{"barrier_us", &c.barrier_us, false},
+        std::tuple{"near_cache_bytes", &c.near_cache_bytes, false},
+        std::tuple{"copy_far_cache_gbps", &c.copy_far_cache_gbps, false},
+        std::tuple{"reduce_far_cache_gbps", &c.reduce_far_cache_gbps, false},
+        std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},
         std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
     if (auto st = num(key, *out, req); !st) return st.error();
   if (cores < 1 || cores > 65536 || cores != std::floor(cores))

@@ -44,8 +44,10 @@ class Reuse {
       : buffers_(s.buffers.size()), pieces_(static_cast<std::size_t>(s.ranks) * buffers_), cache_(cache) {}
 
   // Bytes of [a, b) (elements of esize bytes) last touched more than the cache ago, or
-  // never: what comes from memory.
-  double missed(const Loc& at, std::uint64_t n, double esize) const {
+  // never: what comes from memory. `within` > 0: more than that ago instead (a smaller,
+  // nearer cache).
+  double missed(const Loc& at, std::uint64_t n, double esize, double within = 0) const {
+    const double reach = within > 0 ? within : cache_;
     const auto& m = pieces_[slot(at)];
     const std::uint64_t a = at.offset, b = a + n;
     std::uint64_t hit = 0;
@@ -53,7 +55,7 @@ class Reuse {
     if (it != m.begin()) --it;
     for (; it != m.end() && it->first < b; ++it) {
       const std::uint64_t lo = std::max(a, it->first), hi = std::min(b, it->second.end);
-      if (lo < hi && now_ - it->second.when <= cache_) hit += hi - lo;
+      if (lo < hi && now_ - it->second.when <= reach) hit += hi - lo;
     }
     return static_cast<double>(n - hit) * esize;
   }
@@ -89,16 +91,21 @@ class Reuse {
 };
 
 // Microseconds to move `bytes` at `from_memory` GB/s for the share `missed` (0..1)
-// that comes from memory and at `in_cache` GB/s (0: as from memory) for the rest.
-double move_us(double bytes, double missed, double from_memory, double in_cache) {
+// that comes from memory, at `far` GB/s for the share `shared` found only in the cache
+// the cores share (0: as in the core's own), and at `in_cache` GB/s (0: as from memory)
+// for the rest.
+double move_us(double bytes, double missed, double shared, double from_memory, double far, double in_cache) {
   const double cache_bw = in_cache > 0 ? in_cache : from_memory;
-  return bytes * (missed / from_memory + (1 - missed) / cache_bw) / 1e3;
+  const double far_bw = far > 0 ? far : cache_bw;
+  const double near = std::max(0.0, 1 - missed - shared);
+  return bytes * (missed / from_memory + shared / far_bw + near / cache_bw) / 1e3;
 }
 
-// One step; `memory_bytes` is its traffic from main memory (< 0: all of it), and
-// `missed[i]` the share of transfer i's bytes that comes from memory (empty: all).
+// One step; `memory_bytes` is its traffic from main memory (< 0: all of it), `missed[i]`
+// the share of transfer i's bytes that comes from memory (empty: all), and `shared[i]`
+// the share found in the shared cache but not in the rank's core (empty: none).
 double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes,
-               const std::vector<double>& missed = {}) {
+               const std::vector<double>& missed = {}, const std::vector<double>& shared = {}) {
   std::vector<double> per_rank(static_cast<std::size_t>(s.ranks), 0.0);
   double total_bytes = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -110,13 +117,16 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
       continue;
     }
     const double miss = missed.empty() ? 1.0 : missed[i];
+    const double far = shared.empty() ? 0.0 : shared[i];
     const bool copy = t.action == Action::copy;
     // A reduce-copy streams three buffers where a reduce streams two: in the cache it
     // has a rate of its own (from memory, the shared bandwidth bounds both).
-    const double reduce_cache =
-        t.action == Action::reduce_copy && m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
+    const bool rc = t.action == Action::reduce_copy;
+    const double reduce_cache = rc && m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
+    const double reduce_far = rc && m.gamma_copy_far_gbps > 0 ? m.gamma_copy_far_gbps : m.gamma_far_gbps;
     per_rank[static_cast<std::size_t>(t.dst.rank)] +=
-        copy ? move_us(bytes, miss, m.beta_gbps, m.beta_cache_gbps) : move_us(bytes, miss, m.gamma_gbps, reduce_cache);
+        copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
+             : move_us(bytes, miss, far, m.gamma_gbps, reduce_far, reduce_cache);
     total_bytes += bytes * (copy ? 2.0 : 3.0);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
@@ -186,6 +196,10 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
   // them from memory once, and the others find them in the shared cache. Each step moves
   // the clock by 1, beyond this cache's 0.5: earlier steps' reads are gone from it.
   Reuse read_in_step(s, 0.5);
+  // A core's own cache (near_cache_bytes) holds what that core touched lately; the clock
+  // counts every core's traffic, and each core makes its share of it.
+  const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
+  const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
   for (const auto& st : s.steps) {
     // What the step reads and writes, against what it touched before (apart from bytes
     // another transfer of the step reads too, the step's own accesses do not serve each
@@ -194,24 +208,36 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
     read_in_step.begin_step();
     double memory = 0;
     std::vector<double> slow(st.transfers.size(), 1.0);  // the share of each transfer's bytes not in the rank's reach
+    std::vector<double> far(st.transfers.size(), 0.0);   // the share in the shared cache only
     for (std::size_t i = 0; i < st.transfers.size(); ++i) {
       const Transfer& x = st.transfers[i];
       if (x.count == 0 || x.action == Action::compute) continue;
       const double bytes = static_cast<double>(x.count) * esize;
       // A reduce reads its destination too; a copy or a reduce-copy only writes it.
-      double read = 0, reads = 0, remote = 0;
+      double read = 0, reads = 0, remote = 0, shared = 0;
       for_each_read(x, [&](const Loc& l) {
-        read += std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
+        const double miss = std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
+        read += miss;
         read_in_step.touch(l, x.count);
         reads += bytes;
-        if (l.rank != x.dst.rank) remote += bytes - written.missed(l, x.count, esize);
+        if (l.rank != x.dst.rank) {
+          const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
+          remote += theirs;
+          if (near_reach > 0) shared += std::max(0.0, bytes - miss - theirs);
+        } else if (near_reach > 0) {
+          shared += std::max(0.0, touched.missed(l, x.count, esize, near_reach) - miss);
+        }
       });
       const double dst = x.action == Action::reduce ? 2 : 1;
-      const double from_memory = read + touched.missed(x.dst, x.count, esize) * dst;
+      const double dst_miss = touched.missed(x.dst, x.count, esize);
+      const double from_memory = read + dst_miss * dst;
+      if (near_reach > 0) shared += std::max(0.0, touched.missed(x.dst, x.count, esize, near_reach) - dst_miss) * dst;
       memory += from_memory;
-      slow[i] = std::min(1.0, (from_memory + remote) / (reads + bytes * dst));
+      const double all = reads + bytes * dst;
+      slow[i] = std::min(1.0, (from_memory + remote) / all);
+      far[i] = std::min(1.0 - slow[i], shared / all);
     }
-    t.push_back(step_us(s, st, m, memory, slow));
+    t.push_back(step_us(s, st, m, memory, slow, far));
     touch_step(st);
   }
   return t;
