@@ -92,6 +92,28 @@ TEST_CASE("model terms: a step costs something even when nothing waits, and more
   CHECK(predict_sync_us(local(2, 10), m) == 0);
   // A one-step broadcast of one element is not free.
   CHECK(predict_auto_us(lowered(Collective::broadcast, "flat", 2, 1), machine()) >= machine().step_us);
+  // 3 ranks on 2 cores, pinned as the backend pins them: ranks 0 and 1 share the first
+  // core, rank 2 has the second. Their steps cost what that core's two lanes make them,
+  // not the average of 1.5 lanes a core.
+  m = machine();
+  CHECK(predict_sync_us(local(3, 10), m) == doctest::Approx(20 * m.step_us));
+  // A ring of waits: every hop onto the shared core costs two lanes' turns, the hop onto
+  // the lone rank's core one.
+  Schedule ring = world(3, 2);
+  for (int k = 0; k < 3; ++k) {
+    std::vector<Transfer> ts;
+    for (std::int32_t r = 0; r < 3; ++r)
+      ts.push_back(Transfer{{(r + 2) % 3, 0, static_cast<std::uint64_t>(k % 2)},
+                            {r, 0, static_cast<std::uint64_t>((k + 1) % 2)},
+                            1,
+                            Action::copy,
+                            1});
+    step(ring, ts);
+  }
+  m.repeated_calls = false;
+  const double sync = predict_sync_us(ring, m);
+  CHECK(sync > 3 * (1.5 * m.switch_us + 1.5 * m.step_us));      // more than the cores' average
+  CHECK(sync <= 3 * (2 * m.switch_us + 2 * m.step_us) + 1e-9);  // at most the busier core's
 }
 
 TEST_CASE("model terms: bytes found in the cache move at the in-cache bandwidth") {

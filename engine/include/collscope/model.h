@@ -41,8 +41,9 @@
 // last steps on other ranks): the estimate is a call's time in a back-to-back run, from
 // the end of the call before to its own end.
 // `step` is what a rank spends on a step of its own (looking at what it waits for,
-// starting its transfers, saying it is done), times ranks per core when they share
-// cores: a one-step broadcast of 8 B costs that, not nothing.
+// starting its transfers, saying it is done), times the lanes on its core when they share
+// cores (pinned as the cpu backend pins them, so 2 of 3 ranks share the first of 2 cores):
+// a one-step broadcast of 8 B costs that, not nothing.
 // A wake-up costs little while ranks spin on cores of their own and a scheduler round
 // trip once ranks outnumber cores; a rank that many others wait for wakes them a core
 // at a time. That is why one rank adding everything up (flat) beats a tree for tiny

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/plan.h"
 #include "collscope/model.h"
 #include "ir/deps.h"
 
@@ -251,14 +252,30 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
   const int cores = m.cores > 0 ? m.cores : s.ranks;
   // Threads: one per rank, plus a compute thread per rank when there are compute spans.
   const double threads = static_cast<double>(lanes);
-  const double wake = threads <= cores ? m.wake_us : m.switch_us * threads / cores;
-  // Every lane walks every step (checks what it waits for, runs its part, says it is
-  // done); lanes that share a core take turns at it.
-  const double own = m.step_us * std::max(1.0, threads / cores);
+  // Lanes share cores as the cpu backend pins them (cpu::core_for_lane: neighbouring
+  // lanes on one core, 2 of 3 lanes on the first of 2 cores). A wake-up and a lane's own
+  // step cost what its core's lanes make them: a lane that shares its core with another
+  // waits for that one's turn, whatever the average over the cores. On the 2-core machine
+  // of bench/RESULTS.md 3 ranks took 0.8x their prediction at every small size while
+  // 4 ranks (2 on each core) were right, until the lanes on the busier core were priced
+  // as such.
+  std::vector<double> wake_of(lanes), own_of(lanes);
+  {
+    const auto C = static_cast<std::size_t>(cores);
+    std::vector<int> on_core(C, 0);
+    for (std::size_t l = 0; l < lanes; ++l) on_core[cpu::core_for_lane(l, lanes, C)]++;
+    for (std::size_t l = 0; l < lanes; ++l) {
+      const double sharing = on_core[cpu::core_for_lane(l, lanes, C)];
+      wake_of[l] = threads <= cores ? m.wake_us : m.switch_us * std::max(1.0, sharing);
+      // Every lane walks every step (checks what it waits for, runs its part, says it is
+      // done); lanes that share a core take turns at it.
+      own_of[l] = m.step_us * std::max(1.0, sharing);
+    }
+  }
 
   // A crowd of lanes that wait for the same step costs no more than one of them: when
   // ranks outnumber cores, each core takes its lanes in turn, and the round in which the
-  // wait ends runs every lane it released (`wake` is that round). On the 2-core machine
+  // wait ends runs every lane it released (its wake-up is that round). On the 2-core machine
   // of bench/RESULTS.md a flat broadcast to 7 ranks took one round a call (3.5-7 us
   // against 12-16 us when each core woke the crowd one round per waiter).
   // One call's ready times; `before`: the call before it (its waits count), or none.
@@ -273,13 +290,13 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
           if (d.step < 0) {  // the previous call's step S + d.step
             if (!before || static_cast<std::int64_t>(S) + d.step < 0) continue;
             const std::size_t j = S - static_cast<std::size_t>(-d.step);
-            t = std::max(t, (*before)[q][j] + wake);
+            t = std::max(t, (*before)[q][j] + wake_of[l]);
             continue;
           }
           const auto j = static_cast<std::size_t>(d.step);
-          t = std::max(t, ready[q][j] + wake);
+          t = std::max(t, ready[q][j] + wake_of[l]);
         }
-        ready[l][k] = t + own;
+        ready[l][k] = t + own_of[l];
       }
     return ready;
   };
