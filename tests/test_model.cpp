@@ -143,7 +143,7 @@ TEST_CASE("model: the ring in slices stays in a 32 MiB cache, the whole ring and
   const Schedule ring = allreduce("ring", 4, 1 << 22);
   const Schedule rab = allreduce("rabenseifner", 4, 1 << 22);
   CHECK(predict_us(ring, m) < 0.6 * predict_us(ring, flat_memory));
-  CHECK(predict_us(rab, m) > 0.8 * predict_us(rab, flat_memory));
+  CHECK(predict_us(rab, m) > 0.7 * predict_us(rab, flat_memory));
   CHECK(predict_auto_us(ring, m) < predict_auto_us(rab, m));
   // Without the cache the two cost the same data time and the ring's many slices lose.
   CHECK(predict_auto_us(ring, flat_memory) > predict_auto_us(rab, flat_memory));
@@ -249,9 +249,12 @@ TEST_CASE("model: auto's picks for a few sizes stay what they were") {
       {2, C::reduce, 8, false, {"flat", "binomial", "ring"}},
       {2, C::allreduce, 3, false, {"flat", "ring", "ring"}},
       // 8 B on 8 ranks of 2 cores: flat 13.2 us against recursive doubling's 14.9 (the
-      // model grid of bench/RESULTS.md, 2026-12-03, 10.3 against 14.1 at 64 B).
+      // model grid of bench/RESULTS.md, 2026-12-03, 10.3 against 14.1 at 64 B). 4 MiB:
+      // rabenseifner 1462-2044 us out of place, 978-1225 in place, against the ring's
+      // 2570-2697 and 1222-1705 (three runs, 2026-12-04): auto picks it in place; out of
+      // place the model still prices the ring lower, 1.3-1.8x slower measured.
       {2, C::allreduce, 8, false, {"flat", "rabenseifner", "ring"}},
-      {2, C::allreduce, 8, true, {"flat", "rabenseifner", "ring"}},
+      {2, C::allreduce, 8, true, {"flat", "rabenseifner", "rabenseifner"}},
       {2, C::allreduce, 16, true, {"flat", "rabenseifner", "rabenseifner"}},
       {2, C::scatter, 3, false, {"flat", "flat", "flat"}},
       {2, C::scatter, 8, false, {"flat", "flat", "flat"}},
@@ -259,8 +262,12 @@ TEST_CASE("model: auto's picks for a few sizes stay what they were") {
       {2, C::gather, 8, false, {"flat", "flat", "flat"}},
       {2, C::allgather, 3, false, {"bruck", "ring", "ring"}},
       {2, C::allgather, 8, false, {"recursive_doubling", "recursive_doubling", "recursive_doubling"}},
-      {2, C::reduce_scatter, 3, true, {"pairwise", "pairwise", "ring"}},
-      {2, C::reduce_scatter, 8, false, {"pairwise", "pairwise", "recursive_halving"}},
+      // 1 Mi elements a rank: pairwise, whose ranks never wait for each other and keep
+      // their sums in the cache, 548-708 us in place on 3 ranks against the ring's
+      // 981-1324, and 7430-8088 us out of place on 8 against recursive halving's
+      // 11842-14021 (three runs, 2026-12-04).
+      {2, C::reduce_scatter, 3, true, {"pairwise", "pairwise", "pairwise"}},
+      {2, C::reduce_scatter, 8, false, {"pairwise", "pairwise", "pairwise"}},
       {2, C::alltoall, 3, false, {"pairwise", "pairwise", "pairwise"}},
       {2, C::alltoall, 16, false, {"pairwise", "pairwise", "pairwise"}},
       {0, C::broadcast, 3, true, {"flat", "flat", "flat"}},

@@ -218,6 +218,30 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   CHECK(predict_us(other, m) == doctest::Approx(alpha + first + bytes * (0.5 / m.beta_gbps + 0.5 / 40) / 1e3));
 }
 
+TEST_CASE("model terms: in fast mode ranks that never wait for each other reach the cache a core at a time") {
+  // 8 ranks on 2 cores, a cache of 8 MB: a pairwise reduce-scatter's ranks only read the
+  // others' inputs, so each core runs one rank through all its steps, then the next.
+  // Between two steps of a rank the cache sees its own 2 MB and the other core's, not
+  // every rank's 16 MB: its sums stay in the cache.
+  CostModel m = machine();
+  m.cache_bytes = 8e6;
+  m.shared_gbps = 0;
+  CostModel data = m;  // the data part alone, in step order (observable mode's order)
+  data.alpha_us = 0;
+  data.alpha_per_rank_us = 0;
+  const std::uint64_t count = 1 << 18;  // 1 MiB of float32 a rank
+  const Schedule pairwise = lowered(Collective::reduce_scatter, "pairwise", 8, count);
+  const double fast = predict_auto_us(pairwise, m) - predict_sync_us(pairwise, m);
+  CHECK(fast < 0.8 * predict_us(pairwise, data));
+  // With a core per rank every rank runs at once: step order it is.
+  m.cores = data.cores = 8;
+  CHECK(predict_auto_us(pairwise, m) - predict_sync_us(pairwise, m) == doctest::Approx(predict_us(pairwise, data)));
+  // A ring's ranks wait for their neighbours at every step: step order on 2 cores too.
+  m.cores = data.cores = 2;
+  const Schedule ring = lowered(Collective::reduce_scatter, "ring", 8, count);
+  CHECK(predict_auto_us(ring, m) - predict_sync_us(ring, m) == doctest::Approx(predict_us(ring, data)));
+}
+
 TEST_CASE("model terms: ranks reading the same bytes in one step bring them from memory once") {
   CostModel m = machine();
   m.repeated_calls = false;

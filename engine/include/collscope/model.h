@@ -14,8 +14,10 @@
 // network of links.
 //
 // Memory traffic counts only what misses the last-level cache: bytes a step reads or
-// writes that were last touched less than cache_bytes of traffic ago are served by the
-// cache (a reuse distance, counted from the start of the step that touched them). A
+// writes that were last touched less than cache_bytes of other bytes ago are served by
+// the cache (a reuse distance, counted from the start of the step that touched them; in
+// fast mode, where no rank waits for another within a call, in the order the cores run
+// their ranks: one rank a core at a time through all its steps). A
 // ring on a 16 MiB buffer streams every step through main memory; the same ring in
 // slices of 1 MiB per rank touches each byte in memory about once. A rank's own work
 // is priced the same way: the bytes of a transfer found in the cache move at the

@@ -36,9 +36,9 @@ double last_level_cache_bytes() {
 // from memory): a thousand-rank ring would pay more for the bookkeeping than it saves.
 constexpr std::uint64_t kMaxTransfersForReuse = 250000;
 
-// When each piece of each (rank, buffer) was last touched, on a clock of bytes of memory
-// traffic. Pieces are disjoint [start, end) ranges; touching a range replaces the pieces
-// under it by one.
+// When each piece of each (rank, buffer) was last touched, on a clock of distinct bytes
+// touched (each buffer a transfer reads or writes, once). Pieces are disjoint [start, end) ranges; touching a range
+// replaces the pieces under it by one.
 class Reuse {
  public:
   Reuse(const Schedule& s, double cache)
@@ -162,7 +162,12 @@ double predict_us(const Schedule& s, const CostModel& m) {
   return std::accumulate(steps.begin(), steps.end(), 0.0);
 }
 
-std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
+namespace {
+
+// Every step's time; `turn[l]` (empty: every lane 0) is the turn in which lane l runs
+// its steps: lanes of turn 0 run all their steps, then those of turn 1, and so on, which
+// is the order the cache sees (see lane_turns).
+std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::vector<int>& turn) {
   std::vector<double> t;
   t.reserve(s.steps.size());
   if (m.cache_bytes <= 0 || s.total_transfers() > kMaxTransfersForReuse) {
@@ -174,16 +179,22 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
   // writes only its own memory). Bytes another rank wrote recently sit in that rank's
   // core, and a reader on another core fetches them at about the from-memory rate.
   Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes);
-  auto touch_step = [&](const Step& st) {
+  auto turn_of = [&](const Transfer& x) {
+    return turn.empty() ? 0 : turn[static_cast<std::size_t>(dataflow::lane_of(s, x))];
+  };
+  const int turns = turn.empty() ? 1 : *std::max_element(turn.begin(), turn.end()) + 1;
+  auto touch_step = [&](const Step& st, int g) {
     double traffic = 0;
     touched.begin_step();
     written.begin_step();
     for (const auto& x : st.transfers) {
-      if (x.count == 0 || x.action == Action::compute) continue;
+      if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
       for_each_read(x, [&](const Loc& l) { touched.touch(l, x.count); });
       touched.touch(x.dst, x.count);
       written.touch(x.dst, x.count);
-      traffic += static_cast<double>(x.count) * esize * (x.action == Action::copy ? 2.0 : 3.0);
+      // The clock counts distinct bytes touched: a copy's and a reduce's two buffers (a
+      // reduce reads its destination and writes it back), a reduce-copy's three.
+      traffic += static_cast<double>(x.count) * esize * (x.action == Action::reduce_copy ? 3.0 : 2.0);
     }
     touched.advance(traffic);
     written.advance(traffic);
@@ -191,7 +202,8 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
   // Calls repeated back to back (a benchmark, a training loop) find in the cache what
   // the call before touched last: the first pass only touches.
   if (m.repeated_calls)
-    for (const auto& st : s.steps) touch_step(st);
+    for (int g = 0; g < turns; ++g)
+      for (const auto& st : s.steps) touch_step(st, g);
   // What the transfers of the current step have read so far: ranks reading the same
   // bytes in one step (a flat broadcast's receivers, all reading the root's buffer) bring
   // them from memory once, and the others find them in the shared cache. Each step moves
@@ -201,53 +213,92 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) {
   // counts every core's traffic, and each core makes its share of it.
   const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
   const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
-  for (const auto& st : s.steps) {
-    // What the step reads and writes, against what it touched before (apart from bytes
-    // another transfer of the step reads too, the step's own accesses do not serve each
-    // other: they run at the same time).
-    read_in_step.advance(1.0);
-    read_in_step.begin_step();
-    double memory = 0;
-    std::vector<double> slow(st.transfers.size(), 1.0);  // the share of each transfer's bytes not in the rank's reach
-    std::vector<double> far(st.transfers.size(), 0.0);   // the share in the shared cache only
-    for (std::size_t i = 0; i < st.transfers.size(); ++i) {
-      const Transfer& x = st.transfers[i];
-      if (x.count == 0 || x.action == Action::compute) continue;
-      const double bytes = static_cast<double>(x.count) * esize;
-      // A reduce reads its destination too; a copy or a reduce-copy only writes it.
-      double read = 0, reads = 0, remote = 0, shared = 0;
-      for_each_read(x, [&](const Loc& l) {
-        const double miss = std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
-        read += miss;
-        read_in_step.touch(l, x.count);
-        reads += bytes;
-        if (l.rank != x.dst.rank) {
-          const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
-          remote += theirs;
-          if (near_reach > 0) shared += std::max(0.0, bytes - miss - theirs);
-        } else if (near_reach > 0) {
-          shared += std::max(0.0, touched.missed(l, x.count, esize, near_reach) - miss);
-        }
-      });
-      const double dst = x.action == Action::reduce ? 2 : 1;
-      const double dst_miss = touched.missed(x.dst, x.count, esize);
-      const double from_memory = read + dst_miss * dst;
-      if (near_reach > 0) shared += std::max(0.0, touched.missed(x.dst, x.count, esize, near_reach) - dst_miss) * dst;
-      memory += from_memory;
-      const double all = reads + bytes * dst;
-      slow[i] = std::min(1.0, (from_memory + remote) / all);
-      far[i] = std::min(1.0 - slow[i], shared / all);
-    }
-    t.push_back(step_us(s, st, m, memory, slow, far));
-    touch_step(st);
+  // Ranks pinned to one core (cpu::core_for_lane) share its cache: what one of them wrote
+  // is near for the others.
+  const auto lanes = static_cast<std::size_t>(dataflow::lane_count(s));
+  const auto C = static_cast<std::size_t>(m.cores > 0 ? m.cores : s.ranks);
+  auto core_of = [&](std::int32_t rank) { return cpu::core_for_lane(static_cast<std::size_t>(rank), lanes, C); };
+  const std::size_t S = s.steps.size();
+  std::vector<double> memory(S, 0.0);
+  std::vector<std::vector<double>> slow(S), far(S);  // per transfer: the share not in the rank's reach,
+  for (std::size_t k = 0; k < S; ++k) {              // and the share in the shared cache only
+    slow[k].assign(s.steps[k].transfers.size(), 1.0);
+    far[k].assign(s.steps[k].transfers.size(), 0.0);
   }
+  for (int g = 0; g < turns; ++g)
+    for (std::size_t k = 0; k < S; ++k) {
+      const Step& st = s.steps[k];
+      // What the step reads and writes, against what it touched before (apart from bytes
+      // another transfer of the step reads too, the step's own accesses do not serve each
+      // other: they run at the same time).
+      read_in_step.advance(1.0);
+      read_in_step.begin_step();
+      for (std::size_t i = 0; i < st.transfers.size(); ++i) {
+        const Transfer& x = st.transfers[i];
+        if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
+        const double bytes = static_cast<double>(x.count) * esize;
+        // A reduce reads its destination too; a copy or a reduce-copy only writes it.
+        double read = 0, reads = 0, remote = 0, shared = 0;
+        for_each_read(x, [&](const Loc& l) {
+          const double miss = std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
+          read += miss;
+          read_in_step.touch(l, x.count);
+          reads += bytes;
+          if (core_of(l.rank) != core_of(x.dst.rank)) {
+            const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
+            remote += theirs;
+            if (near_reach > 0) shared += std::max(0.0, bytes - miss - theirs);
+          } else if (near_reach > 0) {
+            shared += std::max(0.0, touched.missed(l, x.count, esize, near_reach) - miss);
+          }
+        });
+        const double dst = x.action == Action::reduce ? 2 : 1;
+        const double dst_miss = touched.missed(x.dst, x.count, esize);
+        const double from_memory = read + dst_miss * dst;
+        if (near_reach > 0) shared += std::max(0.0, touched.missed(x.dst, x.count, esize, near_reach) - dst_miss) * dst;
+        memory[k] += from_memory;
+        const double all = reads + bytes * dst;
+        slow[k][i] = std::min(1.0, (from_memory + remote) / all);
+        far[k][i] = std::min(1.0 - slow[k][i], shared / all);
+      }
+      touch_step(st, g);
+    }
+  for (std::size_t k = 0; k < S; ++k) t.push_back(step_us(s, s.steps[k], m, memory[k], slow[k], far[k]));
   return t;
 }
 
-double predict_sync_us(const Schedule& s, const CostModel& m) {
+// Fast mode's order, as the cache sees it. Where no lane waits for another within a
+// call (a pairwise reduce-scatter: every rank reads the others' inputs, which stay put),
+// nothing holds a lane back: each core runs one of its lanes through all its steps, then
+// the next, so only one lane a core touches memory at a time, not every rank in step
+// order. A rank's accumulator then stays in the cache from one of its steps to the next
+// (on the machine of bench/RESULTS.md a pairwise reduce-scatter of 16 MiB on 8 ranks
+// took a third of what step order predicts). Turn t holds the t-th lane of each core.
+// Empty (step order) where lanes wait for each other, or every lane has a core.
+std::vector<int> lane_turns(const Schedule& s, const CostModel& m,
+                            const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
+  const std::size_t lanes = deps.size();
+  const auto cores = static_cast<std::size_t>(m.cores > 0 ? m.cores : s.ranks);
+  if (lanes <= cores) return {};
+  for (std::size_t l = 0; l < lanes; ++l)
+    for (const auto& step : deps[l])
+      for (const auto& d : step)
+        if (d.step >= 0 && static_cast<std::size_t>(d.rank) != l) return {};
+  std::vector<int> turn(lanes), seen(cores, 0);
+  for (std::size_t l = 0; l < lanes; ++l) turn[l] = seen[cpu::core_for_lane(l, lanes, cores)]++;
+  return turn;
+}
+
+}  // namespace
+
+std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) { return steps_us(s, m, {}); }
+
+namespace {
+
+double sync_us(const Schedule& s, const CostModel& m,
+               const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
   const auto S = s.steps.size();
   if (S == 0) return 0;
-  const auto deps = dataflow::compute_deps(s);
   const std::size_t lanes = deps.size();
   const int cores = m.cores > 0 ? m.cores : s.ranks;
   // Threads: one per rank, plus a compute thread per rank when there are compute spans.
@@ -311,13 +362,23 @@ double predict_sync_us(const Schedule& s, const CostModel& m) {
   return end(pass(&first)) - end(first);
 }
 
+}  // namespace
+
+double predict_sync_us(const Schedule& s, const CostModel& m) {
+  if (s.steps.empty()) return 0;
+  return sync_us(s, m, dataflow::compute_deps(s));
+}
+
 double predict_auto_us(const Schedule& s, const CostModel& m) {
   // Fast mode has no barrier after a step: neither alpha nor what each rank beyond
   // the cores adds to it (observable mode's costs) belongs in its estimate: the chain of wake-ups takes their place.
   CostModel data = m;
   data.alpha_us = 0;
   data.alpha_per_rank_us = 0;
-  return predict_us(s, data) + predict_sync_us(s, m);
+  if (s.steps.empty()) return 0;
+  const auto deps = dataflow::compute_deps(s);
+  const std::vector<double> steps = steps_us(s, data, lane_turns(s, m, deps));
+  return std::accumulate(steps.begin(), steps.end(), 0.0) + sync_us(s, m, deps);
 }
 
 }  // namespace collscope
