@@ -37,8 +37,8 @@ double last_level_cache_bytes() {
 constexpr std::uint64_t kMaxTransfersForReuse = 250000;
 
 // When each piece of each (rank, buffer) was last touched, on a clock of distinct bytes
-// touched (each buffer a transfer reads or writes, once). Pieces are disjoint [start, end) ranges; touching a range
-// replaces the pieces under it by one.
+// touched (each buffer a transfer reads or writes, once). Pieces are disjoint [start,
+// end) ranges; touching a range replaces the pieces under it by one.
 class Reuse {
  public:
   Reuse(const Schedule& s, double cache)
