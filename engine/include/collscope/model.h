@@ -13,23 +13,24 @@
 // shared, which is why a tree can keep up with a ring there while it cannot on a
 // network of links.
 //
-// Memory traffic counts only what misses the last-level cache: bytes a step reads or
-// writes that were last touched less than cache_bytes of other bytes ago are served by
-// the cache (a reuse distance, counted from the start of the step that touched them; in
-// fast mode, where no rank waits for another within a call, in the order the cores run
-// their ranks: one rank a core at a time through all its steps). A
-// ring on a 16 MiB buffer streams every step through main memory; the same ring in
-// slices of 1 MiB per rank touches each byte in memory about once. A rank's own work
-// is priced the same way: the bytes of a transfer found in the cache move at the
-// in-cache bandwidths (beta_cache, gamma_cache), the rest at beta and gamma, and so do
-// bytes another rank wrote recently (they sit in that rank's core: fetching them from
-// another core costs about what memory costs). Where a core has a cache of its own
-// inside the shared one (near_cache_bytes, an L2 inside the L3), the in-cache rates are
-// for what the core touched within its own cache's reach, and the rest of what is in
-// the cache (older bytes, bytes other ranks read or wrote long enough ago) moves at the
-// shared cache's rates (beta_far, gamma_far): on the machine of bench/RESULTS.md a copy
-// runs at about 130 GB/s inside a core's 1 MiB L2, 55-60 GB/s from the 32 MiB L3 and
-// 22 GB/s from memory.
+// Memory traffic counts only what misses the last-level cache, by reuse distance
+// (counted from the start of the step that touched a byte; in fast mode, where no rank
+// waits for another within a call, in the order the cores run their ranks: one rank a
+// core at a time through all its steps): a byte last touched less than half cache_bytes
+// of other bytes ago is served by the cache, one touched more than twice cache_bytes ago
+// is not, and the share served falls linearly between the two (a real cache is no
+// perfect LRU list). A ring on a 16 MiB buffer streams every step through main memory;
+// the same ring in slices of 1 MiB per rank touches each byte in memory about once. A
+// rank's own work is priced the same way: the bytes of a transfer found in the cache
+// move at the in-cache bandwidths (beta_cache, gamma_cache), the rest at beta and
+// gamma, and so do bytes another rank wrote recently (they sit in that rank's core:
+// fetching them from another core costs about what memory costs). Where a core has a
+// cache of its own inside the shared one (near_cache_bytes, an L2 inside the L3), the
+// in-cache rates are for what the core touched within its own cache's reach, and the
+// rest of what is in the cache (older bytes, bytes other ranks read or wrote long
+// enough ago) moves at the shared cache's rates (beta_far, gamma_far): on the machine
+// of bench/RESULTS.md a copy runs at about 130 GB/s inside a core's 1 MiB L2, 55-60 GB/s
+// from the 32 MiB L3 and 22 GB/s from memory.
 //
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
 // only the transfers each rank's part of a step depends on (docs/ARCHITECTURE.md, "The Schedule"). Its estimate
