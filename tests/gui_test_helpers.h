@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "scratch.h"
 #include "shell.h"
 
 namespace gui_test {
@@ -23,12 +24,8 @@ inline bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&
 
 inline std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
 
-// A fresh folder `name` under the temporary folder `prefix`-PID (left for the next run to reuse).
-inline fs::path scratch(const std::string& prefix, const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (prefix + std::to_string(::getpid())) / name;
-  fs::create_directories(dir);
-  return dir;
-}
+// A folder `name` under the temporary folder `prefix`PID, removed when the test ends.
+inline fs::path scratch(const std::string& prefix, const std::string& name) { return test_scratch::dir(prefix, name); }
 
 // collscope under a private X server; settings go to `config`; `env` goes before the
 // binary (PATH=... for ffmpeg).

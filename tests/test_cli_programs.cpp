@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "scratch.h"
 #include "shell.h"
 
 namespace {
@@ -21,9 +22,7 @@ std::string lesson(const std::string& name) { return std::string(COLLSCOPE_SOURC
 
 // Writes a scenario into a fresh file under the temporary folder and returns its path.
 std::string scenario_file(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("collscope-cli-programs-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+  const auto path = test_scratch::dir("collscope-cli-programs-", "") / name;
   std::ofstream(path) << text;
   return path.string();
 }

@@ -20,6 +20,7 @@
 #include "collscope/scenario.h"
 #include "collscope/trace.h"
 #include "gui/view/run_worker.h"
+#include "scratch.h"
 #include "shell.h"
 
 using namespace collscope;
@@ -51,11 +52,7 @@ int settled_thread_count(int expected) {
   return n;
 }
 
-std::string tmp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("collscope-faults-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+std::string tmp_path(const std::string& name) { return (test_scratch::dir("collscope-faults-", "") / name).string(); }
 
 std::string lesson_path(const std::string& name) { return std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + name; }
 
@@ -459,6 +456,13 @@ TEST_CASE("faults: the window's worker reports a hung lesson as an error and sta
   REQUIRE_FALSE(r->run.ok());
   CHECK(r->run.error().id == "backend.timeout");
   CHECK(r->run.error().message.find("rank 2") != std::string::npos);
+  // The window names the flight record the aborted run wrote (to $TMPDIR).
+  const std::string& msg = r->run.error().message;
+  const auto at = msg.find("; flight record: ");
+  REQUIRE(at != std::string::npos);
+  const std::string record = msg.substr(at + std::string("; flight record: ").size());
+  CHECK(std::filesystem::exists(record));
+  std::filesystem::remove(record);
   // The next lesson runs as usual.
   w.submit({*sc, "cpu"});
   r.reset();
@@ -498,7 +502,10 @@ TEST_CASE("cli: faults, --timeout, --flight-record and analyze") {
   CHECK(j["findings"][0]["message"].get<std::string>().find(
             "not all ranks joined op 0 (allreduce, call 0): missing rank 1") == 0);
   // crash: exit 3, at once.
-  auto crash = run_cli("run --coll broadcast --algo binomial --ranks 8 --count 64 --fault 0:0:crash --timeout 5");
+  auto crash = run_cli(
+      "run --coll broadcast --algo binomial --ranks 8 --count 64 --fault 0:0:crash --timeout 5 "
+      "--flight-record " +
+      dir + "/cli-crash.json");
   CHECK(crash.code == 3);
   CHECK(crash.out.find("error[backend.rank_failed] rank 0 crashed at step 0") != std::string::npos);
   // a healthy run's record shows no problem.

@@ -34,6 +34,7 @@
 #include "gui/view/settings.h"
 #include "scenario/json.h"
 #include "scenario/resolve.h"
+#include "scratch.h"
 
 using namespace collscope;
 namespace fs = std::filesystem;
@@ -56,19 +57,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-fs::path scratch_root() { return fs::temp_directory_path() / ("collscope-hostile-" + std::to_string(::getpid())); }
-
-// Removes this process's scratch folders when the test process ends.
-struct ScratchCleanup {
-  ~ScratchCleanup() {
-    std::error_code ec;
-    fs::remove_all(scratch_root(), ec);
-  }
-} scratch_cleanup;
-
-// A fresh folder for one test.
+// A fresh folder for one test (removed when the test process ends).
 fs::path scratch(const std::string& name) {
-  const fs::path dir = scratch_root() / name;
+  const fs::path dir = test_scratch::dir("collscope-hostile-", name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -626,12 +617,20 @@ TEST_CASE("hostile: never hang: --timeout holds while a rank sleeps in a delay o
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().id == "backend.timeout");
   CHECK(seconds_since(t0) < 10.0);
-  // The command line, end to end.
-  auto end_to_end = cli(
-      {"run", "--coll", "allreduce", "--ranks", "2", "--count", "4", "--fault", "0:0:delay:20000", "--timeout", "0.5"},
-      60);
+  // The command line, end to end: the record goes to $TMPDIR, and the error names it.
+  const fs::path tmp = scratch("timeout-tmpdir");
+  Spawn s;
+  s.argv = {COLLSCOPE_BINARY, "run", "--coll",  "allreduce",       "--ranks",   "2",
+            "--count",        "4",   "--fault", "0:0:delay:20000", "--timeout", "0.5"};
+  s.env = {{"TMPDIR", tmp.string()}};
+  auto end_to_end = spawn(s);
   CHECK(end_to_end.code == 3);
   CHECK(end_to_end.seconds < 10.0);
+  std::vector<fs::path> records;
+  for (const auto& e : fs::directory_iterator(tmp)) records.push_back(e.path());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].filename().string().rfind("collscope-flight-", 0) == 0);
+  CHECK_MESSAGE(end_to_end.out.find(records[0].string()) != std::string::npos, end_to_end.out);
 }
 
 // =====================================================================================
