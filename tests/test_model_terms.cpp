@@ -199,6 +199,11 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   // 0.5 MB per core (1 MB of reach): the 2 MB back are beyond it, in the shared cache only.
   m.near_cache_bytes = 0.5e6;
   CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (10 * 1e3)));
+  // 1.5 MB per core (3 MB of reach): hits fade out between half the reach and all of it,
+  // so 2 MB back finds two thirds of the bytes in the core's cache.
+  m.near_cache_bytes = 1.5e6;
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes * (2.0 / 3 / 40 + 1.0 / 3 / 10) / 1e3));
+  m.near_cache_bytes = 0.5e6;
   // A shared-cache rate not measured: as in the core's own.
   m.beta_far_gbps = 0;
   CHECK(predict_us(s, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
@@ -216,6 +221,15 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   CHECK(predict_us(other, m) == doctest::Approx(alpha + first + bytes * (0.5 / m.beta_gbps + 0.5 / 10) / 1e3));
   m.beta_far_gbps = 0;
   CHECK(predict_us(other, m) == doctest::Approx(alpha + first + bytes * (0.5 / m.beta_gbps + 0.5 / 40) / 1e3));
+  // But what the reader's own core read lately, and nobody wrote since, is still there:
+  // rank 0 copies rank 1's bytes again (a broadcast's receiver at every call).
+  m.beta_far_gbps = 10;
+  Schedule again = world(2, n);
+  again.dtype = DType::float32;
+  again.buffers.push_back(again.buffers[0]);
+  step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
+  step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
+  CHECK(predict_us(again, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
 }
 
 TEST_CASE("model terms: in fast mode ranks that never wait for each other reach the cache a core at a time") {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/cpu/plan.h"
@@ -41,27 +42,29 @@ constexpr std::uint64_t kMaxTransfersForReuse = 250000;
 // end) ranges; touching a range replaces the pieces under it by one.
 class Reuse {
  public:
-  Reuse(const Schedule& s, double cache)
-      : buffers_(s.buffers.size()), pieces_(static_cast<std::size_t>(s.ranks) * buffers_), cache_(cache) {}
+  Reuse(const Schedule& s, double cache) : buffers_(s.buffers.size()), cache_(cache) {}
 
   // Bytes of [a, b) (elements of esize bytes) last touched more than the cache ago, or
   // never: what comes from memory. `within` > 0: more than that ago instead (a smaller,
   // nearer cache).
   double missed(const Loc& at, std::uint64_t n, double esize, double within = 0) const {
     const double reach = within > 0 ? within : cache_;
-    const auto& m = pieces_[slot(at)];
+    const auto found = pieces_.find(slot(at));
+    if (found == pieces_.end()) return static_cast<double>(n) * esize;
+    const auto& m = found->second;
     const std::uint64_t a = at.offset, b = a + n;
     double hit = 0;
-    // The last level fades out instead of ending at its size: a byte reused within half
-    // the cache is found, one reused after twice the cache is not, and between the two
-    // the chance falls in a straight line. A real cache is not a perfect LRU list (its
-    // sets fill unevenly; its replacement keeps some old lines and drops some new ones):
-    // on the machine of bench/RESULTS.md an all-to-all touching exactly the 32 MiB of its
-    // L3 per call ran at half the in-cache rate, and a reduce-scatter touching 48 MiB
-    // still found about 45% of it. (The shape is chosen on the model grid: the geomean
-    // error over both grids of 2026-12-04 fell from 16.0 / 16.3% to 15.0 / 15.8%.)
-    // A core's own cache (`within`) keeps the sharp edge.
-    const double sure = within > 0 ? reach : reach * 0.5, gone = within > 0 ? reach : reach * 2;
+    // Hits fade out instead of ending at the cache's size: a byte reused within half
+    // the cache is found, and between there and the far end the chance falls in a
+    // straight line. A real cache is not a perfect LRU list (its sets fill unevenly; its
+    // replacement keeps some old lines and drops some new ones). The last level's far end
+    // is twice its size: on the machine of bench/RESULTS.md an all-to-all touching
+    // exactly the 32 MiB of its L3 per call ran at half the in-cache rate, and a
+    // reduce-scatter touching 48 MiB still found about 45% of it. A core's own cache
+    // ends at its size (it holds the core's code and stack too): 4-rank all-to-alls of
+    // 256 KiB a rank, each core's share about the size of its 1 MiB L2, ran at the shared
+    // cache's rate. (Both shapes are chosen on the model grid; bench/RESULTS.md.)
+    const double sure = reach * 0.5, gone = within > 0 ? reach : reach * 2;
     auto it = m.upper_bound(a);
     if (it != m.begin()) --it;
     for (; it != m.end() && it->first < b; ++it) {
@@ -99,7 +102,8 @@ class Reuse {
     return static_cast<std::size_t>(l.rank) * buffers_ + static_cast<std::size_t>(l.buf);
   }
   std::size_t buffers_;
-  std::vector<std::map<std::uint64_t, Piece>> pieces_;
+  // By (rank, buffer); only the ones touched (one tracker per core holds few of them).
+  std::unordered_map<std::size_t, std::map<std::uint64_t, Piece>> pieces_;
   double cache_;
   double now_ = 0, step_start_ = 0;
 };
@@ -192,6 +196,15 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // writes only its own memory). Bytes another rank wrote recently sit in that rank's
   // core, and a reader on another core fetches them at about the from-memory rate.
   Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes);
+  // Ranks pinned to one core (cpu::core_for_lane) share its cache: what one of them wrote
+  // is near for the others.
+  const auto lanes = static_cast<std::size_t>(dataflow::lane_count(s));
+  const auto C = static_cast<std::size_t>(m.cores > 0 ? m.cores : s.ranks);
+  auto core_of = [&](std::int32_t rank) { return cpu::core_for_lane(static_cast<std::size_t>(rank), lanes, C); };
+  // What each core touched itself: bytes of another rank that nobody wrote since this
+  // core last read them are still in its own cache (a broadcast's receiver reads the
+  // root's buffer again at every call).
+  std::vector<Reuse> by_core(C, Reuse(s, m.cache_bytes));
   auto turn_of = [&](const Transfer& x) {
     return turn.empty() ? 0 : turn[static_cast<std::size_t>(dataflow::lane_of(s, x))];
   };
@@ -200,10 +213,16 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
     double traffic = 0;
     touched.begin_step();
     written.begin_step();
+    for (auto& c : by_core) c.begin_step();
     for (const auto& x : st.transfers) {
       if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
-      for_each_read(x, [&](const Loc& l) { touched.touch(l, x.count); });
+      Reuse& mine = by_core[core_of(x.dst.rank)];
+      for_each_read(x, [&](const Loc& l) {
+        touched.touch(l, x.count);
+        mine.touch(l, x.count);
+      });
       touched.touch(x.dst, x.count);
+      mine.touch(x.dst, x.count);
       written.touch(x.dst, x.count);
       // The clock counts distinct bytes touched: a copy's and a reduce's two buffers (a
       // reduce reads its destination and writes it back), a reduce-copy's three.
@@ -211,6 +230,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
     }
     touched.advance(traffic);
     written.advance(traffic);
+    for (auto& c : by_core) c.advance(traffic);
   };
   // Calls repeated back to back (a benchmark, a training loop) find in the cache what
   // the call before touched last: the first pass only touches.
@@ -226,11 +246,6 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // counts every core's traffic, and each core makes its share of it.
   const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
   const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
-  // Ranks pinned to one core (cpu::core_for_lane) share its cache: what one of them wrote
-  // is near for the others.
-  const auto lanes = static_cast<std::size_t>(dataflow::lane_count(s));
-  const auto C = static_cast<std::size_t>(m.cores > 0 ? m.cores : s.ranks);
-  auto core_of = [&](std::int32_t rank) { return cpu::core_for_lane(static_cast<std::size_t>(rank), lanes, C); };
   const std::size_t S = s.steps.size();
   std::vector<double> memory(S, 0.0);
   std::vector<std::vector<double>> slow(S), far(S);  // per transfer: the share not in the rank's reach,
@@ -260,7 +275,11 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           if (core_of(l.rank) != core_of(x.dst.rank)) {
             const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
             remote += theirs;
-            if (near_reach > 0) shared += std::max(0.0, bytes - miss - theirs);
+            if (near_reach > 0) {
+              const double rest = std::max(0.0, bytes - miss - theirs);
+              const double kept = bytes - by_core[core_of(x.dst.rank)].missed(l, x.count, esize, near_reach);
+              shared += rest - std::min(rest, kept);
+            }
           } else if (near_reach > 0) {
             shared += std::max(0.0, touched.missed(l, x.count, esize, near_reach) - miss);
           }
