@@ -107,6 +107,31 @@ def regrets(cells, picks):
     return out
 
 
+def pass_regrets(out):
+    """The noise floor of the regret targets: in every cell, the algorithm one pass measured
+    fastest, judged on the median of the other passes (what a pick made by measuring this
+    machine once would score). Empty with fewer than 3 passes."""
+    out_regrets = []
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "predict-*.jsonl"))):
+        name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
+        passes = []
+        for path in measured_runs(out, name):
+            times = {b["algorithm"]: b["out_of_place"]["time_us"] for b in read_jsonl(path)
+                     if b["out_of_place"]["time_us"] > 0}
+            passes.append(times)
+        if len(passes) < 3:
+            continue
+        algos = set.intersection(*[set(p) for p in passes])
+        if not algos:
+            continue
+        for i, p in enumerate(passes):
+            pick = min(algos, key=lambda a: p[a])
+            others = [q for j, q in enumerate(passes) if j != i]
+            median = {a: statistics.median([q[a] for q in others]) for a in algos}
+            out_regrets.append(median[pick] / min(median.values()))
+    return out_regrets
+
+
 def read_meta(out):
     meta = {}
     path = os.path.join(out, "meta.txt")
@@ -126,7 +151,7 @@ def met(ok):
     return "met" if ok else "**not met**"
 
 
-def report(cells, regret, meta, model):
+def report(cells, regret, meta, model, floor=()):
     lines = []
     lines.append("Machine: %s; %s; load average %s at the start, %s at the end; %s s; predictions: %s."
                  % (meta.get("machine", "?"), meta.get("date", "?"), meta.get("load_start", "?"),
@@ -186,6 +211,13 @@ def report(cells, regret, meta, model):
                     len(reg)))
     lines.append("- auto's regret at most 1.03 as a geomean: %s (%.3f)" % (met(geomean(reg) <= TARGET_REGRET_GEOMEAN),
                                                                         geomean(reg)))
+    if floor:
+        lines.append("")
+        lines.append("For scale, the noise in the measurements: picking in each cell what one pass measured fastest, "
+                     "judged on the other passes, scores a regret geomean of %.3f, the worst %.2f, and %d of %d "
+                     "(cell, pass) pairs above %.2f (%.0f%%)."
+                     % (geomean(floor), max(floor), sum(1 for r in floor if r > TARGET_REGRET_CELL), len(floor),
+                        TARGET_REGRET_CELL, 100.0 * sum(1 for r in floor if r > TARGET_REGRET_CELL) / len(floor)))
     return "\n".join(lines)
 
 
@@ -261,7 +293,7 @@ def main():
         model = read_jsonl(path)[0].get("model", "?")
     meta = read_meta(a.out)
     regret = regrets(cells, picks)
-    print(report(cells, regret, meta, model))
+    print(report(cells, regret, meta, model, pass_regrets(a.out)))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

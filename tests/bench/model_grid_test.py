@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""bench/model_grid.py on a grid written by hand: two cells of two algorithms, three
+passes each, where every figure of the report can be worked out on paper."""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+script = os.path.join(here, "..", "..", "bench", "model_grid.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def write_jsonl(path, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def predict(algo, us, pick):
+    return {"algorithm": algo, "predicted_us": us, "auto_pick": pick, "model": "cpu model, hand-written"}
+
+
+def bench(algo, us, size):
+    return {"size": size, "algorithm": algo, "out_of_place": {"time_us": us}}
+
+
+with tempfile.TemporaryDirectory() as out:
+    raw = os.path.join(out, "raw")
+    # allreduce on 2 ranks at 8 B: ring predicted 2 us (auto's pick), flat 4 us.
+    write_jsonl(os.path.join(raw, "predict-allreduce-2-8.jsonl"), [predict("ring", 2.0, True), predict("flat", 4.0, False)])
+    # Measured: ring 1, 1, 1.5 (median 1); flat 2, 2, 0.8 (median 2). The first two passes
+    # saw ring fastest, and so do the others (ring 1.25, flat 1.4, the medians of two);
+    # the third saw flat, and on the other two flat takes 2 against ring's 1: regret 2.
+    passes = [(1.0, 2.0), (1.0, 2.0), (1.5, 0.8)]
+    # broadcast on 2 ranks at 64 B: auto picks flat (predicted 1), chain predicted 1.
+    write_jsonl(os.path.join(raw, "predict-broadcast-2-64.jsonl"), [predict("flat", 1.0, True), predict("chain", 1.0, False)])
+    # Measured: flat 1.2 every time, chain 1 every time: auto's regret 1.2.
+    for i, (ring, flat) in enumerate(passes, 1):
+        write_jsonl(os.path.join(raw, "round-%d" % i, "bench-allreduce-2-8.jsonl"), [bench("ring", ring, 8), bench("flat", flat, 8)])
+        write_jsonl(os.path.join(raw, "round-%d" % i, "bench-broadcast-2-64.jsonl"),
+                    [bench("flat", 1.2, 64), bench("chain", 1.0, 64)])
+    csv_path = os.path.join(out, "cells.csv")
+    r = subprocess.run([sys.executable, script, out, "--csv", csv_path], capture_output=True, text=True)
+    check(r.returncode == 0, "exit status %d: %s" % (r.returncode, r.stderr))
+    text = r.stdout
+    # Four cells, predicted / measured: 2/1, 4/2, 1/1.2, 1/1.
+    logs = [math.log(2), math.log(2), math.log(1.2), 0.0]
+    geo = math.exp(sum(logs) / 4)
+    check("**%.1f%%**" % ((geo - 1) * 100) in text, "geomean error %.1f%% not in:\n%s" % ((geo - 1) * 100, text))
+    check("4/4" in text, "every cell within 2x")
+    # Regrets: allreduce 1 (ring is fastest), broadcast 1.2: geomean sqrt(1.2), worst 1.2.
+    check("**%.3f**" % math.sqrt(1.2) in text, "regret geomean %.3f" % math.sqrt(1.2))
+    check("(worst 1.20; 1 of 2 cells above)" in text, "one cell above 1.10 regret")
+    # The noise floor: 6 (cell, pass) pairs; only the allreduce's third pass misjudges
+    # (regret 2); geomean 2^(1/6).
+    check("regret geomean of %.3f, the worst 2.00, and 1 of 6 (cell, pass) pairs above 1.10" % 2 ** (1 / 6) in text,
+          "noise floor line")
+    with open(csv_path, encoding="utf-8") as f:
+        rows = f.read().splitlines()
+    check(len(rows) == 5, "a header and four cells in the csv")
+    check(any(row.startswith("allreduce,2,8,8,ring,1.000,2.000,1,3,1.50") for row in rows), "ring's row: %s" % rows)
+
+if failures:
+    print("model_grid.py test failed:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print("model_grid.py: every figure as worked out by hand")
