@@ -116,6 +116,30 @@ TEST_CASE("model terms: a step costs something even when nothing waits, and more
   CHECK(sync <= 3 * (2 * m.switch_us + 2 * m.step_us) + 1e-9);  // at most the busier core's
 }
 
+TEST_CASE("model terms: the busiest core carries its ranks' share of a step's work") {
+  // Every rank copies 1 MB within its own memory, from memory (no cache), one step.
+  CostModel m = machine();
+  m.cache_bytes = 0;
+  m.shared_gbps = 0;
+  m.alpha_us = m.alpha_per_rank_us = 0;
+  const std::uint64_t n = 250000;
+  auto local = [&](std::int32_t ranks) {
+    Schedule s = world(ranks, 2 * n);
+    s.dtype = DType::float32;
+    std::vector<Transfer> ts;
+    for (std::int32_t r = 0; r < ranks; ++r) ts.push_back(Transfer{{r, 0, 0}, {r, 0, n}, n, Action::copy, 1});
+    step(s, ts);
+    return predict_us(s, m);
+  };
+  const double one = 1e6 / (m.beta_gbps * 1e3);
+  CHECK(local(2) == doctest::Approx(one));      // a core each
+  CHECK(local(4) == doctest::Approx(2 * one));  // two a core
+  // 3 ranks on 2 cores: two share the first, so it takes two ranks' time, not 1.5.
+  CHECK(local(3) == doctest::Approx(2 * one));
+  // 5 on 2: three on the first.
+  CHECK(local(5) == doctest::Approx(3 * one));
+}
+
 TEST_CASE("model terms: bytes found in the cache move at the in-cache bandwidth") {
   CostModel m = machine();
   m.shared_gbps = 0;  // only the ranks' own work
