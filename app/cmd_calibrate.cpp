@@ -57,6 +57,10 @@ int cmd_calibrate(const CalibrateFlags& f) {
   std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,
               c.switch_us);
   std::printf("  a step's own cost:     %7.2f us (fast mode, nothing to wait for)\n", c.step_us);
+  if (c.remote_look_us > 0)
+    std::printf(
+        "  a look across cores:   %7.2f us (a rank waiting for a rank on another core, ranks beyond the cores)\n",
+        c.remote_look_us);
   std::printf("  observable barrier:    %7.2f us, +%.2f us per rank beyond the cores\n", c.barrier_us,
               c.barrier_per_rank_us);
   std::printf("written to %s\n", path.c_str());

@@ -116,6 +116,32 @@ TEST_CASE("model terms: a step costs something even when nothing waits, and more
   CHECK(sync <= 3 * (2 * m.switch_us + 2 * m.step_us) + 1e-9);  // at most the busier core's
 }
 
+TEST_CASE(
+    "model terms: with ranks beyond the cores, each look at a rank on another core costs its core a line's trip") {
+  // Linear all-to-all: every rank waits for every other rank's last call. 8 ranks on 2
+  // cores: each rank looks at the 4 on the other core, 16 looks a core; back to back,
+  // a call costs every rank its core's 16 looks.
+  CostModel m = machine();
+  const Schedule a2a = lowered(Collective::alltoall, "linear", 8, 1);
+  m.remote_look_us = 0;
+  const double without = predict_sync_us(a2a, m);
+  m.remote_look_us = 0.1;
+  CHECK(predict_sync_us(a2a, m) == doctest::Approx(without + 16 * 0.1));
+  // A flat broadcast: the root looks at the 4 receivers on the other core, and those 4
+  // look at the root: 4 looks on each core, and as the root and the receivers each wait
+  // for the other's last call at once, a call costs one core's 4.
+  const Schedule flat = lowered(Collective::broadcast, "flat", 8, 1);
+  m.remote_look_us = 0;
+  const double flat_without = predict_sync_us(flat, m);
+  m.remote_look_us = 0.1;
+  CHECK(predict_sync_us(flat, m) == doctest::Approx(flat_without + 4 * 0.1));
+  // A core per rank: a wait spins, and the line's trip is part of the wake-up.
+  m.cores = 8;
+  const double spinning = predict_sync_us(a2a, m);
+  m.remote_look_us = 0;
+  CHECK(predict_sync_us(a2a, m) == doctest::Approx(spinning));
+}
+
 TEST_CASE("model terms: the busiest core carries its ranks' share of a step's work") {
   // Every rank copies 1 MB within its own memory, from memory (no cache), one step.
   CostModel m = machine();
@@ -400,6 +426,14 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   CHECK(again->copy_far_cache_gbps == 15);
   CHECK(again->reduce_far_cache_gbps == 9);
   CHECK(again->reduce_copy_far_cache_gbps == 30);
+  // A look across cores: measured, kept in the file and used; not measured (an older
+  // file), the default.
+  CHECK(m.remote_look_us == doctest::Approx(CostModel{}.remote_look_us));
+  two.remote_look_us = 0.09;
+  CHECK(two.model(DType::float32).remote_look_us == doctest::Approx(0.09));
+  auto looked = parse_calibration(to_json(two), "two.json");
+  REQUIRE(looked.ok());
+  CHECK(looked->remote_look_us == doctest::Approx(0.09));
 
   const Schedule small = lowered(Collective::allreduce, "ring", 2, 2);
   const Schedule large = lowered(Collective::allreduce, "ring", 2, 1 << 22);

@@ -38,11 +38,13 @@ struct Calibration {
   double copy_far_cache_gbps = 0;
   double reduce_far_cache_gbps = 0;
   double reduce_copy_far_cache_gbps = 0;
-  double shared_gbps = 0;          // every core copying at once: the memory system's bandwidth
-  double wake_us = 0;              // one thread waking another that spins on its own core
-  double switch_us = 0;            // the same when threads outnumber cores (a scheduler round trip)
-  double step_us = 0;              // fast mode: a step of local copies, no waiting (ranks = cores)
-  double barrier_us = 0;           // observable mode's barrier after a step, ranks = cores
+  double shared_gbps = 0;  // every core copying at once: the memory system's bandwidth
+  double wake_us = 0;      // one thread waking another that spins on its own core
+  double switch_us = 0;    // the same when threads outnumber cores (a scheduler round trip)
+  double step_us = 0;      // fast mode: a step of local copies, no waiting (ranks = cores)
+  double remote_look_us =
+      0;                  // ranks outnumbering cores: a look at a rank on another core, a line's trip (0: not measured)
+  double barrier_us = 0;  // observable mode's barrier after a step, ranks = cores
   double barrier_per_rank_us = 0;  // and what each rank beyond the cores adds
 
   // The cost model these figures give (dtype: the reduce bandwidth's).

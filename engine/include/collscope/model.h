@@ -66,15 +66,19 @@
 namespace collscope {
 
 struct CostModel {
-  double alpha_us = 1.0;             // latency per step (synchronisation), microseconds
-  double alpha_per_rank_us = 0;      // what each rank beyond the cores adds to it (cpu_default: 1 us)
-  double beta_gbps = 10.0;           // copy bandwidth per receiving rank, GB/s
-  double gamma_gbps = 6.0;           // reduce bandwidth (read two, write one), GB/s
-  double shared_gbps = 30.0;         // bandwidth all ranks share (one memory system); 0 = unlimited
-  int cores = 0;                     // cores the ranks share; 0 = as many as ranks
-  double wake_us = 0.15;             // fast mode: waking a rank that spins on a core of its own
-  double switch_us = 1.25;           // fast mode: per rank per core, waking one that had to yield
-  double step_us = 0;                // fast mode: a rank's own cost of each step (no waiting), per rank per core
+  double alpha_us = 1.0;         // latency per step (synchronisation), microseconds
+  double alpha_per_rank_us = 0;  // what each rank beyond the cores adds to it (cpu_default: 1 us)
+  double beta_gbps = 10.0;       // copy bandwidth per receiving rank, GB/s
+  double gamma_gbps = 6.0;       // reduce bandwidth (read two, write one), GB/s
+  double shared_gbps = 30.0;     // bandwidth all ranks share (one memory system); 0 = unlimited
+  int cores = 0;                 // cores the ranks share; 0 = as many as ranks
+  double wake_us = 0.15;         // fast mode: waking a rank that spins on a core of its own
+  double switch_us = 1.25;       // fast mode: per rank per core, waking one that had to yield
+  double step_us = 0;            // fast mode: a rank's own cost of each step (no waiting), per rank per core
+  // fast mode, ranks outnumbering cores: a rank's look at the progress of a rank pinned to
+  // another core, which fetches what that core wrote (per look; a core's ranks look one
+  // after another)
+  double remote_look_us = 0.06;
   double cache_bytes = 0;            // last-level cache the ranks share; 0 = none (all traffic from memory)
   double beta_cache_gbps = 0;        // copy bandwidth for bytes found in that cache; 0 = as from memory
   double gamma_cache_gbps = 0;       // reduce bandwidth for bytes found in that cache; 0 = as from memory

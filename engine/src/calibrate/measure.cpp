@@ -14,6 +14,9 @@
 //   a barrier every rank copies one element locally, in observable mode, where the
 //             backend waits for every rank after every step; in fast mode, where
 //             nothing waits, the same steps give a step's own cost.
+//   looks     every rank, 4 a core, copies one element from every rank on another
+//             core at every step: beside the exchange's steps, what a rank's look at
+//             the progress of a rank on another core costs.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -200,6 +203,33 @@ Schedule exchange(std::int32_t ranks, std::int32_t steps) {
   return s;
 }
 
+// Looks across cores: at step k every rank copies one element from every rank pinned to
+// another core (cpu::core_for_lane), written at step k-1, so each rank waits for all of
+// them at every step. Rank r's slot for rank q is 2q + k % 2.
+Schedule cross_looks(std::int32_t ranks, std::int32_t cores, std::int32_t steps) {
+  Schedule s = one_element_world(ranks);
+  s.buffers[0].count.assign(static_cast<std::size_t>(ranks), 2 * static_cast<std::uint64_t>(ranks));
+  const auto R = static_cast<std::size_t>(ranks), C = static_cast<std::size_t>(cores);
+  for (std::int32_t k = 0; k < steps; ++k) {
+    Step st;
+    st.phase = "looks";
+    for (std::int32_t r = 0; r < ranks; ++r)
+      for (std::int32_t q = 0; q < ranks; ++q) {
+        if (cpu::core_for_lane(static_cast<std::size_t>(q), R, C) ==
+            cpu::core_for_lane(static_cast<std::size_t>(r), R, C))
+          continue;
+        Transfer t;
+        t.dst = {r, 0, static_cast<std::uint64_t>(2 * q + k % 2)};
+        t.src = {q, 0, static_cast<std::uint64_t>(2 * r + (k + 1) % 2)};
+        t.count = 1;
+        st.transfers.push_back(t);
+      }
+    s.steps.push_back(std::move(st));
+  }
+  s.calls[0].num_steps = steps;
+  return s;
+}
+
 Schedule barrier_steps(std::int32_t ranks, std::int32_t steps) {
   Schedule s = one_element_world(ranks);
   for (std::int32_t k = 0; k < steps; ++k) {
@@ -233,6 +263,21 @@ double fast_us_per_step(const Schedule& s, double budget_s, std::int32_t iterati
     best = best == 0 ? us : std::min(best, us);
   }
   return best;
+}
+
+// A look at a rank pinned to another core, with ranks outnumbering cores (4 a core): the
+// steps of cross_looks against the exchange's, per look a core's ranks make in a step
+// (the exchange makes 2: the ranks at each end of a core's run of neighbours). Each of
+// these looks fetches two lines another core wrote, the rank's progress counter and the
+// element copied; the model's look is the counter's line alone, so half of it. (On the
+// machine of bench/RESULTS.md: 0.13-0.14 us a look here, and 41-75 ns for one line passed
+// between two threads spinning on two cores.)
+double remote_look_us(int cores, double exchange_us, double budget_s) {
+  if (cores < 2 || exchange_us <= 0) return 0;
+  const std::int32_t crowd = 4 * cores;
+  const double looks = 4.0 * (crowd - 4);  // 4 ranks a core, each looking at every rank elsewhere
+  const double all = fast_us_per_step(cross_looks(crowd, cores, 400), budget_s);
+  return all > 0 ? std::max(0.0, (all - exchange_us) / (looks - 2)) / 2 : 0;
 }
 
 // A step of two ranks that each wait for the other: an exchange of two steps, called
@@ -356,7 +401,10 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   // Every rank waits for its neighbour at once, 4 ranks per core: each step waits for
   // the scheduler to run the ranks in turn. The model's switch_us is per rank per core.
   const std::int32_t crowd = 4 * c.cores;
-  c.switch_us = fast_us_per_step(exchange(crowd, 400), wake_budget) / (static_cast<double>(crowd) / c.cores);
+  const double crowd_step_us = fast_us_per_step(exchange(crowd, 400), wake_budget);
+  c.switch_us = crowd_step_us / (static_cast<double>(crowd) / c.cores);
+  say("a look at a rank on another core");
+  c.remote_look_us = remote_look_us(c.cores, crowd_step_us, wake_budget / 2);
 
   say("observable mode's barrier");
   const double bar_budget = budget_s * 0.15 / 2;

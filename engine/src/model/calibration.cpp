@@ -53,6 +53,7 @@ CostModel Calibration::model(DType dtype) const {
   if (step_us > 0) m.step_us = step_us;
   if (wake_us > 0) m.wake_us = std::max(0.0, wake_us - m.step_us);
   if (switch_us > 0) m.switch_us = std::max(0.0, switch_us - m.step_us);
+  if (remote_look_us > 0) m.remote_look_us = remote_look_us;
   if (barrier_us > 0) m.alpha_us = barrier_us;
   m.alpha_per_rank_us = barrier_per_rank_us;
   return m;
@@ -98,6 +99,7 @@ std::string to_json(const Calibration& c) {
   j["wake_us"] = c.wake_us;
   j["switch_us"] = c.switch_us;
   j["step_us"] = c.step_us;
+  j["remote_look_us"] = c.remote_look_us;
   j["barrier_us"] = c.barrier_us;
   j["barrier_per_rank_us"] = c.barrier_per_rank_us;
   return j.dump(2) + "\n";
@@ -142,8 +144,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
         std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false}, std::tuple{"shared_gbps", &c.shared_gbps, true},
         std::tuple{"wake_us", &c.wake_us, true}, std::tuple{"switch_us", &c.switch_us, true},
-        std::tuple{"step_us", &c.step_us, false}, std::tuple{"barrier_us", &c.barrier_us, false},
-        std::tuple{"near_cache_bytes", &c.near_cache_bytes, false},
+        std::tuple{"step_us", &c.step_us, false}, std::tuple{"remote_look_us", &c.remote_look_us, false},
+        std::tuple{"barrier_us", &c.barrier_us, false}, std::tuple{"near_cache_bytes", &c.near_cache_bytes, false},
         std::tuple{"copy_far_cache_gbps", &c.copy_far_cache_gbps, false},
         std::tuple{"reduce_far_cache_gbps", &c.reduce_far_cache_gbps, false},
         std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},

@@ -357,18 +357,37 @@ double sync_us(const Schedule& s, const CostModel& m,
   // 4 ranks (2 on each core) were right, until the lanes on the busier core were priced
   // as such.
   std::vector<double> wake_of(lanes), own_of(lanes);
+  std::vector<std::size_t> core_of_lane(lanes);
+  for (std::size_t l = 0; l < lanes; ++l)
+    core_of_lane[l] = cpu::core_for_lane(l, lanes, static_cast<std::size_t>(cores));
   {
     const auto C = static_cast<std::size_t>(cores);
     std::vector<int> on_core(C, 0);
-    for (std::size_t l = 0; l < lanes; ++l) on_core[cpu::core_for_lane(l, lanes, C)]++;
+    for (std::size_t l = 0; l < lanes; ++l) on_core[core_of_lane[l]]++;
     for (std::size_t l = 0; l < lanes; ++l) {
-      const double sharing = on_core[cpu::core_for_lane(l, lanes, C)];
+      const double sharing = on_core[core_of_lane[l]];
       wake_of[l] = threads <= cores ? m.wake_us : m.switch_us * std::max(1.0, sharing);
       // Every lane walks every step (checks what it waits for, runs its part, says it is
       // done); lanes that share a core take turns at it.
       own_of[l] = m.step_us * std::max(1.0, sharing);
     }
   }
+
+  // Fast mode, ranks outnumbering cores: a rank looks at the progress counter of each
+  // rank it waits for, and one pinned to another core wrote that counter since its last
+  // look: the look fetches the line from that core (remote_look_us). A core's ranks look
+  // one after another, so a step costs each of them every look its core's ranks make in
+  // it. (With a core per rank a wait spins, and the line's trip is inside the wake-up
+  // the calibration measures.) On the 2-core machine of bench/RESULTS.md an all-to-all
+  // on 8 ranks, each rank looking at the 4 on the other core, took 1.9x its prediction
+  // at every small size without it; a flat broadcast, where only the root looks at many,
+  // was right.
+  std::vector<std::vector<double>> looks(S, std::vector<double>(static_cast<std::size_t>(cores), 0.0));
+  if (threads > cores)
+    for (std::size_t l = 0; l < lanes; ++l)
+      for (std::size_t k = 0; k < S; ++k)
+        for (const auto& d : deps[l][k])
+          if (core_of_lane[static_cast<std::size_t>(d.rank)] != core_of_lane[l]) looks[k][core_of_lane[l]] += 1;
 
   // A crowd of lanes that wait for the same step costs no more than one of them: when
   // ranks outnumber cores, each core takes its lanes in turn, and the round in which the
@@ -393,7 +412,7 @@ double sync_us(const Schedule& s, const CostModel& m,
           const auto j = static_cast<std::size_t>(d.step);
           t = std::max(t, ready[q][j] + wake_of[l]);
         }
-        ready[l][k] = t + own_of[l];
+        ready[l][k] = t + own_of[l] + m.remote_look_us * looks[k][core_of_lane[l]];
       }
     return ready;
   };
