@@ -260,10 +260,10 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
     CHECK(c->copy_far_cache_gbps == 0);
     CHECK(o.out.find("in the shared cache") == std::string::npos);
   }
-  // A look at a rank on another core: measured with two cores or more (a line's trip,
-  // well under a microsecond on any machine), printed when it was.
+  // A look at a rank on another core: measured with two cores or more, never more than
+  // handing the core over, printed when it was measured.
   if (c->cores < 2) CHECK(c->remote_look_us == 0);
-  CHECK(c->remote_look_us < 5);
+  CHECK(c->remote_look_us <= c->switch_us);
   CHECK((o.out.find("a look across cores") != std::string::npos) == (c->remote_look_us > 0));
   CHECK(c->seconds < 30);  // asked for 2 s; a loaded machine stretches it, not without bound
   auto run =

@@ -81,7 +81,8 @@ TEST_CASE("model: a crowd waiting for one rank is released in one round, as one 
   Schedule one = world(8, 4);
   step(one, {Transfer{{0, 0, 0}, {0, 0, 1}, 1, Action::copy, 1}});
   step(one, {Transfer{{0, 0, 1}, {1, 0, 2}, 1, Action::copy, 1}});
-  const CostModel two = model(2);
+  CostModel two = model(2);
+  two.remote_look_us = 0;                      // the rounds alone (looks across cores: tests/test_model_terms.cpp)
   const double round = two.switch_us * 8 / 2;  // each core takes its 4 lanes in turn
   CHECK(predict_sync_us(s, two) == doctest::Approx(round));
   CHECK(predict_sync_us(s, two) == doctest::Approx(predict_sync_us(one, two)));
@@ -193,7 +194,8 @@ TEST_CASE("model: barriers wait once (central), log2 n - 1 times (dissemination)
           doctest::Approx((2 * rounds - 1) * own.wake_us));
     // Ranks outnumber cores: rank 0's release of the n-1 others of a central barrier
     // ends in one round of each core through its lanes, the round one waiter takes.
-    const CostModel two = model(2);
+    CostModel two = model(2);
+    two.remote_look_us = 0;  // the rounds alone
     const double round = two.switch_us * n / 2;
     CHECK(predict_sync_us(lowered(Collective::barrier, "central", n, 0), two) == doctest::Approx(round));
     CHECK(predict_sync_us(lowered(Collective::barrier, "dissemination", n, 0), two) ==
@@ -201,22 +203,36 @@ TEST_CASE("model: barriers wait once (central), log2 n - 1 times (dissemination)
   }
 }
 
-TEST_CASE("model: linear all-to-all costs what pairwise costs, and a chain scatter or gather waits at every link") {
-  for (const CostModel& m : {model(2), model(0)})
+TEST_CASE(
+    "model: linear all-to-all looks across cores once a call, pairwise at every step; a chain scatter or gather waits "
+    "at every link") {
+  CostModel no_looks = model(2);
+  no_looks.remote_look_us = 0;
+  for (const CostModel& m : {model(2), no_looks, model(0)})
     for (std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1} << 16}) {
       CAPTURE(m.cores);
+      CAPTURE(m.remote_look_us);
       CAPTURE(count);
-      // The same blocks to the same ranks, and no rank reads what another writes: one
-      // step or n-1 steps, the same time, and the tie goes to pairwise (listed first).
+      // The same blocks to the same ranks, and no rank reads what another writes within
+      // a call: one step or n-1 steps, the same waits. With ranks beyond the cores, each
+      // rank of linear looks at the ranks on the other core once a call, pairwise's again
+      // at every step: linear is cheaper by pairwise's later looks, which tell most at one
+      // element a block (measured: tests/test_model.cpp's picks below); otherwise the two
+      // tie and pairwise (listed first) is picked.
       const double pairwise = predict_auto_us(lowered(Collective::alltoall, "pairwise", 8, count), m);
       const double linear = predict_auto_us(lowered(Collective::alltoall, "linear", 8, count), m);
-      CHECK(linear == doctest::Approx(pairwise));
+      if (m.cores == 2 && m.remote_look_us > 0) {
+        CHECK(linear < pairwise);
+        if (count == 1) CHECK(linear < 0.7 * pairwise);
+      } else {
+        CHECK(linear == doctest::Approx(pairwise));
+      }
       // The chain hands every block on through the ranks before it: n-2 waits for the
       // farthest block, where flat waits for nothing (it reads the root's input only).
       for (Collective c : {Collective::scatter, Collective::gather}) {
         const Schedule chain = lowered(c, "chain", 8, count);
         const Schedule flat = lowered(c, "flat", 8, count);
-        CHECK(predict_sync_us(flat, m) == doctest::Approx(0.0));
+        if (m.remote_look_us == 0 || m.cores == 0) CHECK(predict_sync_us(flat, m) == doctest::Approx(0.0));
         CHECK(predict_sync_us(chain, m) >= 6 * m.wake_us);
         CHECK(predict_auto_us(chain, m) > predict_auto_us(flat, m));
       }

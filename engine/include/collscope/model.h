@@ -3,7 +3,8 @@
 //   work(rank)  = bytes the rank copies / beta + bytes it reduces / gamma
 //   time(step)  = alpha + alpha_per_rank * max(0, ranks - cores)
 //                       + max( slowest rank's work,
-//                              all ranks' work / cores      (ranks share the cores),
+//                              the busiest core's share of all ranks' work (ranks share the
+//                              cores as they are pinned: 2 of 3 ranks on the first of 2),
 //                              memory traffic / shared bandwidth )
 // This is observable mode's step: a barrier after every step (alpha, with a core per
 // rank), where every rank beyond the cores waits to be woken on a busy core. The
@@ -30,14 +31,17 @@
 // rest of what is in the cache (older bytes, bytes other ranks read or wrote long
 // enough ago) moves at the shared cache's rates (beta_far, gamma_far): on the machine
 // of bench/RESULTS.md a copy runs at about 130 GB/s inside a core's 1 MiB L2, 55-60 GB/s
-// from the 32 MiB L3 and 22 GB/s from memory.
+// from the 32 MiB L3 and 22 GB/s from memory. The core's own cache's hits fade out from
+// half its reach to all of it; another rank's bytes that the core read lately, and that
+// nobody wrote since, are still in it (a broadcast's receiver, call after call).
 //
 // `auto` runs in the cpu backend's fast mode, where there are no steps to wait for,
 // only the transfers each rank's part of a step depends on (docs/ARCHITECTURE.md, "The Schedule"). Its estimate
 // replaces the per-step alpha by the longest chain of wake-ups through those
 // dependencies:
 //
-//   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for ) + step
+//   ready(rank, k) = max( ready(rank, k-1),  ready(q, j) + wake  for every (q, j) it waits for )
+//                    + step + look * (looks at ranks on other cores its core's ranks make in step k)
 //   auto's time    = the step model without alpha  +  max over ranks of ready(rank, last step)
 //
 // With repeated_calls, a call also waits for what the call before it still holds (its
@@ -46,7 +50,10 @@
 // `step` is what a rank spends on a step of its own (looking at what it waits for,
 // starting its transfers, saying it is done), times the lanes on its core when they share
 // cores (pinned as the cpu backend pins them, so 2 of 3 ranks share the first of 2 cores):
-// a one-step broadcast of 8 B costs that, not nothing.
+// a one-step broadcast of 8 B costs that, not nothing. `look` (remote_look_us) is paid
+// only when ranks outnumber cores: a core's ranks look one after another at the progress
+// of the ranks they wait for, and each look at a rank on another core fetches the line
+// that core wrote (with a core per rank the line's trip is part of the wake-up).
 // A wake-up costs little while ranks spin on cores of their own and a scheduler round
 // trip once ranks outnumber cores; a rank that many others wait for wakes them a core
 // at a time. That is why one rank adding everything up (flat) beats a tree for tiny
