@@ -402,6 +402,13 @@ TEST_CASE("mpi: the window runs a lesson as real processes and steps back throug
   CHECK(seconds_since(t0) < 1 + 6);
   CHECK(failed.error().id == "backend.timeout");
   CHECK(failed.error().message.find("rank 3 did not arrive at step 2") != std::string::npos);
+  // It names the flight record it wrote (to $TMPDIR), which this test removes.
+  const std::string& msg = failed.error().message;
+  const auto at = msg.find("; flight record: ");
+  REQUIRE(at != std::string::npos);
+  const std::string record = msg.substr(at + std::string("; flight record: ").size());
+  CHECK(std::filesystem::exists(record));
+  std::filesystem::remove(record);
 }
 
 #endif  // COLLSCOPE_HAVE_MPI
