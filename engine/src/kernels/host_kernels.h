@@ -1,6 +1,7 @@
 // The cpu backend's transfer kernels: copy, reduce (dst = dst op src), reduce-copy
 // (dst = aux op src) and scale,
-// for every dtype. Plain loops over typed pointers that the compiler vectorises.
+// for every dtype. Plain loops over typed pointers that the compiler vectorises (and for
+// half precision, whose conversions it cannot vectorise, half_kernels.h where the cpu has it).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "collscope/elementwise.h"
 #include "collscope/schedule.h"
+#include "kernels/half_kernels.h"
 
 namespace collscope::kernels {
 
@@ -112,12 +114,25 @@ void with_type(DType t, F&& f) {
   }
 }
 
+// float16 and bfloat16 sums and products go eight at a time where the cpu can
+// (half_kernels.h), with the same bits as the loops here.
 inline void reduce_bytes(DType t, OpKind k, void* dst, const void* src, std::uint64_t n) {
+  if (half_combine(t, k, dst, nullptr, src, n)) return;
   with_type(t, [&]<class T>() { reduce_typed<T>(k, dst, src, n); });
 }
 
 // dst = aux op src; aux and src must not overlap dst.
 inline void reduce_copy_bytes(DType t, OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n) {
+  if (half_combine(t, k, dst, aux, src, n)) return;
+  with_type(t, [&]<class T>() { reduce_copy_typed<T>(k, dst, aux, src, n); });
+}
+
+// The element-wise loops alone (what half_combine must match, bit for bit).
+inline void reduce_bytes_elementwise(DType t, OpKind k, void* dst, const void* src, std::uint64_t n) {
+  with_type(t, [&]<class T>() { reduce_typed<T>(k, dst, src, n); });
+}
+inline void reduce_copy_bytes_elementwise(DType t, OpKind k, void* dst, const void* aux, const void* src,
+                                          std::uint64_t n) {
   with_type(t, [&]<class T>() { reduce_copy_typed<T>(k, dst, aux, src, n); });
 }
 
