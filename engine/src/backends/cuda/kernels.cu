@@ -2,7 +2,10 @@
 // first 16-byte boundary all of a kernel's pointers reach together (offsets that differ
 // by a multiple of 16 bytes: buffers come from cudaMalloc), and over single
 // elements for the head before it and the tail after it, so every count and offset is
-// handled exactly (vector_split.h).
+// handled exactly (vector_split.h). Head, middle and tail are one kernel: a transfer is
+// one launch. (With 8 ranks sharing one H200 a launch costs the host about 5 us, and
+// chunks of a buffer split 3 ways start off the boundary: three launches a transfer made
+// a 3-rank all-reduce twice as slow as its transfers' count says; bench/RESULTS.md.)
 #include <algorithm>
 
 #include "kernels.h"
@@ -19,49 +22,56 @@ int blocks_for(std::uint64_t items) {
   return static_cast<int>(std::min<std::uint64_t>(std::max<std::uint64_t>(b, 1), 4096));
 }
 
-__global__ void copy_vec(uint4* __restrict__ dst, const uint4* __restrict__ src, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    dst[i] = src[i];
+// The grid-stride loop's start and step for this thread.
+__device__ inline std::uint64_t first_index() {
+  return blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
 }
+__device__ inline std::uint64_t stride() { return static_cast<std::uint64_t>(gridDim.x) * blockDim.x; }
 
-__global__ void copy_bytes(unsigned char* __restrict__ dst, const unsigned char* __restrict__ src, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    dst[i] = src[i];
+// Copies `split.head` bytes one by one, then `split.vecs` 16-byte vectors, then
+// `split.tail` bytes.
+__global__ void copy_split(unsigned char* __restrict__ dst, const unsigned char* __restrict__ src, VectorSplit split) {
+  for (std::uint64_t i = first_index(); i < split.head; i += stride()) dst[i] = src[i];
+  if (split.vecs > 0) {
+    auto* d = reinterpret_cast<uint4*>(dst + split.head);
+    const auto* s = reinterpret_cast<const uint4*>(src + split.head);
+    for (std::uint64_t i = first_index(); i < split.vecs; i += stride()) d[i] = s[i];
+  }
+  const std::uint64_t done = split.head + split.vecs * 16;
+  for (std::uint64_t i = first_index(); i < split.tail; i += stride()) dst[done + i] = src[done + i];
 }
 
 // Reduce-copy, dst[i] = aux[i] op src[i] with aux the left operand: vectors of 16 bytes
 // hold 16 / sizeof(T) elements, combined one by one. aux may be dst itself (a reduce,
 // dst = dst op src: every element is read before the same thread writes it), so only
 // src, which never overlaps dst, is declared __restrict__.
+// Head and tail element by element, the middle in vectors (split in elements of T).
 template <class T, OpKind K>
-__global__ void reduce_copy_vec(uint4* dst, const uint4* aux, const uint4* __restrict__ src, std::uint64_t n) {
+__global__ void reduce_copy_split(T* dst, const T* aux, const T* __restrict__ src, VectorSplit split) {
   constexpr int kPer = 16 / sizeof(T);
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    uint4 a = aux[i];
-    const uint4 b = src[i];
-    T* x = reinterpret_cast<T*>(&a);
-    const T* y = reinterpret_cast<const T*>(&b);
+  for (std::uint64_t i = first_index(); i < split.head; i += stride()) dst[i] = combine<T>(K, aux[i], src[i]);
+  if (split.vecs > 0) {
+    auto* d = reinterpret_cast<uint4*>(dst + split.head);
+    const auto* a4 = reinterpret_cast<const uint4*>(aux + split.head);
+    const auto* s4 = reinterpret_cast<const uint4*>(src + split.head);
+    for (std::uint64_t i = first_index(); i < split.vecs; i += stride()) {
+      uint4 a = a4[i];
+      const uint4 b = s4[i];
+      T* x = reinterpret_cast<T*>(&a);
+      const T* y = reinterpret_cast<const T*>(&b);
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) x[j] = combine<T>(K, x[j], y[j]);
-    dst[i] = a;
+      for (int j = 0; j < kPer; ++j) x[j] = combine<T>(K, x[j], y[j]);
+      d[i] = a;
+    }
   }
-}
-
-template <class T, OpKind K>
-__global__ void reduce_copy_elems(T* dst, const T* aux, const T* __restrict__ src, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    dst[i] = combine<T>(K, aux[i], src[i]);
+  const std::uint64_t done = split.head + split.vecs * kPer;
+  for (std::uint64_t i = first_index(); i < split.tail; i += stride())
+    dst[done + i] = combine<T>(K, aux[done + i], src[done + i]);
 }
 
 template <class T>
 __global__ void scale_elems(T* dst, std::uint64_t n, std::uint32_t divisor) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    dst[i] = divide<T>(dst[i], divisor);
+  for (std::uint64_t i = first_index(); i < n; i += stride()) dst[i] = divide<T>(dst[i], divisor);
 }
 
 // Spins for `ns` nanoseconds of the GPU's global timer, or until the run is aborted.
@@ -92,19 +102,10 @@ VectorSplit split(const void* dst, const void* aux, const void* src, std::uint64
 
 template <class T, OpKind K>
 cudaError_t reduce_copy_as(void* dst, const void* aux, const void* src, std::uint64_t n, cudaStream_t stream) {
-  constexpr std::uint64_t per = 16 / sizeof(T);
-  T* d = static_cast<T*>(dst);
-  const T* a = static_cast<const T*>(aux);
-  const T* s = static_cast<const T*>(src);
   // Head element by element up to the 16-byte boundary, middle 16 bytes per access, tail.
-  const auto [head, vecs, tail] = split(dst, aux, src, n, sizeof(T));
-  if (head > 0) reduce_copy_elems<T, K><<<blocks_for(head), kThreads, 0, stream>>>(d, a, s, head);
-  if (vecs > 0)
-    reduce_copy_vec<T, K><<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
-                                                                     reinterpret_cast<const uint4*>(a + head),
-                                                                     reinterpret_cast<const uint4*>(s + head), vecs);
-  const std::uint64_t done = head + vecs * per;
-  if (tail > 0) reduce_copy_elems<T, K><<<blocks_for(tail), kThreads, 0, stream>>>(d + done, a + done, s + done, tail);
+  const VectorSplit v = split(dst, aux, src, n, sizeof(T));
+  reduce_copy_split<T, K><<<blocks_for(std::max({v.head, v.vecs, v.tail})), kThreads, 0, stream>>>(
+      static_cast<T*>(dst), static_cast<const T*>(aux), static_cast<const T*>(src), v);
   return cudaGetLastError();
 }
 
@@ -167,16 +168,10 @@ struct Scale {
 
 cudaError_t launch_copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
-  auto* d = static_cast<unsigned char*>(dst);
-  const auto* s = static_cast<const unsigned char*>(src);
   // Head byte by byte up to the 16-byte boundary, middle 16 bytes per access, tail.
-  const auto [head, vecs, tail] = split(dst, src, bytes, 1);
-  if (head > 0) copy_bytes<<<blocks_for(head), kThreads, 0, stream>>>(d, s, head);
-  if (vecs > 0)
-    copy_vec<<<blocks_for(vecs), kThreads, 0, stream>>>(reinterpret_cast<uint4*>(d + head),
-                                                        reinterpret_cast<const uint4*>(s + head), vecs);
-  const std::uint64_t done = head + vecs * 16;
-  if (tail > 0) copy_bytes<<<blocks_for(tail), kThreads, 0, stream>>>(d + done, s + done, tail);
+  const VectorSplit v = split(dst, src, bytes, 1);
+  copy_split<<<blocks_for(std::max({v.head, v.vecs, v.tail})), kThreads, 0, stream>>>(
+      static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), v);
   return cudaGetLastError();
 }
 
