@@ -385,6 +385,7 @@ int bench_here(const BenchFlags& f) {
   // What the predicted column prices with: this machine's cpu model or --topology's.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), q0.dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
+  machine->use_devices_found(devices_found(f.backend));  // the ranks share the GPUs found here
   const std::size_t e = size_of(q0.dtype);
   // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
   const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));

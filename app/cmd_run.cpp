@@ -333,6 +333,7 @@ int run_here(const RunFlags& f) {
   // picks with it too, so the pick and the prediction agree.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), scenario->dtype, user_config_dir());
   if (!machine) return run_error(f, machine.error(), job);
+  if (!f.dry_run) machine->use_devices_found(devices_found(f.backend));  // the ranks share the GPUs found here
   LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
   lowering.machine = &*machine;
   if (auto st = check_ranks_per_node(f, scenario->ranks); !st) return run_error(f, st.error(), job);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "collscope/backend.h"
 #include "collscope/calibration.h"
 #include "collscope/collective.h"
 #include "collscope/machine.h"
@@ -240,6 +241,86 @@ TEST_CASE("topology model: a step is as long as its busiest resource, plus laten
   auto two = pricer.step(two_on_one, two_on_one.steps[0]);
   CHECK(two.us == doctest::Approx(2 * mb / 10 + 5 + 1));
   (void)shared;
+}
+
+TEST_CASE("topology model: one host thread launching a kernel per transfer pays a launch per transfer") {
+  // One device, launches of 4 us and a step's synchronisation of 2 us: small transfers
+  // are bound by what starts them, never by the device's memory.
+  const Topology t = parse_ok(R"({
+    "version": 1, "name": "one",
+    "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1000, "launch_us": 4, "step_us": 2},
+    "intra": {"kind": "nvlink", "bandwidth_gbps": 100, "latency_us": 1},
+    "nic": {"per_node": 1, "bandwidth_gbps": 10, "latency_us": 5},
+    "tiers": [{"name": "leaf", "nodes": 64, "latency_us": 1}]
+  })");
+  Placement grouped = place(t, 4, 1);
+  REQUIRE(grouped.devices_per_node == 1);
+  Placement serial = grouped;
+  serial.serial_launches = true;
+  // Four ranks on one device, each receiving from the next: 4 transfers of 4 ranks, then
+  // 6 transfers of which 3 land on rank 0 and 3 on rank 1.
+  const Schedule ring = one_step(4, {{1, 0}, {2, 1}, {3, 2}, {0, 3}}, 16);
+  const Schedule fan = one_step(4, {{1, 0}, {2, 0}, {3, 0}, {2, 1}, {3, 1}, {0, 1}}, 16);
+  // Grouped (NCCL): one launch and one synchronisation a step, whatever it holds.
+  CHECK(TopologyPricer(t, grouped).step(ring, ring.steps[0]).us == doctest::Approx(4 + 2));
+  CHECK(TopologyPricer(t, grouped).step(fan, fan.steps[0]).us == doctest::Approx(4 + 2));
+  // Serial: a launch per transfer and a synchronisation per rank that runs a transfer.
+  const auto r = TopologyPricer(t, serial).step(ring, ring.steps[0]);
+  CHECK(r.us == doctest::Approx(4 * 4 + 2 * 4));
+  CHECK(r.level == Level::launch);
+  CHECK(TopologyPricer(t, serial).step(fan, fan.steps[0]).us == doctest::Approx(6 * 4 + 2 * 2));
+  // Large transfers: the host's launches overlap the data, and the device's memory bounds
+  // the step (4 transfers of 64 MiB each read and written: 4 x 2 x 64 MiB at 1000 GB/s).
+  const std::uint64_t n = 16u << 20;
+  const Schedule big = one_step(4, {{1, 0}, {2, 1}, {3, 2}, {0, 3}}, n);
+  const auto b = TopologyPricer(t, serial).step(big, big.steps[0]);
+  CHECK(b.level == Level::memory);
+  CHECK(b.us == doctest::Approx(4 * 2 * 4.0 * static_cast<double>(n) / 1e6));
+
+  // The cuda backend says it launches that way; a machine priced for it does too.
+  CHECK(capabilities_of("cuda").serial_launches);
+  CHECK_FALSE(capabilities_of("nccl").serial_launches);
+  CHECK_FALSE(capabilities_of("cpu").serial_launches);
+  auto m = machine_for("dgx-h200", 1, capabilities_of("cuda"), DType::float32, "");
+  REQUIRE(m.ok());
+  CHECK(m->placement(8).serial_launches);
+  auto nccl = machine_for("dgx-h200", 1, capabilities_of("nccl"), DType::float32, "");
+  REQUIRE(nccl.ok());
+  CHECK_FALSE(nccl->placement(8).serial_launches);
+  // A ring all-reduce of 8 ranks, 4 KiB: 14 steps of 8 transfers, launch-bound.
+  const Schedule small = lowered(Collective::allreduce, "ring", 8, 1024);
+  REQUIRE(small.steps.size() == 14);
+  const double serial_us = predict(small, *m, true).us, grouped_us = predict(small, *nccl, true).us;
+  CHECK(serial_us > 6 * grouped_us);
+}
+
+TEST_CASE("machine: a run here shares the devices found, a plan keeps the topology's") {
+  auto m = machine_for("dgx-h200", 1, capabilities_of("cuda"), DType::float32, "");
+  REQUIRE(m.ok());
+  CHECK(m->label() == "topology dgx-h200, 1 node x 8 GPUs");
+  CHECK(m->placement(8).device_of(5) == 5);
+  Machine here = *m;
+  here.use_devices_found(1);  // one GPU on this machine: every rank on it
+  CHECK(here.label() == "topology dgx-h200, 1 node x 1 GPUs");
+  CHECK(here.placement(8).device_of(5) == 0);
+  here.use_devices_found(0);  // none found (a dry run, no device): as it was
+  CHECK(here.placement(8).device_of(5) == 0);
+  // Eight ranks on one device move their bytes through its memory; on eight devices over
+  // NVLink, inside the node.
+  const Schedule s = lowered(Collective::allreduce, "ring", 8, 64u << 20);
+  const Prediction one = predict(s, here, true), eight = predict(s, *m, true);
+  REQUIRE(one.levels.size() == 1);
+  CHECK(one.levels[0].level == "device memory");
+  REQUIRE(eight.levels.size() == 1);
+  CHECK(eight.levels[0].level == "inside the node");
+  CHECK(one.us != doctest::Approx(eight.us).epsilon(0.01));
+  // The cpu model has no devices to share.
+  auto cpu = machine_for("", 0, capabilities_of("cpu"), DType::float32, "/nonexistent-collscope-config");
+  REQUIRE(cpu.ok());
+  cpu->use_devices_found(2);
+  CHECK(cpu->devices_used == 0);
+  // Without a GPU the device backends find none.
+  CHECK(devices_found("cpu") == 0);
 }
 
 TEST_CASE("topology model: oversubscription slows what crosses the tier, and only that") {

@@ -20,6 +20,7 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   const BackendCapabilities caps = capabilities_of(backend);
   auto machine = machine_for("", 0, caps, run->scenario.dtype, user_config_dir());
   if (!machine) return machine.error();
+  machine->use_devices_found(devices_found(backend));  // the ranks share the GPUs found here
   LowerOptions lowering = lower_options_for(caps);
   lowering.machine = &*machine;
   auto lowered = lower_scenario(run->scenario, lowering);

@@ -30,6 +30,11 @@ struct BackendCapabilities {
   bool devices = false;
   // Ranks are separate processes, possibly on other machines.
   bool multi_process = false;
+  // One host thread enqueues every rank's transfers, a kernel launch each (the cuda
+  // backend): the launches of a step follow one another, so a step of many small
+  // transfers costs a launch per transfer. Otherwise a device starts its part of a step
+  // as one launch, as NCCL groups its sends and receives (model.h, TopologyPricer).
+  bool serial_launches = false;
 };
 
 struct BackendInfo {
@@ -38,6 +43,7 @@ struct BackendInfo {
   bool available = false;
   std::string reason;  // why not available ("not built", "no CUDA driver", ...)
   BackendCapabilities caps;
+  int devices_found = 0;  // accelerators on this machine the backend can use (GPUs)
 };
 
 // A fault injected on purpose, for teaching what failures look like. Every backend
@@ -166,6 +172,9 @@ Result<std::unique_ptr<Backend>> find_backend(const std::string& name);
 // What the backend of that name can do, available or not (a default-constructed set for
 // an unknown name); for planning before a backend is opened.
 BackendCapabilities capabilities_of(const std::string& name);
+// The devices (GPUs) the backend of that name finds on this machine; 0 where it finds
+// none or is not a device backend (BackendInfo::devices_found).
+int devices_found(const std::string& name);
 
 std::unique_ptr<Backend> make_cpu_backend();
 

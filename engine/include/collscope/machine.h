@@ -19,15 +19,21 @@ struct Machine {
   bool cpu = true;  // this machine's cpu cost model; else `topology`
   CpuModel cpu_model;
   Topology topology;
-  std::int64_t nodes = 1;  // topology: nodes the ranks fill
-  int devices_used = 0;    // topology: devices per node in use (0: all of them)
-  bool assumed = false;    // the topology was chosen for lack of a better one
+  std::int64_t nodes = 1;        // topology: nodes the ranks fill
+  int devices_used = 0;          // topology: devices per node in use (0: all of them)
+  bool assumed = false;          // the topology was chosen for lack of a better one
+  bool serial_launches = false;  // the backend launches a kernel per transfer from one thread
 
   // "cpu model, calibrated 2026-12-01T21:40Z", "topology dgx-h100, 2 nodes x 8 GPUs".
   std::string label() const;
   // For a caption: "cpu model", "cpu model, not calibrated", "dgx-h100, assumed".
   std::string short_label() const;
   Placement placement(std::int64_t ranks) const;
+  // Where the schedule runs on this machine (run, bench, the window) on `found` devices
+  // (BackendInfo::devices_found): the ranks share them as the backend places them, rank
+  // r on device r mod found, whatever number of devices a node of the topology has. A
+  // plan for another machine (predict) keeps the topology's.
+  void use_devices_found(int found);
 };
 
 // The Machine for a backend, or for --topology NAME|FILE (with --nodes; 0: the

@@ -94,6 +94,9 @@ struct Placement {
   std::int64_t nodes = 1;
   std::int64_t ranks_per_node = 1;
   int devices_per_node = 1;
+  // The backend's launches of a step follow one another on one host thread
+  // (BackendCapabilities::serial_launches): a launch per transfer, not per device.
+  bool serial_launches = false;
   std::int64_t node_of(std::int64_t rank) const { return rank / ranks_per_node; }
   int device_of(std::int64_t rank) const { return static_cast<int>((rank % ranks_per_node) % devices_per_node); }
 };

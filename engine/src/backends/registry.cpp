@@ -44,7 +44,7 @@ std::vector<std::unique_ptr<Backend>> make_backends() {
   all.push_back(gpu::make_nccl_backend(probe));
 #else
   all.push_back(std::make_unique<UnavailableBackend>("cuda", "our CUDA kernels, rank r on GPU r mod G", kNotBuilt,
-                                                     BackendCapabilities{{}, false, true, false}));
+                                                     BackendCapabilities{{}, false, true, false, true}));
   all.push_back(std::make_unique<UnavailableBackend>("nccl", "NCCL send/recv per step, one rank per GPU", kNotBuilt,
                                                      BackendCapabilities{"nccl", false, true, false}));
 #endif
@@ -79,6 +79,11 @@ Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
     names += (names.empty() ? "" : ", ") + info.name;
   }
   return make_error("backend.unknown", "unknown backend \"" + name + "\"", "valid backends: " + names);
+}
+
+int devices_found(const std::string& name) {
+  auto b = find_backend(name);
+  return b ? (*b)->info().devices_found : 0;
 }
 
 BackendCapabilities capabilities_of(const std::string& name) {

@@ -23,7 +23,12 @@ std::string Machine::short_label() const {
 Placement Machine::placement(std::int64_t ranks) const {
   Placement p = place(topology, ranks, nodes);
   if (devices_used > 0) p.devices_per_node = std::min(devices_used, p.devices_per_node);
+  p.serial_launches = serial_launches;
   return p;
+}
+
+void Machine::use_devices_found(int found) {
+  if (!cpu && found > 0) devices_used = found;
 }
 
 Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, const BackendCapabilities& backend,
@@ -53,6 +58,7 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
   m.topology = std::move(*t);
   m.nodes = nodes >= 1 ? nodes : m.topology.nodes;
   m.assumed = topology.empty();
+  m.serial_launches = backend.serial_launches;
   return m;
 }
 

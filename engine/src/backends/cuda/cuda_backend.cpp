@@ -243,7 +243,7 @@ class CudaSession final : public GpuSession {
 
 std::unique_ptr<Backend> make_cuda_backend(const GpuProbe& probe) {
   return std::make_unique<GpuBackend<CudaSession>>(probe, "cuda", "our CUDA kernels, rank r on GPU r mod G",
-                                                   BackendCapabilities{{}, false, true, false});
+                                                   BackendCapabilities{{}, false, true, false, true});
 }
 
 }  // namespace collscope::gpu

@@ -18,7 +18,7 @@ class GpuBackend final : public Backend {
       : probe_(std::move(p)), name_(std::move(name)), description_(std::move(description)), caps_(std::move(caps)) {}
 
   BackendInfo info() const override {
-    BackendInfo i{name_, description_, probe_.devices > 0, probe_.problem, caps_};
+    BackendInfo i{name_, description_, probe_.devices > 0, probe_.problem, caps_, probe_.devices};
     if (probe_.devices > 0) i.description += " (" + std::to_string(probe_.devices) + " GPU(s))";
     return i;
   }
