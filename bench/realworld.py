@@ -6,6 +6,7 @@ its source. The script reruns `collscope predict --json` for the matching collec
 ranks, nodes and size, and prints a markdown table: published, predicted, error.
 
     bench/realworld.py [path/to/collscope]      (default: build/collscope)
+    bench/realworld.py --one-gpu-topology FILE  (writes the topology of ranks sharing one H200)
 
 Standard library only. Rows whose published algorithm collscope does not model (NVLink SHARP,
 NCCL's NVLS) are still priced, with collscope's nearest algorithm, and marked: their error is the
@@ -54,29 +55,34 @@ ROWS = [
      512 * MIB, 350, "auto", "dgx-h200", True, "https://github.com/NVIDIA/nccl-tests/issues/283"),
 ]
 
-# collscope's own run on one H200, 8 ranks sharing the GPU (bench/RESULTS.md, 2026-11-30,
-# tests/gpu/run.sh): ring all-reduce busbw, best of out of place and in place.
-H200_ONE_GPU = [(64 * MIB, 202.37), (256 * MIB, 211.75), (1 * GIB, 213.56)]
+# collscope's own runs on one H200, 8 ranks sharing the GPU (bench/RESULTS.md, tests/gpu/run.sh):
+# ring all-reduce busbw, best of out of place and in place; (date, bytes, busbw). Priced as the
+# cuda backend runs them (`--backend cuda`: a kernel launch per transfer from one host thread).
+H200_ONE_GPU = [("2026-11-30", 64 * MIB, 202.37), ("2026-11-30", 256 * MIB, 211.75), ("2026-11-30", 1 * GIB, 213.56),
+                ("2026-12-04", 64 * MIB, 145.17), ("2026-12-04", 256 * MIB, 209.19), ("2026-12-04", 1 * GIB, 212.46),
+                ("2026-12-04, again", 64 * MIB, 190.15), ("2026-12-04, again", 256 * MIB, 207.26),
+                ("2026-12-04, again", 1 * GIB, 213.07)]
 
 
-def predict(exe, coll, algo, ranks, nodes, nbytes, topology):
+def predict(exe, coll, algo, ranks, nodes, nbytes, topology, backend="cpu"):
     elems = nbytes // 4  # float32
     # --count has NCCL's meaning: all-gather and reduce-scatter count one rank's block.
     count = elems // ranks if coll in ("allgather", "reduce_scatter") else elems
-    cmd = [exe, "predict", "--coll", coll, "--algo", algo, "--ranks", str(ranks), "--count", str(count),
+    cmd = [exe, "predict", "--backend", backend, "--coll", coll, "--algo", algo, "--ranks", str(ranks), "--count", str(count),
            "--topology", topology, "--nodes", str(nodes), "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode == 2 and "scenario.out_of_range" in r.stderr and nbytes > MIB:
         # Over the scenario size limit: price the largest size that fits (busbw is flat there).
-        return predict(exe, coll, algo, ranks, nodes, nbytes // 2, topology)
+        return predict(exe, coll, algo, ranks, nodes, nbytes // 2, topology, backend)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
     row = json.loads(r.stdout.strip().splitlines()[0])
     return row, nbytes
 
 
-def one_gpu_topology():
-    """dgx-h200 with one device per node: the model of ranks sharing one H200."""
+def one_gpu_topology(path=None):
+    """dgx-h200 with one device per node: the model of ranks sharing one H200 (in a
+    temporary file, or at `path`)."""
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "..", "assets", "topologies", "dgx-h200.json")) as f:
         t = json.load(f)
@@ -84,6 +90,10 @@ def one_gpu_topology():
     t["title"] = "one H200: the dgx-h200 preset with one device per node"
     t["devices"]["per_node"] = 1
     t["nic"]["per_node"] = 1
+    if path:
+        with open(path, "w") as f:
+            json.dump(t, f, indent=2)
+        return path
     fd, path = tempfile.mkstemp(suffix=".json", prefix="h200-one-gpu-")
     with os.fdopen(fd, "w") as f:
         json.dump(t, f)
@@ -95,6 +105,9 @@ def fmt_size(n):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--one-gpu-topology":
+        one_gpu_topology(sys.argv[2])
+        return
     exe = sys.argv[1] if len(sys.argv) > 1 else os.path.join("build", "collscope")
     print("| what | hardware | collective | NCCL algorithm | ranks / nodes | size | published busbw | "
           "collscope algorithm, size priced | predicted busbw | error | bound by | source |")
@@ -117,8 +130,8 @@ def main():
               f"{pub:.0f} | {shown} ({topo}), {fmt_size(priced)} | {bus:.1f} | {err:+.1f}% | {bound} | {url} |")
     path = one_gpu_topology()
     try:
-        for nbytes, pub in H200_ONE_GPU:
-            row, _ = predict(exe, "allreduce", "ring", 8, 1, nbytes, path)
+        for date, nbytes, pub in H200_ONE_GPU:
+            row, _ = predict(exe, "allreduce", "ring", 8, 1, nbytes, path, "cuda")
             bus = row["busbw_gbps"]
             err = (bus - pub) / pub * 100
             worst = max(worst, abs(err))
@@ -127,7 +140,7 @@ def main():
             bound = max(row["levels"].items(), key=lambda kv: kv[1])[0] if row["levels"] else ""
             print(f"| 8 ranks on one GPU, collscope's ring | 1 x H200 | allreduce | (collscope cuda backend) | "
                   f"8 / 1 | {fmt_size(nbytes)} | {pub:.0f} | ring (dgx-h200, 1 device) | {bus:.1f} | "
-                  f"{err:+.1f}% | {bound} | bench/RESULTS.md, 2026-11-30 |")
+                  f"{err:+.1f}% | {bound} | bench/RESULTS.md, {date} |")
     finally:
         os.unlink(path)
     print()
