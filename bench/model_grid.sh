@@ -16,6 +16,13 @@
 # calibration instead of measuring a new one, GRID_CAL_SECONDS (default 20), and
 # GRID_PREDICT_ONLY=1 to price OUT's measurements again (a changed model, the same
 # runs: nothing is measured, the calibration is kept).
+#
+# On a GPU: GRID_BACKEND=cuda (or nccl) measures on that backend and GRID_TOPOLOGY=NAME|FILE
+# prices with that topology (no calibration then; a GPU backend is never priced with the cpu
+# model). With a GPU backend each (collective, ranks) is one `bench` over all the sizes
+# (-f 8 from the first size to the last, GRID_GPU_ITERS timed and warm-up calls, default
+# "20 5"), split into the same cell files: a process per cell would spend more time
+# starting the device than measuring (GRID_SWEEP=1 does the same on the cpu, 0 the opposite).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${COLLSCOPE:-$root/build/collscope}
@@ -24,6 +31,8 @@ colls=${GRID_COLLS:-allreduce broadcast allgather reduce_scatter alltoall}
 ranks_list=${GRID_RANKS:-2 3 4 8}
 # 8 B to 64 MiB by a factor of 8, and 64 MiB itself.
 sizes=${GRID_SIZES:-8 64 512 4K 32K 256K 2M 16M 64M}
+# On a device the sweep goes up by 8 all the way (its top is 128 MiB, not 64).
+[ "${GRID_BACKEND:-cpu}" = cpu ] || sizes=${GRID_SIZES:-8 64 512 4K 32K 256K 2M 16M 128M}
 [ -x "$bin" ] || { echo "model_grid: no collscope at $bin (build it, or set COLLSCOPE)" >&2; exit 2; }
 mkdir -p "$out/raw"
 
@@ -31,13 +40,19 @@ mkdir -p "$out/raw"
 export XDG_CONFIG_HOME="$out/config"
 predict_only=${GRID_PREDICT_ONLY:-0}
 rounds=${GRID_ROUNDS:-3}
+backend=${GRID_BACKEND:-cpu}
+sweep=${GRID_SWEEP:-$([ "$backend" = cpu ] && echo 0 || echo 1)}
+topology=()
+[ -z "${GRID_TOPOLOGY:-}" ] || topology=(--topology "$GRID_TOPOLOGY")
 if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
 # A calibration is a best-of measurement, and on a virtual machine the host's placement
 # of its cores moves some figures together from one calibration to the next (cores far
 # apart: more memory bandwidth, and a 2-rank wake-up 3x slower). GRID_CAL_TRIES (default
 # 3) calibrations, and the grid uses each figure's median over them (calibration.json;
 # the tries are kept beside it as calibration-N.json).
-if [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
+if [ -n "${GRID_TOPOLOGY:-}" ]; then
+  : # a topology prices the grid: nothing of this machine to calibrate
+elif [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
   for try in $(seq "${GRID_CAL_TRIES:-3}"); do
     "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$try.json" > "$out/calibrate-$try.txt"
   done
@@ -76,8 +91,13 @@ iters_for() {
   echo "machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "load_start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "collscope: $("$bin" --version 2>/dev/null || echo unknown)"
-  echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
-  echo "command: bench --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
+  if [ -n "${GRID_TOPOLOGY:-}" ]; then
+    echo "calibration: none (priced with --topology $GRID_TOPOLOGY)"
+    echo "gpus: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, - || echo none)"
+  else
+    echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
+  fi
+  echo "command: bench --backend $backend --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
   echo "rounds: $rounds"
 } > "$out/meta.txt"
 
@@ -88,7 +108,7 @@ grid() {
   for coll in $colls; do
     for r in $ranks_list; do
       # The algorithms come from the program: the ones predict prices for this call.
-      one=$("$bin" predict --coll "$coll" --ranks "$r" --count 1 --algo all --json)
+      one=$("$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count 1 --algo all --json "${topology[@]}")
       algos=$(sed -n 's/.*"algorithm":"\([^"]*\)".*/\1/p' <<< "$one" | paste -sd, -)
       # The bytes of a call of count 1: no cell is smaller (8 B is below one element per
       # rank for some collectives and rank counts).
@@ -99,17 +119,56 @@ grid() {
         if [ "$1" = predict ]; then
           measured="$out/raw/round-1/bench-$cell.jsonl"
           [ -e "$measured" ] || measured="$out/raw/bench-$cell.jsonl"  # a grid of one pass, before rounds
-          [ -e "$measured" ] || { echo "model_grid: $cell was not measured (run without GRID_PREDICT_ONLY)" >&2; exit 1; }
+          if [ ! -s "$measured" ]; then
+            [ "$sweep" = 0 ] || continue  # a size the sweep did not reach (said when it ran)
+            echo "model_grid: $cell was not measured (run without GRID_PREDICT_ONLY)" >&2
+            exit 1
+          fi
           count=$(sed -n '1s/.*"count":\([0-9]*\).*/\1/p' "$measured")
-          "$bin" predict --coll "$coll" --ranks "$r" --count "$count" --algo all --json > "$out/raw/predict-$cell.jsonl"
+          "$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count "$count" --algo all --json "${topology[@]}" \
+            > "$out/raw/predict-$cell.jsonl"
           continue
         fi
+        [ "$sweep" = 0 ] || continue  # one sweep for every size, below
         read -r n w <<< "$(iters_for "$s")"
         bytes=$(numfmt --from=iec "$s")
         [ "$bytes" -ge "$unit" ] || bytes=$unit
         "$bin" bench --coll "$coll" --ranks "$r" --algo "$algos" -b "$bytes" -e "$bytes" -n "$n" -w "$w" -c 0 \
           --probe 0 --json > "$out/raw/round-$1/bench-$cell.jsonl"
       done
+      if [ "$1" != predict ] && [ "$sweep" = 1 ]; then
+        # One sweep over every size, then a file per cell as on the cpu. It starts at
+        # the first size that holds a call of count 1: sizes below it have no cell here.
+        read -r n w <<< "${GRID_GPU_ITERS:-20 5}"
+        first=""
+        for s in $sizes; do
+          bytes=$(numfmt --from=iec "$s")
+          [ -n "$first" ] || [ "$bytes" -lt "$unit" ] || first=$bytes
+        done
+        [ -n "$first" ] || { echo "model_grid: every size is below one element a rank for $coll on $r ranks" >&2; continue; }
+        "$bin" bench --backend "$backend" --coll "$coll" --ranks "$r" --algo "$algos" -b "$first" \
+          -e "$(numfmt --from=iec "${sizes##* }")" -f 8 -n "$n" -w "$w" -c 0 --probe 0 --json \
+          > "$out/raw/round-$1/sweep-$coll-$r.jsonl"
+        for s in $sizes; do
+          bytes=$(numfmt --from=iec "$s")
+          [ "$bytes" -ge "$first" ] || continue
+          # The sweep's sizes go up by 8 from the first: the cell is the size closest to s.
+          python3 - "$out/raw/round-$1/sweep-$coll-$r.jsonl" "$bytes" > "$out/raw/round-$1/bench-$coll-$r-$s.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{") and '"size"' in l]
+want = int(sys.argv[2])
+if rows:
+    near = min({r["size"] for r in rows}, key=lambda b: abs(b - want))
+    for r in rows:
+        if r["size"] == near and want / 2 < near < want * 2:
+            print(json.dumps(r, separators=(",", ":")))  # as bench writes it: the predict step reads it with sed
+PY
+          if [ ! -s "$out/raw/round-$1/bench-$coll-$r-$s.jsonl" ]; then
+            rm -f "$out/raw/round-$1/bench-$coll-$r-$s.jsonl"
+            echo "model_grid: no $s in the sweep of $coll on $r ranks" >&2
+          fi
+        done
+      fi
       [ "$1" = predict ] || echo "# round $1 of $rounds: $coll on $r ranks done, $(($(date +%s) - start)) s, load $(cut -d' ' -f1 /proc/loadavg)" >&2
     done
   done

@@ -6,18 +6,23 @@
 #   tests/gpu/run.sh                    # build in build-gpu/, test, benchmark
 #   tests/gpu/run.sh --no-bench         # build and test only
 #   tests/gpu/run.sh --prebuilt DIR     # use collscope and collscope_gpu_tests already built in DIR
+#   tests/gpu/run.sh --grid             # also the cost model's grid on the cuda backend (every
+#                                       # algorithm of five collectives on 2, 3, 4 and 8 ranks sharing
+#                                       # the first GPU, 8 B to 16 MiB), priced with one H200's topology
 # Results (logs, tables, summary.txt) go to $OUT, else build-gpu/results. Every test case
 # and benchmark runs under a time limit; a failing test case does not stop the others or
 # the benchmark, but the script then exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bench=1
+grid=0
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-bench) bench=0 ;;
+    --grid) grid=1 ;;
     --prebuilt) bin="${2:?--prebuilt needs a directory}"; shift ;;
-    *) echo "tests/gpu/run.sh: unknown argument '$1' (use --no-bench or --prebuilt DIR)" >&2; exit 2 ;;
+    *) echo "tests/gpu/run.sh: unknown argument '$1' (use --no-bench, --grid or --prebuilt DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -153,6 +158,20 @@ if [ "$bench" = 1 ]; then
       echo "one GPU: NCCL puts one rank per GPU, so our ring against NCCL's own allreduce needs two or more"
     fi
   } | tee "$out/summary.txt"
+fi
+if [ "$grid" = 1 ]; then
+  # What the model says against what ran: bench/model_grid.sh on the cuda backend, each
+  # (collective, ranks) one sweep, priced with dgx-h200 reduced to one device (the ranks
+  # share it, as here); bench/model_grid.py reads it. The raw cells stay in $out/grid.
+  stamp "== the cost model's grid on the cuda backend (one H200's topology)"
+  python3 bench/realworld.py --one-gpu-topology "$out/h200-one-gpu.json"
+  set +e
+  COLLSCOPE="$bin/collscope" GRID_BACKEND=cuda GRID_TOPOLOGY="$out/h200-one-gpu.json" GRID_ROUNDS=1 \
+    GRID_SIZES="${GRID_SIZES:-8 64 512 4K 32K 256K 2M 16M}" timeout -k 5 "${GRID_LIMIT_S:-300}" \
+    bench/model_grid.sh "$out/grid" || echo "model grid failed or timed out" | tee -a "$out/bench-errors.txt"
+  python3 bench/model_grid.py "$out/grid" --csv "$out/gpu-grid.csv" > "$out/gpu-grid.md"
+  set -e
+  head -40 "$out/gpu-grid.md"
 fi
 [ -s "$out/bench-errors.txt" ] && cat "$out/bench-errors.txt"
 stamp "== done; results in $out"
