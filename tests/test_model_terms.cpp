@@ -261,9 +261,14 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   // lately) are never in the reader's core: rank 0 reads what rank 1 read a step ago.
   m.beta_far_gbps = 10;
   m.near_cache_bytes = 4e6;
-  Schedule other = world(2, n);
-  other.dtype = DType::float32;
-  other.buffers.push_back(other.buffers[0]);
+  // Two ranks with two float32 buffers each.
+  auto two_buffers = [&] {
+    Schedule w = world(2, n);
+    w.dtype = DType::float32;
+    w.buffers.push_back(w.buffers[0]);
+    return w;
+  };
+  Schedule other = two_buffers();
   step(other, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
   step(other, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   // Half the second copy's bytes are the read (in the shared cache), half the write of
@@ -274,12 +279,46 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   // But what the reader's own core read lately, and nobody wrote since, is still there:
   // rank 0 copies rank 1's bytes again (a broadcast's receiver at every call).
   m.beta_far_gbps = 10;
-  Schedule again = world(2, n);
-  again.dtype = DType::float32;
-  again.buffers.push_back(again.buffers[0]);
+  Schedule again = two_buffers();
   step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   CHECK(predict_us(again, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
+}
+
+TEST_CASE("model terms: what another core wrote and still holds in its own cache is read at the memory's rate") {
+  CostModel m = machine();
+  m.shared_gbps = 0;  // only the ranks' own work
+  m.repeated_calls = false;
+  m.cache_bytes = 64e6;
+  m.beta_cache_gbps = 40;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  // Rank 0 (core 0) writes its buffer 1, then rank 1 (core 1) copies it into its own.
+  Schedule s = world(2, n);
+  s.dtype = DType::float32;
+  s.buffers.push_back(s.buffers[0]);
+  step(s, {Transfer{{0, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
+  step(s, {Transfer{{0, 1, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  const double bytes = 4.0 * n, alpha = 2 * m.alpha_us;
+  const double first = bytes / (m.beta_gbps * 1e3);
+  // No core cache known: the read (half the second copy's traffic) as from memory, the
+  // write of rank 1's untouched buffer from memory too.
+  CHECK(predict_us(s, m) == doctest::Approx(alpha + 2 * first));
+  // The second copy writes a buffer rank 1's core has in its cache: only the read is
+  // another core's, half the traffic at the memory's rate.
+  Schedule warm = s;
+  warm.steps.insert(warm.steps.begin(), warm.steps[0]);
+  warm.steps[0].transfers[0] = Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1};
+  const double no_core_cache = predict_us(warm, m);
+  // With a core cache of 4 MB (8 MB of reach): rank 0's 1 MB is still in core 0's own
+  // cache when rank 1 reads it, and the copy runs at the memory's rate throughout.
+  m.near_cache_bytes = 4e6;
+  m.beta_far_gbps = 10;
+  const double in_writer_core = predict_us(warm, m);
+  CHECK(in_writer_core - no_core_cache == doctest::Approx(bytes * (0.5 / m.beta_gbps - 0.5 / 40) / 1e3));
+  // A core cache too small to hold it (0.25 MB, 0.5 MB of reach: 2 MB of traffic came
+  // between): the read is found in the shared cache, the write in rank 1's core.
+  m.near_cache_bytes = 0.25e6;
+  CHECK(predict_us(warm, m) < in_writer_core);
 }
 
 TEST_CASE("model terms: in fast mode ranks that never wait for each other reach the cache a core at a time") {

@@ -25,7 +25,9 @@
 // rank's own work is priced the same way: the bytes of a transfer found in the cache
 // move at the in-cache bandwidths (beta_cache, gamma_cache), the rest at beta and
 // gamma, and so do bytes another rank wrote recently (they sit in that rank's core:
-// fetching them from another core costs about what memory costs). Where a core has a
+// fetching them from another core costs about what memory costs; while they are still
+// in the writer's own cache, near_cache_bytes, the whole transfer runs at the memory's
+// rate). Where a core has a
 // cache of its own inside the shared one (near_cache_bytes, an L2 inside the L3), the
 // in-cache rates are for what the core touched within its own cache's reach, and the
 // rest of what is in the cache (older bytes, bytes other ranks read or wrote long

@@ -289,6 +289,14 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           if (core_of(l.rank) != core_of(x.dst.rank)) {
             const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
             remote += theirs;
+            // Lines the writer still holds in its own cache (near_cache_bytes) come from
+            // that core one by one: the transfer then runs no faster than a copy from
+            // memory, its read counted for the write's share too. On the machine of
+            // bench/RESULTS.md a 2-rank all-reduce of 256 KiB took 25 us where its
+            // reduce-scatter alone took 9 and its all-gather alone 5: the all-gather step
+            // reading what the other core had just summed copied 128 KiB at 8 GB/s,
+            // below the 12.5 GB/s of a copy from memory.
+            if (near_reach > 0) remote += std::min(theirs, bytes - written.missed(l, x.count, esize, near_reach));
             if (near_reach > 0) {
               const double rest = std::max(0.0, bytes - miss - theirs);
               const double kept = bytes - by_core[core_of(x.dst.rank)].missed(l, x.count, esize, near_reach);
