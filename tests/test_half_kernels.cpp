@@ -87,10 +87,16 @@ TEST_CASE("half kernels: eight at a time, the same bits as the element-wise loop
           CHECK(got3 == want);
         }
       }
-      // On an x86-64 cpu with AVX2 and F16C (every one of the last ten years) sums and
-      // products of 8 elements or more take the fast path.
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && !std::getenv("COLLSCOPE_NO_HALF_SIMD"))
-    CHECK(fast > 0);
+  // Where the cpu converts half precision in hardware (x86-64 with AVX2 and F16C: every
+  // one of the last ten years) sums and products of 8 elements or more take the fast path.
+  if (kernels::half_simd(DType::float16) && kernels::half_simd(DType::bfloat16)) CHECK(fast > 0);
+  if (std::getenv("COLLSCOPE_NO_HALF_SIMD")) {
+    CHECK_FALSE(kernels::half_simd(DType::float16));
+    CHECK_FALSE(kernels::half_simd(DType::bfloat16));
+  } else {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2")) CHECK(kernels::half_simd(DType::bfloat16));
 #endif
+  }
+  CHECK_FALSE(kernels::half_simd(DType::float32));
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define COLLSCOPE_HALF_SIMD 1
 #else
@@ -25,13 +26,17 @@ void scalar_tail(T* d, const T* a, const T* s, std::uint64_t from, std::uint64_t
 
 #if COLLSCOPE_HALF_SIMD
 
-bool have_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");  // the cpu has it and the system saves its registers
   return yes;
 }
 
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
+// F16C from cpuid (leaf 1, ecx bit 29): clang 14's __builtin_cpu_supports does not know it.
+bool have_f16c() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return have_avx2() && __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+  }();
   return yes;
 }
 
@@ -108,6 +113,16 @@ bool run(DType t, void* dst, const void* aux, const void* src, std::uint64_t n) 
 #endif
 
 }  // namespace
+
+bool half_simd(DType t) {
+#if COLLSCOPE_HALF_SIMD
+  if (std::getenv("COLLSCOPE_NO_HALF_SIMD")) return false;
+  return t == DType::float16 ? have_f16c() : t == DType::bfloat16 && have_avx2();
+#else
+  (void)t;
+  return false;
+#endif
+}
 
 bool half_combine(DType t, OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n) {
 #if COLLSCOPE_HALF_SIMD

@@ -16,4 +16,8 @@ namespace collscope::kernels {
 // cpu, dtype or operator is not handled here: the caller runs the element-wise loop.
 bool half_combine(DType t, OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n);
 
+// Whether half_combine takes sums and products of `t` eight at a time on this cpu (and
+// COLLSCOPE_NO_HALF_SIMD is not set).
+bool half_simd(DType t);
+
 }  // namespace collscope::kernels
