@@ -40,6 +40,25 @@ CostModel machine() {
   return m;
 }
 
+// machine() pricing only the ranks' own work (no shared bandwidth), one call, a 64 MB
+// cache with copies at 40 GB/s in it.
+CostModel own_work_machine() {
+  CostModel m = machine();
+  m.shared_gbps = 0;
+  m.repeated_calls = false;
+  m.cache_bytes = 64e6;
+  m.beta_cache_gbps = 40;
+  return m;
+}
+
+// Two ranks with two float32 buffers of n elements each.
+Schedule two_buffers(std::uint64_t n) {
+  Schedule w = world(2, n);
+  w.dtype = DType::float32;
+  w.buffers.push_back(w.buffers[0]);
+  return w;
+}
+
 Schedule lowered(Collective coll, const std::string& algo, std::int32_t ranks, std::uint64_t count) {
   Schedule s = world(ranks, count * static_cast<std::uint64_t>(ranks));
   s.buffers.push_back({"y", std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), count * ranks), false});
@@ -225,17 +244,11 @@ TEST_CASE("model terms: a reduce-copy in the cache moves at its own rate, a redu
 }
 
 TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one move at the shared cache's rate") {
-  CostModel m = machine();
-  m.shared_gbps = 0;  // only the ranks' own work
-  m.repeated_calls = false;
-  m.cache_bytes = 64e6;
-  m.beta_cache_gbps = 40;
+  CostModel m = own_work_machine();
   const std::uint64_t n = 250000;  // 1 MB of float32
   // Rank 1 copies rank 1's own bytes twice (buffer 0 into buffer 1): the second time they
   // were touched one step ago, 2 MB of traffic back.
-  Schedule s = world(2, n);
-  s.dtype = DType::float32;
-  s.buffers.push_back(s.buffers[0]);
+  Schedule s = two_buffers(n);
   step(s, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
   step(s, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
   const double bytes = 4.0 * n, alpha = 2 * m.alpha_us;
@@ -261,14 +274,7 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   // lately) are never in the reader's core: rank 0 reads what rank 1 read a step ago.
   m.beta_far_gbps = 10;
   m.near_cache_bytes = 4e6;
-  // Two ranks with two float32 buffers each.
-  auto two_buffers = [&] {
-    Schedule w = world(2, n);
-    w.dtype = DType::float32;
-    w.buffers.push_back(w.buffers[0]);
-    return w;
-  };
-  Schedule other = two_buffers();
+  Schedule other = two_buffers(n);
   step(other, {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
   step(other, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   // Half the second copy's bytes are the read (in the shared cache), half the write of
@@ -279,23 +285,17 @@ TEST_CASE("model terms: bytes beyond a core's own cache but in the shared one mo
   // But what the reader's own core read lately, and nobody wrote since, is still there:
   // rank 0 copies rank 1's bytes again (a broadcast's receiver at every call).
   m.beta_far_gbps = 10;
-  Schedule again = two_buffers();
+  Schedule again = two_buffers(n);
   step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   step(again, {Transfer{{1, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   CHECK(predict_us(again, m) == doctest::Approx(alpha + first + bytes / (40 * 1e3)));
 }
 
 TEST_CASE("model terms: what another core wrote and still holds in its own cache is read at the memory's rate") {
-  CostModel m = machine();
-  m.shared_gbps = 0;  // only the ranks' own work
-  m.repeated_calls = false;
-  m.cache_bytes = 64e6;
-  m.beta_cache_gbps = 40;
+  CostModel m = own_work_machine();
   const std::uint64_t n = 250000;  // 1 MB of float32
   // Rank 0 (core 0) writes its buffer 1, then rank 1 (core 1) copies it into its own.
-  Schedule s = world(2, n);
-  s.dtype = DType::float32;
-  s.buffers.push_back(s.buffers[0]);
+  Schedule s = two_buffers(n);
   step(s, {Transfer{{0, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
   step(s, {Transfer{{0, 1, 0}, {1, 1, 0}, n, Action::copy, 1}});
   const double bytes = 4.0 * n, alpha = 2 * m.alpha_us;
