@@ -379,13 +379,14 @@ int bench_here(const BenchFlags& f) {
   if (!specs) return report_error(specs.error());
   auto range = sweep_range(f);
   if (!range) return report_error(range.error());
-  if (auto b = find_backend(f.backend); !b) return report_error(b.error());
+  auto backend = find_backend(f.backend);
+  if (!backend) return report_error(backend.error());
 
   const QuickSpec q0 = specs->front();
   // What the predicted column prices with: this machine's cpu model or --topology's.
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), q0.dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
-  machine->use_devices_found(devices_found(f.backend));  // the ranks share the GPUs found here
+  machine->use_devices_found((*backend)->info().devices_found);  // the ranks share the GPUs found here
   const std::size_t e = size_of(q0.dtype);
   // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
   const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));

@@ -19,6 +19,13 @@ namespace collscope::kernels {
 
 namespace {
 
+// COLLSCOPE_NO_HALF_SIMD=1: the element-wise loop instead (the baseline of
+// bench/RESULTS.md's comparison, in the same binary). Read once.
+bool simd_off() {
+  static const bool off = std::getenv("COLLSCOPE_NO_HALF_SIMD") != nullptr;
+  return off;
+}
+
 template <class T, OpKind K>
 void scalar_tail(T* d, const T* a, const T* s, std::uint64_t from, std::uint64_t n) {
   for (std::uint64_t i = from; i < n; ++i) d[i] = combine<T>(K, a[i], s[i]);
@@ -116,7 +123,7 @@ bool run(DType t, void* dst, const void* aux, const void* src, std::uint64_t n) 
 
 bool half_simd(DType t) {
 #if COLLSCOPE_HALF_SIMD
-  if (std::getenv("COLLSCOPE_NO_HALF_SIMD")) return false;
+  if (simd_off()) return false;
   return t == DType::float16 ? have_f16c() : t == DType::bfloat16 && have_avx2();
 #else
   (void)t;
@@ -126,11 +133,7 @@ bool half_simd(DType t) {
 
 bool half_combine(DType t, OpKind k, void* dst, const void* aux, const void* src, std::uint64_t n) {
 #if COLLSCOPE_HALF_SIMD
-  if (n < 8 || (t != DType::float16 && t != DType::bfloat16)) return false;
-  // COLLSCOPE_NO_HALF_SIMD=1: the element-wise loop instead (the baseline of
-  // bench/RESULTS.md's comparison, in the same binary).
-  static const bool off = std::getenv("COLLSCOPE_NO_HALF_SIMD") != nullptr;
-  if (off) return false;
+  if (n < 8 || (t != DType::float16 && t != DType::bfloat16) || simd_off()) return false;
   if (k == OpKind::sum) return run<OpKind::sum>(t, dst, aux, src, n);
   if (k == OpKind::prod) return run<OpKind::prod>(t, dst, aux, src, n);
 #else

@@ -201,11 +201,11 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
   // carries (NCCL's channels share one launch), and the step ends with one
   // synchronisation. A backend whose one host thread launches a kernel per transfer
   // queues the step's launches on it, and each rank's part of the step its own
-  // synchronisation (waiting for the events it depends on, recording its own): 8 ranks
-  // sharing one H200 on the cuda backend took about 4 us a launch and 3.6 us a rank's
-  // step at every size up to 256 KiB, an all-to-all's 64 transfers 64 launches' time
-  // (bench/RESULTS.md). The host runs ahead of the device, so the step takes the longer
-  // of the two. Compute spans run after the launches.
+  // synchronisation (waiting for the events it depends on, recording its own): with 8
+  // ranks sharing one H200 on the cuda backend an all-to-all's 64 transfers took 64
+  // launches' time at every size up to 256 KiB, and dgx-h200's figures (5 us a launch,
+  // 2.5 us a rank's step) are fitted on such a grid (bench/RESULTS.md). The host runs ahead of the device, so the step
+  // takes the longer of the two. Compute spans run after the launches.
   double busiest_device = launches == 0 ? 0 : t_.launch_us;
   double sync_us = t_.step_us;
   if (p_.serial_launches) {
