@@ -119,6 +119,7 @@ struct Row {
   double time_us = 0, algbw = 0, busbw = 0;  // time_us: the median batch's, per call (run.h, time_calls)
   double mean_us = 0;                        // per call, over all -n calls
   double predicted_us = 0;                   // the model's time for the schedule that ran (fast mode, as measured)
+  bool priced = true;                        // false: the model has no price for it (Prediction::unpriced)
   std::int64_t wrong = -1;                   // -1 = not checked
   std::string algorithm;
 };
@@ -133,7 +134,9 @@ Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes
   if (!schedule) return schedule.error();
   Row row;
   row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;
-  row.predicted_us = predict(*schedule, machine, true).us;
+  const Prediction prediction = predict(*schedule, machine, true);
+  row.predicted_us = prediction.us;
+  row.priced = prediction.unpriced.empty();
   const InitFn init = scenario_init(*scenario);
   {
     auto backend = find_backend(f.backend);
@@ -325,9 +328,12 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
                              {"model", machine.label()}};
     const char* names[] = {"out_of_place", "in_place"};
     for (std::size_t k = 0; k < rows.size(); ++k)
-      j[names[k]] = {{"time_us", rows[k].time_us},    {"mean_us", rows[k].mean_us},
-                     {"algbw", rows[k].algbw},        {"busbw", rows[k].busbw},
-                     {"wrong", rows[k].wrong},        {"predicted_us", rows[k].predicted_us},
+      j[names[k]] = {{"time_us", rows[k].time_us},
+                     {"mean_us", rows[k].mean_us},
+                     {"algbw", rows[k].algbw},
+                     {"busbw", rows[k].busbw},
+                     {"wrong", rows[k].wrong},
+                     {"predicted_us", rows[k].priced ? nlohmann::json(rows[k].predicted_us) : nlohmann::json(nullptr)},
                      {"algorithm", rows[k].algorithm}};
     std::cout << j.dump() << "\n";
     return;
@@ -340,7 +346,10 @@ void print_row(const BenchFlags& f, const QuickSpec& q0, std::uint64_t bytes, st
     if (r.wrong < 0) std::printf(" %6s", "N/A");
     else std::printf(" %6lld", static_cast<long long>(r.wrong));
   }
-  for (const auto& r : rows) std::printf(" %9.2f", r.predicted_us);
+  for (const auto& r : rows) {
+    if (r.priced) std::printf(" %9.2f", r.predicted_us);
+    else std::printf(" %9s", "-");
+  }
   // `auto` may pick differently in place: then both, out-of-place first.
   std::string algo = rows[0].algorithm;
   if (rows.size() > 1 && rows[1].algorithm != algo) algo += "/" + rows[1].algorithm;

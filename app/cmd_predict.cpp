@@ -58,6 +58,7 @@ void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const cha
                     const std::string& mode) {
   nlohmann::ordered_json j;
   j["algorithm"] = r.algorithm;
+  if (!r.p.library_algorithm.empty()) j["library_algorithm"] = r.p.library_algorithm;
   j["predicted_us"] = r.p.us;
   if (bytes > 0) {
     j["algbw_gbps"] = r.algbw;
@@ -85,8 +86,12 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
       std::snprintf(buf, sizeof buf, "%s%s %.3g us", levels.empty() ? "" : ", ", l.level.c_str(), l.us);
       levels += buf;
     }
-    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", rows[i].algorithm.c_str(), rows[i].p.us, rows[i].algbw,
-                rows[i].busbw, levels.c_str(), i == marked ? "  <- auto" : "");
+    // A library's own collective names the algorithm of the library it was priced as.
+    const std::string name = rows[i].p.library_algorithm.empty()
+                                 ? rows[i].algorithm
+                                 : rows[i].algorithm + " (" + rows[i].p.library_algorithm + ")";
+    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", name.c_str(), rows[i].p.us, rows[i].algbw, rows[i].busbw,
+                levels.c_str(), i == marked ? "  <- auto" : "");
   }
 }
 
@@ -165,6 +170,11 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
     r.algorithm = name;
     r.method = "shape";
     auto p = predict_shape(a, name, *machine, rf.ranks_per_node);
+    if (!p && find_native(name)) {
+      // A library's own collective: priced as the library runs it, at any scale.
+      p = price_native(a, name, machine->topology, machine->placement(a.ranks));
+      r.method = "library model";
+    }
     if (!p && a.ranks <= kMaxFlowRanks && name != kNativeAlgorithm && !find_native(name)) {
       auto flow = predict_flow(a, name, *machine, rf.ranks_per_node);
       if (!flow) return report_error(flow.error());
@@ -309,6 +319,10 @@ int cmd_predict(const PredictFlags& f) {
     Row r;
     r.algorithm = one_call ? a : "(as written)";
     r.p = predict(*s, *machine, fast);
+    if (!r.p.unpriced.empty())
+      return report_error(make_error("predict.no_model", r.p.unpriced,
+                                     "price NCCL's own collective (--algo nccl) on a topology, or one of collscope's "
+                                     "algorithms (--algo all)"));
     r.transfers = s->total_transfers();
     if (one_call && r.p.us > 0) {
       const double bytes = static_cast<double>(message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype));

@@ -205,6 +205,7 @@ struct ReportContext {
   double predicted_us;
   const std::vector<double>& predicted_step_us;  // the model's time of every step (observable mode's own)
   std::size_t ops_shown;
+  const std::string& unpriced;  // why there is no prediction (Prediction::unpriced); empty when there is
 };
 
 // Observable mode, step by step: what each step took (from before the step starts on
@@ -250,7 +251,12 @@ void print_json_report(const RunFlags& f, const ReportContext& c, const Verdicts
   j["collective"] = joined_calls(s, false);
   j["algorithm"] = joined_calls(s, true);
   j["time_us"] = v.executed ? v.record.time_us : 0.0;
-  j["predicted_us"] = c.predicted_us;
+  if (c.unpriced.empty()) {
+    j["predicted_us"] = c.predicted_us;
+  } else {
+    j["predicted_us"] = nullptr;
+    j["unpriced"] = c.unpriced;
+  }
   j["model"] = c.machine.label();
   j["executed"] = v.executed;
   j["mode"] = f.dry_run ? "dry-run" : f.mode;
@@ -303,9 +309,10 @@ void print_text_report(const RunFlags& f, const ReportContext& c, const Verdicts
   print_program(s, v.executed ? &record : nullptr, f.explain || f.ops == "all", c.ops_shown);
   std::cout << "  steps " << s.steps.size() << ", transfers " << s.total_transfers() << ", bytes moved "
             << human_bytes(static_cast<double>(moved_bytes(s))) << "\n";
-  std::cout << "  time " << (v.executed ? std::to_string(record.time_us) + " us" : std::string("-")) << ", predicted "
-            << c.predicted_us << " us (" << c.machine.label() << ")\n";
-  if (v.executed && c.mode == RunMode::observable && !record.steps.empty()) {
+  std::cout << "  time " << (v.executed ? std::to_string(record.time_us) + " us" : std::string("-"));
+  if (c.unpriced.empty()) std::cout << ", predicted " << c.predicted_us << " us (" << c.machine.label() << ")\n";
+  else std::cout << ", predicted - (" << c.unpriced << ")\n";
+  if (v.executed && c.mode == RunMode::observable && !record.steps.empty() && c.unpriced.empty()) {
     const auto [measured, predicted] = median_step_times(c, record);
     std::cout << "  per step (median of " << record.steps.size() << "): measured " << measured << " us, predicted "
               << predicted << " us (barrier and wake-ups included)\n";
@@ -357,7 +364,8 @@ int run_here(const RunFlags& f) {
     return *code;
   }
   const bool verified = v.symbolic.ok() && v.numeric.wrong == 0;
-  const ReportContext context{*scenario, s, *machine, mode, prediction.us, prediction.step_us, *ops_shown};
+  const ReportContext context{*scenario,          s,          *machine,           mode, prediction.us,
+                              prediction.step_us, *ops_shown, prediction.unpriced};
   if (f.json) print_json_report(f, context, v, verified);
   else print_text_report(f, context, v, verified);
   return verified ? 0 : 1;

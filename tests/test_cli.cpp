@@ -281,6 +281,21 @@ TEST_CASE("cli: algorithm nccl lowers to one native step that only the nccl back
   CHECK(j["steps"] == 1);
   CHECK(j["algorithm"] == "nccl");
   CHECK(j["transfers"] == 0);
+  // This machine's cpu model prices the engine's transfers, and a library's call has
+  // none: no number rather than a made-up one. On a GPU topology NCCL's model prices it.
+  CHECK(j["predicted_us"].is_null());
+  CHECK(j["unpriced"].get<std::string>().find("NCCL's own collective cannot be priced") != std::string::npos);
+  auto text = collscope("run --coll allreduce --algo nccl --ranks 4 --count 64 --dry-run");
+  CHECK(text.out.find("predicted - (NCCL's own collective") != std::string::npos);
+  auto gpu =
+      collscope("run --coll allreduce --algo nccl --ranks 8 --count 1048576 --dry-run --json --topology dgx-h100");
+  REQUIRE_MESSAGE(gpu.code == 0, gpu.out);
+  const auto g = nlohmann::json::parse(gpu.out);
+  CHECK(g["predicted_us"].get<double>() > 4.0 * 1048576 / 450e3);  // at least its bytes at NVLink's line rate
+  CHECK_FALSE(g.contains("unpriced"));
+  auto refused = collscope("predict --coll allreduce --algo nccl --ranks 4 --count 64", true);
+  CHECK(refused.code == 2);
+  CHECK(refused.out.find("error[predict.no_model]") != std::string::npos);
 
   auto cpu = collscope("run --coll allreduce --algo nccl --ranks 4 --count 64", true);
   CHECK(cpu.code == 2);

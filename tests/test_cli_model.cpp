@@ -140,11 +140,19 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   auto t = cs("predict --coll alltoall --ranks 1280 --count 8 --algo linear --topology dgx-h100 --nodes 160");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("priced transfer by transfer on the whole schedule (flow level): linear") != std::string::npos);
-  // A library's own collective has no steps: refused, naming what predict can price.
-  auto lib = cs("predict --coll alltoall --algo nccl --ranks 1280 --topology dgx-h100 --nodes 160", true);
-  CHECK(lib.code == 2);
-  CHECK(lib.out.find("error[predict.no_shape]") != std::string::npos);
-  CHECK(lib.out.find("pairwise, bruck, linear") != std::string::npos);
+  // A library's own collective has no steps: it is priced by the model of the library's
+  // algorithms, which names the one it priced (NCCL's all-to-all is sends and receives).
+  auto lib = cs("predict --coll alltoall --algo nccl --ranks 1280 --topology dgx-h100 --nodes 160 --json");
+  REQUIRE_MESSAGE(lib.code == 0, lib.out);
+  const auto lib_rows = json_lines(lib.out);
+  REQUIRE(lib_rows.size() == 1);
+  CHECK(lib_rows[0]["library_algorithm"] == "P2P");
+  CHECK(lib_rows[0]["method"] == "library model");
+  CHECK(lib_rows[0]["predicted_us"].get<double>() > 0);
+  auto lib_text =
+      cs("predict --coll allreduce --algo nccl --ranks 65536 --count 1048576 --topology dgx-h100 --nodes 8192");
+  REQUIRE_MESSAGE(lib_text.code == 0, lib_text.out);
+  CHECK(lib_text.out.find("nccl (NVLS_TREE)") != std::string::npos);
 }
 
 TEST_CASE("cli predict: a scenario file beyond a run's ranks is priced on a topology, and refused by run") {

@@ -176,6 +176,8 @@ TEST_CASE("mpi: --algo mpi runs MPI's own collectives on the same buffers, check
     CHECK(j["algorithm"] == "mpi");
     CHECK(j["steps"] == 1);
     CHECK(j["transfers"] == 0);
+    CHECK(j["predicted_us"].is_null());  // MPI's own algorithms have no model here
+    CHECK(j["unpriced"].get<std::string>().find("MPI's own collective") != std::string::npos);
   }
   auto half = job("run --coll allreduce --algo mpi --ranks 2 --dtype bfloat16 --backend mpi");
   CHECK(half.code == 2);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "collscope/backend.h"
@@ -175,6 +176,11 @@ TEST_CASE("topology: mistakes are reported with their place, id and what to do")
   e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1}})");
   CHECK(e.id == "topology.missing_key");  // two devices and no link between them
   CHECK(e.message.find("intra") != std::string::npos);
+
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1},
+                    "intra": {"bandwidth_gbps": 5, "switch_reduction": 1.5}})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/intra/switch_reduction");
 
   e = parse_err(R"({"version": 2})");
   CHECK(e.id == "topology.out_of_range");
@@ -382,6 +388,121 @@ TEST_CASE("topology model: NCCL-like rings across nodes reach the slower of NVLi
     CHECK(busbw <= bound);
     CHECK(busbw > 0.9 * bound);
   }
+}
+
+namespace {
+
+// NCCL_ALGO for the scope of one check, as a user sets it for NCCL itself.
+struct NcclAlgo {
+  explicit NcclAlgo(const char* v) { ::setenv("NCCL_ALGO", v, 1); }
+  ~NcclAlgo() { ::unsetenv("NCCL_ALGO"); }
+};
+
+CollArgs allreduce_of(std::int32_t ranks, std::uint64_t count) {
+  CollArgs a;
+  a.coll = Collective::allreduce;
+  a.ranks = ranks;
+  a.count = count;
+  a.dtype = DType::float32;
+  return a;
+}
+
+double busbw_of(const CollArgs& a, double us) {
+  return static_cast<double>(message_bytes(a.coll, a.ranks, a.count, a.dtype)) / (us * 1e3) *
+         bus_factor(a.coll, a.ranks);
+}
+
+}  // namespace
+
+TEST_CASE("NCCL's own collectives: streamed through the algorithm NCCL would pick, per link") {
+  ::unsetenv("NCCL_ALGO");
+  auto h100 = load_topology("dgx-h100");
+  REQUIRE(h100.ok());
+  const Topology& t = *h100;
+  const CollArgs a = allreduce_of(8, 256u << 20);  // 1 GiB per rank: latencies vanish
+  const Placement one = place(t, 8, 1);
+
+  // One node whose switch reduces: NVLS. Every GPU sends its buffer into the switch once
+  // and takes 1/8 of the sum back, then writes its 1/8 once and receives all of it: 9/8
+  // of the buffer each way, at the switch's share of the link.
+  auto nvls = price_native(a, "nccl", t, one);
+  REQUIRE(nvls.has_value());
+  CHECK(nvls->library_algorithm == "NVLS");
+  const double switch_rate = t.intra.effective_gbps() * t.intra.switch_reduction;
+  CHECK(busbw_of(a, nvls->us) == doctest::Approx(switch_rate * 2 * 7 / 9.0).epsilon(0.01));
+  REQUIRE(nvls->levels.size() == 1);
+  CHECK(nvls->levels[0].level == "inside the node");
+
+  // NCCL_ALGO narrows the choice: the ring reaches the link's rate, and is slower here.
+  {
+    NcclAlgo only("ring");
+    auto ring = price_native(a, "nccl", t, one);
+    REQUIRE(ring.has_value());
+    CHECK(ring->library_algorithm == "RING");
+    CHECK(busbw_of(a, ring->us) == doctest::Approx(t.intra.effective_gbps()).epsilon(0.01));
+    CHECK(ring->us > nvls->us);
+  }
+  {
+    NcclAlgo none("COLLNET_DIRECT");  // nothing this machine has: NCCL's own choice
+    CHECK(price_native(a, "nccl", t, one)->library_algorithm == "NVLS");
+  }
+
+  // A switch that does not reduce (PCIe) leaves the ring.
+  auto pcie = load_topology("pcie-8gpu");
+  REQUIRE(pcie.ok());
+  CHECK(price_native(a, "nccl", *pcie, place(*pcie, 8, 1))->library_algorithm == "RING");
+
+  // 248 nodes of 8: the ring's 3966 hops cost far more than its bytes; NCCL's trees
+  // across nodes stream at what a node's cards carry (each card twice its share, up and
+  // down the trees).
+  auto h200 = load_topology("dgx-h200");
+  REQUIRE(h200.ok());
+  const CollArgs big = allreduce_of(1984, 128u << 20);
+  const Placement cluster = place(*h200, 1984, 248);
+  auto pick = price_native(big, "nccl", *h200, cluster);
+  REQUIRE(pick.has_value());
+  CHECK((pick->library_algorithm == "NVLS_TREE" || pick->library_algorithm == "TREE"));
+  const double cards = h200->nic.per_node * h200->nic.effective_gbps();
+  const double bound = cards / 2 * bus_factor(Collective::allreduce, 1984);
+  CHECK(busbw_of(big, pick->us) <= bound);
+  CHECK(busbw_of(big, pick->us) > 0.95 * bound);
+  {
+    NcclAlgo only("RING");
+    auto ring = price_native(big, "nccl", *h200, cluster);
+    CHECK(ring->library_algorithm == "RING");
+    CHECK(ring->us > 2 * pick->us);
+  }
+  // Two nodes: the ring still wins (its bytes cross the cards once, the trees' twice).
+  CHECK(price_native(allreduce_of(16, 256u << 20), "nccl", t, place(t, 16, 2))->library_algorithm == "RING");
+
+  // What the engine does not know: another library, or NCCL's missing barrier.
+  CHECK_FALSE(price_native(a, "mpi", t, one).has_value());
+  CollArgs barrier = a;
+  barrier.coll = Collective::barrier;
+  CHECK_FALSE(price_native(barrier, "nccl", t, one).has_value());
+}
+
+TEST_CASE("NCCL's own collectives: a schedule of the library's call is priced by that model, not as an empty step") {
+  ::unsetenv("NCCL_ALGO");
+  auto t = load_topology("dgx-h100");
+  REQUIRE(t.ok());
+  const Schedule s = lowered(Collective::allreduce, "nccl", 8, 64u << 20);
+  REQUIRE(s.steps.size() == 1);
+  REQUIRE(s.steps[0].native);
+  const Prediction p = price_on_topology(s, *t, place(*t, 8, 1));
+  const auto direct = price_native(allreduce_of(8, 64u << 20), "nccl", *t, place(*t, 8, 1));
+  REQUIRE(direct.has_value());
+  CHECK(p.us == doctest::Approx(direct->us));
+  CHECK(p.us > 256.0 * (1 << 20) / (t->intra.bandwidth_gbps * 1e3));  // at least the bytes at line rate
+  CHECK(p.library_algorithm == "NVLS");
+  REQUIRE(p.levels.size() == 1);
+  CHECK(p.levels[0].level == "inside the node");
+  // Ranks sharing one GPU move their bytes in its memory.
+  Placement one_gpu = place(*t, 8, 1);
+  one_gpu.devices_per_node = 1;
+  const Prediction shared = price_on_topology(s, *t, one_gpu);
+  REQUIRE(shared.levels.size() == 1);
+  CHECK(shared.levels[0].level == "device memory");
 }
 
 TEST_CASE("topology model: more nodes, more contention, never less time") {

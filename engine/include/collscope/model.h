@@ -65,7 +65,9 @@
 // step model instead.)
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -132,6 +134,12 @@ struct Prediction {
   double us = 0;
   std::vector<double> step_us;    // per step of the schedule
   std::vector<LevelTime> levels;  // the time of the steps each level bounds
+  // A library's own collective: which of the library's algorithms the price is for
+  // ("RING", "TREE", "NVLS", ...: price_native); empty otherwise.
+  std::string library_algorithm;
+  // Why no time can be given, us then being 0: a library's own collective that the model
+  // has no model of ("MPI's own collective: ..."). Empty when priced.
+  std::string unpriced;
 };
 
 class TopologyPricer {
@@ -153,5 +161,16 @@ class TopologyPricer {
 };
 
 Prediction price_on_topology(const Schedule& s, const Topology& t, const Placement& p);
+
+// A library's own collective (Step::native; `library` "nccl") on a topology, priced as
+// the library runs it: chunks streaming through its fastest algorithm for the call, a
+// latency per hop plus the busiest link's bytes (native_model.cpp). NCCL_ALGO in the
+// environment narrows the algorithms as it narrows NCCL's. nullopt: a library or a
+// collective this model does not know.
+std::optional<Prediction> price_native(const CollArgs& a, std::string_view library, const Topology& t,
+                                       const Placement& p);
+// The reason a library's own collective goes unpriced `where` ("on a topology", "by the
+// cpu model"): Prediction::unpriced.
+std::string unpriced_native(std::string_view library, const std::string& where);
 
 }  // namespace collscope

@@ -27,6 +27,9 @@ struct LinkSpec {
   // control): the model uses bandwidth_gbps * efficiency. 1 when not stated.
   double efficiency = 1;
   double effective_gbps() const { return bandwidth_gbps * efficiency; }
+  // The switch reduces and multicasts (NVLink SHARP, what NCCL's NVLS algorithms use):
+  // the share of effective_gbps() its reductions reach. 0: it cannot.
+  double switch_reduction = 0;
 };
 
 struct NicSpec {

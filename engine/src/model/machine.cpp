@@ -65,6 +65,13 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
 Prediction predict(const Schedule& s, const Machine& m, bool fast) {
   if (!m.cpu) return price_on_topology(s, m.topology, m.placement(s.ranks));
   Prediction p;
+  for (const auto& st : s.steps)
+    if (st.native) {
+      // The cpu model prices the engine's transfers; a library's call has none.
+      p.unpriced = unpriced_native(st.library, "by this machine's cpu model");
+      p.step_us.assign(s.steps.size(), 0.0);
+      return p;
+    }
   const CostModel& cm = m.cpu_model.model;
   p.step_us = predict_steps_us(s, cm);  // observable mode's steps, as they find the cache
   double observable = 0;

@@ -163,7 +163,7 @@ class TopologyReader {
 
   LinkSpec link(const Value& v, const std::string& where) const {
     if (!v.is_object()) wrong_type(where, "an object", v, "{\"kind\": \"nvswitch\", \"bandwidth_gbps\": 450}");
-    check_keys(v, {"kind", "bandwidth_gbps", "latency_us", "efficiency"}, "in \"" + where + "\"");
+    check_keys(v, {"kind", "bandwidth_gbps", "latency_us", "efficiency", "switch_reduction"}, "in \"" + where + "\"");
     LinkSpec l;
     if (const Member* m = v.find("kind")) l.kind = text(m->value, where + ".kind", "\"nvswitch\"");
     l.bandwidth_gbps = number(required(v, "bandwidth_gbps", "\"" + where + "\"", "\"bandwidth_gbps\": 450"),
@@ -171,6 +171,8 @@ class TopologyReader {
     if (const Member* m = v.find("latency_us"))
       l.latency_us = number(m->value, where + ".latency_us", 0, kMaxLatency, false);
     if (const Member* m = v.find("efficiency")) l.efficiency = number(m->value, where + ".efficiency", 0, 1, true);
+    if (const Member* m = v.find("switch_reduction"))
+      l.switch_reduction = number(m->value, where + ".switch_reduction", 0, 1, false);
     return l;
   }
 

@@ -239,12 +239,35 @@ Prediction price_on_topology(const Schedule& s, const Topology& t, const Placeme
   TopologyPricer pricer(t, p);
   Prediction out;
   double by_level[4] = {0, 0, 0, 0};
+  std::vector<LevelTime> native_levels;
   for (const auto& st : s.steps) {
+    // A library's own collective has no transfers to price: the library's algorithms are
+    // priced instead (native_model.cpp).
+    if (st.native && st.call >= 0 && static_cast<std::size_t>(st.call) < s.calls.size())
+      if (auto n = price_native(s.calls[static_cast<std::size_t>(st.call)].args, st.library, t, p)) {
+        out.us += n->us;
+        out.step_us.push_back(n->us);
+        if (out.library_algorithm.empty()) out.library_algorithm = n->library_algorithm;
+        else if (out.library_algorithm != n->library_algorithm) out.library_algorithm = "several";
+        for (const auto& l : n->levels) native_levels.push_back(l);
+        continue;
+      }
+    if (st.native) {
+      out.unpriced = unpriced_native(st.library, "on a topology");
+      out.us = 0;
+      out.step_us.assign(s.steps.size(), 0.0);
+      out.levels.clear();
+      out.library_algorithm.clear();
+      return out;
+    }
     const auto c = pricer.step(s, st);
     out.us += c.us;
     out.step_us.push_back(c.us);
     by_level[static_cast<int>(c.level)] += c.us;
   }
+  for (const auto& l : native_levels)
+    for (int k = 0; k < 4; ++k)
+      if (l.level == level_name(static_cast<Level>(k))) by_level[k] += l.us;
   for (int l = 0; l < 4; ++l)
     if (by_level[l] > 0) out.levels.push_back({level_name(static_cast<Level>(l)), by_level[l]});
   return out;
