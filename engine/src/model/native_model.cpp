@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "collscope/algorithms.h"
 #include "collscope/collective.h"
@@ -88,8 +89,10 @@ std::optional<Prediction> price_native(const CollArgs& a, std::string_view libra
 
   std::vector<Candidate> all;
   auto ring = [&](double link, double hops) {
-    // A ring crosses every node boundary once per channel; the node's channels share its cards.
-    all.push_back({"RING", link, multi ? link / cards : 0, false, hops - (multi ? n : 0), multi ? n : 0});
+    // A ring crosses every node boundary once per channel; the node's channels share its
+    // cards. Of a chunk's hops, one in every g leaves a node: 2(nodes-1) of all-reduce's.
+    const double across = multi ? hops * (n - 1) / (n_ranks - 1) : 0;
+    all.push_back({"RING", link, multi ? link / cards : 0, false, hops - across, across});
   };
   switch (a.coll) {
     case Collective::allreduce: {
