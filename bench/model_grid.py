@@ -8,6 +8,10 @@ rank count, the geometric mean of |log(predicted / measured)| (as a percentage e
 the worst cell, and the regret of `auto` (the measured time of the algorithm the
 model picks over the measured time of the fastest); then the worst cells and where
 each target stands. A cell measured in several rounds (raw/round-N/) counts its median.
+Where each pass was also priced with the calibration taken just before it
+(raw/round-N/predict-*.jsonl, bench/model_grid.sh's GRID_CAL_EACH_PASS), the report adds
+that pairing: a cell's ratio is the median over its passes of that pass's predicted over
+that pass's measured time.
 --svg writes a heatmap (rows: collective x algorithm; columns:
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
 Standard library only.
@@ -84,6 +88,44 @@ def read_cells(out):
     return cells, picks
 
 
+def paired_ratios(out):
+    """(coll, ranks, size, algorithm) -> [predicted / measured of each pass priced with its own
+    calibration]; empty where no pass was priced so."""
+    ratios = {}
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", "predict-*.jsonl"))):
+        name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
+        bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
+        if not os.path.exists(bench_path):
+            continue
+        coll, ranks, size = name.rsplit("-", 2)
+        pred = {p["algorithm"]: p["predicted_us"] for p in read_jsonl(predict_path)}
+        for b in read_jsonl(bench_path):
+            t = b["out_of_place"]["time_us"]
+            if t > 0 and pred.get(b["algorithm"], 0) > 0:
+                ratios.setdefault((coll, int(ranks), size, b["algorithm"]), []).append(pred[b["algorithm"]] / t)
+    return ratios
+
+
+def paired_report(ratios):
+    """The grid with every pass priced by the calibration taken just before it."""
+    cells = [statistics.median(v) for v in ratios.values()]
+    g = math.exp(sum(abs(math.log(r)) for r in cells) / len(cells))
+    within = sum(1 for r in cells if 1 / TARGET_WORST <= r <= TARGET_WORST)
+    lines = ["", "Each pass priced with the calibration taken just before it (a cell: the median over its passes "
+             "of predicted / measured): geomean error %s, %d of %d cells within 2x, the worst %.2fx off."
+             % (pct(g), within, len(cells), max(max(r, 1 / r) for r in cells))]
+    lines.append("")
+    lines.append("| collective | geomean error, paired | within 2x |")
+    lines.append("|---|---:|---:|")
+    for coll in COLLS:
+        sub = [statistics.median(v) for k, v in ratios.items() if k[0] == coll]
+        if sub:
+            lines.append("| %s | %s | %d/%d |" % (coll, pct(math.exp(sum(abs(math.log(r)) for r in sub) / len(sub))),
+                                                  sum(1 for r in sub if 1 / TARGET_WORST <= r <= TARGET_WORST),
+                                                  len(sub)))
+    return lines, g, within, len(cells)
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
@@ -151,7 +193,7 @@ def met(ok):
     return "met" if ok else "**not met**"
 
 
-def report(cells, regret, meta, model, floor=()):
+def report(cells, regret, meta, model, floor=(), paired=None):
     lines = []
     lines.append("Machine: %s; %s; load average %s at the start, %s at the end; %s s; predictions: %s."
                  % (meta.get("machine", "?"), meta.get("date", "?"), meta.get("load_start", "?"),
@@ -204,6 +246,9 @@ def report(cells, regret, meta, model, floor=()):
     lines.append("Targets:")
     lines.append("")
     lines.append("- geomean error at most 15%%: %s (%s)" % (met(g <= TARGET_GEOMEAN), pct(g)))
+    if paired:
+        lines.append("  - each pass priced with its own calibration: %s (%s; %d of %d cells within 2x)"
+                     % (met(paired[1] <= TARGET_GEOMEAN), pct(paired[1]), paired[2], paired[3]))
     lines.append("- no cell off by more than 2x: %s (%d of %d cells within, the worst %.2fx off)"
                  % (met(within == len(cells)), within, len(cells), worst_ratio))
     lines.append("- auto's regret at most 1.10 in every cell: %s (worst %.2f; %d of %d cells above)"
@@ -211,6 +256,8 @@ def report(cells, regret, meta, model, floor=()):
                     len(reg)))
     lines.append("- auto's regret at most 1.03 as a geomean: %s (%.3f)" % (met(geomean(reg) <= TARGET_REGRET_GEOMEAN),
                                                                         geomean(reg)))
+    if paired:
+        lines.extend(paired[0])
     if floor:
         lines.append("")
         lines.append("For scale, the noise in the measurements: picking in each cell what one pass measured fastest, "
@@ -293,7 +340,8 @@ def main():
         model = read_jsonl(path)[0].get("model", "?")
     meta = read_meta(a.out)
     regret = regrets(cells, picks)
-    print(report(cells, regret, meta, model, pass_regrets(a.out)))
+    ratios = paired_ratios(a.out)
+    print(report(cells, regret, meta, model, pass_regrets(a.out), paired_report(ratios) if ratios else None))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

@@ -17,6 +17,11 @@
 # GRID_PREDICT_ONLY=1 to price OUT's measurements again (a changed model, the same
 # runs: nothing is measured, the calibration is kept).
 #
+# The calibrations are taken one before each pass (GRID_CAL_EACH_PASS=1, the default;
+# 0 takes them all before the first pass): the host moves the cores between the passes
+# too, and a pass is priced once more with the calibration taken just before it
+# (raw/round-N/predict-*.jsonl, from config-pass-N/), beside the median of all of them.
+#
 # On a GPU: GRID_BACKEND=cuda (or nccl) measures on that backend and GRID_TOPOLOGY=NAME|FILE
 # prices with that topology (no calibration then; a GPU backend is never priced with the cpu
 # model). With a GPU backend each (collective, ranks) is one `bench` over all the sizes
@@ -50,12 +55,20 @@ if [ "$predict_only" = 1 ]; then GRID_CALIBRATE=0; fi
 # apart: more memory bandwidth, and a 2-rank wake-up 3x slower). GRID_CAL_TRIES (default
 # 3) calibrations, and the grid uses each figure's median over them (calibration.json;
 # the tries are kept beside it as calibration-N.json).
+calibrate_now=0
+each_pass=0
 if [ -n "${GRID_TOPOLOGY:-}" ]; then
   : # a topology prices the grid: nothing of this machine to calibrate
 elif [ "${GRID_CALIBRATE:-1}" != 0 ] || [ ! -e "$XDG_CONFIG_HOME/collscope/calibration.json" ]; then
-  for try in $(seq "${GRID_CAL_TRIES:-3}"); do
-    "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$try.json" > "$out/calibrate-$try.txt"
-  done
+  calibrate_now=1
+  [ "${GRID_CAL_EACH_PASS:-1}" = 0 ] || [ "$predict_only" = 1 ] || each_pass=1
+fi
+# calibrate TRY: one calibration, kept as calibration-TRY.json (and its text).
+calibrate() {
+  "$bin" calibrate --seconds "${GRID_CAL_SECONDS:-20}" -o "$out/calibration-$1.json" > "$out/calibrate-$1.txt"
+}
+# The median of the calibrations taken: the one every cell is priced with.
+median_calibration() {
   mkdir -p "$XDG_CONFIG_HOME/collscope"
   python3 - "$XDG_CONFIG_HOME/collscope/calibration.json" "$out"/calibration-[0-9]*.json <<'PY'
 import json, statistics, sys
@@ -71,6 +84,11 @@ out = {k: median([t[k] for t in tries]) for k in tries[0]}
 json.dump(out, open(sys.argv[1], "w"), indent=2)
 PY
   cp "$out/calibrate-1.txt" "$out/calibrate.txt"
+}
+if [ "$calibrate_now" = 1 ] && [ "$each_pass" = 0 ]; then
+  rm -f "$out"/calibration-[0-9]*.json
+  for try in $(seq "${GRID_CAL_TRIES:-3}"); do calibrate "$try"; done
+  median_calibration
 fi
 
 # Timed and warm-up iterations per size: many where a call takes microseconds.
@@ -95,8 +113,13 @@ iters_for() {
     echo "calibration: none (priced with --topology $GRID_TOPOLOGY)"
     echo "gpus: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, - || echo none)"
   else
-    echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
+    if [ "$each_pass" = 1 ]; then
+      echo "calibration: one before each pass, the median of them and each pass's own"
+    else
+      echo "calibration: $(head -1 "$out/calibrate.txt" 2>/dev/null || echo "kept from $XDG_CONFIG_HOME")"
+    fi
   fi
+  echo "calibration_each_pass: $each_pass"
   echo "command: bench --backend $backend --coll C --ranks R --algo ALL -b S -e S -n N -w W -c 0 --probe 0 --json"
   echo "rounds: $rounds"
 } > "$out/meta.txt"
@@ -127,6 +150,14 @@ grid() {
           count=$(sed -n '1s/.*"count":\([0-9]*\).*/\1/p' "$measured")
           "$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count "$count" --algo all --json "${topology[@]}" \
             > "$out/raw/predict-$cell.jsonl"
+          # Each pass again with the calibration taken just before it.
+          for cfg in "$out"/config-pass-*; do
+            [ -e "$cfg/collscope/calibration.json" ] || continue
+            k=${cfg##*-}
+            [ -d "$out/raw/round-$k" ] || continue
+            XDG_CONFIG_HOME=$cfg "$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count "$count" \
+              --algo all --json > "$out/raw/round-$k/predict-$cell.jsonl"
+          done
           continue
         fi
         [ "$sweep" = 0 ] || continue  # one sweep for every size, below
@@ -174,11 +205,18 @@ PY
   done
 }
 if [ "$predict_only" != 1 ]; then
-  rm -rf "$out/raw"/round-* "$out/raw"/bench-*.jsonl
+  rm -rf "$out/raw"/round-* "$out/raw"/bench-*.jsonl "$out"/config-pass-*
+  [ "$each_pass" = 0 ] || rm -f "$out"/calibration-[0-9]*.json
   for round in $(seq "$rounds"); do
     mkdir -p "$out/raw/round-$round"
+    if [ "$each_pass" = 1 ]; then
+      calibrate "$round"
+      mkdir -p "$out/config-pass-$round/collscope"
+      cp "$out/calibration-$round.json" "$out/config-pass-$round/collscope/calibration.json"
+    fi
     grid "$round"
   done
+  [ "$each_pass" = 0 ] || median_calibration
 fi
 grid predict
 [ "$predict_only" = 1 ] || {
