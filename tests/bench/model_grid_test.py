@@ -68,6 +68,24 @@ with tempfile.TemporaryDirectory() as out:
         rows = f.read().splitlines()
     check(len(rows) == 5, "a header and four cells in the csv")
     check(any(row.startswith("allreduce,2,8,8,ring,1.000,2.000,1,3,1.50") for row in rows), "ring's row: %s" % rows)
+    check("Each pass priced" not in text, "no pairing without each pass's own prices")
+
+    # Each pass priced with its own calibration: the ring at 1, 1, 3 us (the third pass's
+    # calibration saw a slower machine), so its ratios 1/1, 1/1, 3/1.5 = 2: median 1;
+    # flat at 4, 4, 1.6: ratios 2, 2, 2: median 2; broadcast's flat 1.2 every pass (ratio 1),
+    # chain 1 (ratio 1). Paired geomean: exp((log 2) / 4), every cell within 2x.
+    for i, ring_us, flat_us in ((1, 1.0, 4.0), (2, 1.0, 4.0), (3, 3.0, 1.6)):
+        write_jsonl(os.path.join(raw, "round-%d" % i, "predict-allreduce-2-8.jsonl"),
+                    [predict("ring", ring_us, True), predict("flat", flat_us, False)])
+        write_jsonl(os.path.join(raw, "round-%d" % i, "predict-broadcast-2-64.jsonl"),
+                    [predict("flat", 1.2, True), predict("chain", 1.0, False)])
+    r = subprocess.run([sys.executable, script, out], capture_output=True, text=True)
+    check(r.returncode == 0, "paired: exit status %d: %s" % (r.returncode, r.stderr))
+    paired = math.exp(math.log(2) / 4)
+    check("geomean error %.1f%%, 4 of 4 cells within 2x, the worst 2.00x off" % ((paired - 1) * 100) in r.stdout,
+          "paired line (%.1f%%) not in:\n%s" % ((paired - 1) * 100, r.stdout))
+    check("each pass priced with its own calibration: **not met** (%.1f%%; 4 of 4 cells within 2x)" % ((paired - 1) * 100)
+          in r.stdout, "paired target line")
 
 if failures:
     print("model_grid.py test failed:\n  " + "\n  ".join(failures))
