@@ -129,6 +129,19 @@ TEST_CASE("compare: each side's steps and bytes are those of its algorithm's sch
   }
 }
 
+TEST_CASE("compare: a side the model cannot price shows no time and no bar, not a made-up one") {
+  CompareSide priced, unpriced;
+  priced.predicted_us = 250;
+  priced.model = "cpu model";
+  unpriced.predicted_us = -1;  // a library's own collective (Prediction::unpriced)
+  const auto bars = compare_bars(priced, unpriced);
+  REQUIRE(bars.size() == 4);
+  CHECK(bars[3].text[0] == "250 us");
+  CHECK(bars[3].text[1] == "-");
+  CHECK(bars[3].fraction[0] == doctest::Approx(1.0));
+  CHECK(bars[3].fraction[1] == 0.0f);
+}
+
 TEST_CASE("compare: one clock for both sides; the shorter holds at its end, done") {
   const Scenario s = parse_ok(allreduce_lesson(64, "ring"));
   auto m = run_compare(s, "tree", "cpu");

@@ -384,6 +384,16 @@ TEST_CASE("mpi: the window runs a lesson as real processes and steps back throug
   for (std::size_t i = 0; i < p.record.snapshots.size(); ++i)
     CHECK(p.record.snapshots[i].memory == t.record.snapshots[i].memory);
 
+  // The model prices the engine's algorithms; MPI's own collective in the window says it has no price.
+  Scenario native = *sc;
+  for (auto& op : native.program) op.algorithm = "mpi";
+  auto mpi_own = view::run_lesson(native, "mpi", 256ull << 20, 10);
+  REQUIRE_MESSAGE(mpi_own.ok(), (mpi_own.ok() ? "" : mpi_own.error().format()));
+  CHECK((*mpi_own)->outcome.verified());
+  CHECK((*mpi_own)->predicted_us < 0);
+  CHECK((*mpi_own)->model.find("no model") != std::string::npos);
+  CHECK((*procs)->predicted_us > 0);
+
   // Within a small budget, stepping back re-executes from the kept snapshots: the same bytes.
   auto small = view::run_lesson(*sc, "mpi", 4096, 10);
   REQUIRE(small.ok());

@@ -33,6 +33,7 @@ std::string bytes_text(std::uint64_t bytes) {
 
 std::string time_text(double us) {
   char buf[48];
+  if (us < 0) return "-";  // not priced
   if (us < 1000) std::snprintf(buf, sizeof buf, "%.0f us", us);
   else if (us < 1e6) std::snprintf(buf, sizeof buf, "%.1f ms", us / 1e3);
   else std::snprintf(buf, sizeof buf, "%.2f s", us / 1e6);
@@ -47,7 +48,8 @@ std::vector<CompareBar> compare_bars(const CompareSide& left, const CompareSide&
     bar.value = {a, b};
     bar.text = {std::move(ta), std::move(tb)};
     const double top = std::max(a, b);
-    for (int i = 0; i < 2; ++i) bar.fraction[i] = top > 0 ? static_cast<float>(bar.value[i] / top) : 0.0f;
+    for (int i = 0; i < 2; ++i)
+      bar.fraction[i] = top > 0 && bar.value[i] > 0 ? static_cast<float>(bar.value[i] / top) : 0.0f;
     bars.push_back(std::move(bar));
   };
   add("steps", left.steps, right.steps, std::to_string(left.steps), std::to_string(right.steps));

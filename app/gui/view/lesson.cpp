@@ -31,6 +31,12 @@ Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const st
   const Prediction p = predict(run->schedule, *machine, false);
   run->predicted_us = p.us;
   run->predicted_step_us = p.step_us;
+  if (!p.unpriced.empty()) {
+    // A library's own collective the model cannot price: unknown, not 0.
+    run->predicted_us = -1;
+    run->predicted_step_us.clear();
+    run->model = "no model of a library's own collective";
+  }
 
   if (caps.multi_process) {
     // Real processes: a child collscope starts them and hands the run back in a file.

@@ -20,7 +20,7 @@ struct LessonRun {
   RunOutcome outcome;
   std::string backend;                    // the backend that actually ran
   std::string model;                      // what predicted the times ("cpu model", "dgx-h100, assumed")
-  double predicted_us = 0;                // cost model, whole schedule
+  double predicted_us = 0;                // cost model, whole schedule; -1: not priced (Prediction::unpriced)
   std::vector<double> predicted_step_us;  // cost model, per step
 };
 
