@@ -109,6 +109,9 @@ struct NativeLibrary {
   bool barrier = false;        // has a barrier of its own (MPI_Barrier; NCCL has none)
   // Reduces every dtype and op (NCCL); MPI has no 16-bit floating types and no average.
   bool reduces_everything = true;
+  // The cost model knows how its collectives stream through a topology of GPUs
+  // (price_native, model/native_model.cpp: NCCL's algorithms); MPI's it does not.
+  bool priced_on_topology = false;
 };
 const std::vector<NativeLibrary>& native_libraries();
 // The library whose name is `algorithm`, nullptr when it is none.

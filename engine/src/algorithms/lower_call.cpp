@@ -11,8 +11,8 @@ namespace collscope {
 
 const std::vector<NativeLibrary>& native_libraries() {
   static const std::vector<NativeLibrary> table = {
-      {"nccl", "NCCL", false, true},
-      {"mpi", "MPI", true, false},
+      {"nccl", "NCCL", false, true, true},
+      {"mpi", "MPI", true, false, false},
   };
   return table;
 }

@@ -76,7 +76,10 @@ std::string unpriced_native(std::string_view library, const std::string& where) 
 
 std::optional<Prediction> price_native(const CollArgs& a, std::string_view library, const Topology& t,
                                        const Placement& p) {
-  if (library != "nccl" || a.coll == Collective::barrier) return std::nullopt;
+  // Only a library whose algorithms the model knows, and a collective the library has
+  // (NCCL has no barrier).
+  const NativeLibrary* lib = find_native(library);
+  if (!lib || !lib->priced_on_topology || !has_native(library, a.coll)) return std::nullopt;
   const double n_ranks = a.ranks;
   const double bytes = static_cast<double>(message_bytes(a.coll, a.ranks, a.count, a.dtype));
   const std::int64_t nodes = std::max<std::int64_t>(1, (a.ranks + p.ranks_per_node - 1) / p.ranks_per_node);
