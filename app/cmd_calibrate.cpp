@@ -42,16 +42,19 @@ int cmd_calibrate(const CalibrateFlags& f) {
   std::printf("  (from memory: one thread; in the cache: each of %d cores at once, a typical call)\n", c.cores);
   std::printf("  copy                   %7.2f GB/s from memory, %7.2f GB/s in the cache\n", c.copy_gbps,
               c.copy_in_cache_gbps);
+  std::printf("  (reduce-copy: dst = a + b, a third buffer written)\n");
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i)
-    std::printf("  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache, %7.2f GB/s reduce-copy\n",
-                std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i],
-                c.reduce_copy_in_cache_gbps[i]);
+    std::printf(
+        "  reduce %-9s         %7.2f GB/s from memory, %7.2f GB/s in the cache; reduce-copy %7.2f, %7.2f GB/s\n",
+        std::string(name_of(static_cast<DType>(i))).c_str(), c.reduce_gbps[i], c.reduce_in_cache_gbps[i],
+        c.reduce_copy_gbps[i], c.reduce_copy_in_cache_gbps[i]);
   if (c.near_cache_bytes > 0)
     std::printf(
         "  a core's own cache:    %7.1f MiB; beyond it, in the shared cache: copy %.2f GB/s, reduce float32 "
         "%.2f GB/s, reduce-copy %.2f GB/s\n",
         c.near_cache_bytes / (1 << 20), c.copy_far_cache_gbps, c.reduce_far_cache_gbps, c.reduce_copy_far_cache_gbps);
-  std::printf("  memory, %d cores:       %7.2f GB/s\n", c.cores, c.shared_gbps);
+  std::printf("  memory, %d cores:       %7.2f GB/s copied, %.2f GB/s summed, %.2f GB/s reduce-copied (float32)\n",
+              c.cores, c.shared_gbps, c.shared_reduce_gbps, c.shared_reduce_copy_gbps);
   std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),
               CostModel::cpu_default().cache_bytes > 0 ? "as the kernel gives it" : "measured");
   std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,

@@ -180,3 +180,17 @@ TEST_CASE("cpu backend: lanes get a core each, or neighbours share cores evenly"
     }
   }
 }
+
+TEST_CASE("cpu backend: a buffer's memory is zeroed, large ones aligned to huge pages (calibrate measures on it)") {
+  CHECK(cpu::allocate_memory(0) == nullptr);
+  for (std::uint64_t bytes : {std::uint64_t{1}, std::uint64_t{4096 + 3}, std::uint64_t{5} << 20}) {
+    const cpu::Memory m = cpu::allocate_memory(bytes);
+    REQUIRE(m != nullptr);
+    bool zero = true;
+    for (std::uint64_t i = 0; i < bytes; ++i) zero = zero && m.get()[i] == 0;
+    CHECK(zero);
+    const auto at = reinterpret_cast<std::uintptr_t>(m.get());
+    CHECK(at % 64 == 0);
+    if (bytes >= (std::uint64_t{4} << 20)) CHECK(at % (std::uint64_t{2} << 20) == 0);
+  }
+}

@@ -375,6 +375,50 @@ TEST_CASE("model terms: ranks reading the same bytes in one step bring them from
   CHECK(predict_us(same, m) == doctest::Approx(m.alpha_us + 6 * mb));
 }
 
+TEST_CASE("model terms: a reduce's and a reduce-copy's memory traffic move at rates of their own") {
+  CostModel m = machine();
+  m.repeated_calls = false;
+  m.cache_bytes = 0;                  // every byte from memory
+  m.beta_gbps = m.gamma_gbps = 1000;  // the ranks' own work is quick: memory decides
+  m.shared_gbps = 1.0;                // 1 byte per ns of copy traffic
+  const std::uint64_t n = 250000;     // 1 MB of float32
+  Schedule w = two_buffers(n);
+  w.buffers.push_back(w.buffers[0]);  // a third buffer for the reduce-copy
+  Schedule copy = w, sum = w, sum_copy = w;
+  step(copy, {Transfer{{0, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  step(sum, {Transfer{{0, 0, 0}, {1, 1, 0}, n, Action::reduce, 1}});
+  Transfer rc{{0, 0, 0}, {1, 2, 0}, n, Action::reduce_copy, 1};
+  rc.aux = {1, 1, 0};
+  step(sum_copy, {rc});
+  const double mb = 4.0 * n / 1e3;  // us per MB at 1 GB/s
+  // Without rates of their own: a copy's traffic is two bytes a byte, the others' three,
+  // all at the copy's rate.
+  CHECK(predict_us(copy, m) == doctest::Approx(m.alpha_us + 2 * mb));
+  CHECK(predict_us(sum, m) == doctest::Approx(m.alpha_us + 3 * mb));
+  CHECK(predict_us(sum_copy, m) == doctest::Approx(m.alpha_us + 3 * mb));
+  // The memory serving a sum's traffic twice as fast, a reduce-copy's half as fast.
+  m.shared_reduce_gbps = 2.0;
+  m.shared_reduce_copy_gbps = 0.5;
+  CHECK(predict_us(copy, m) == doctest::Approx(m.alpha_us + 2 * mb));
+  CHECK(predict_us(sum, m) == doctest::Approx(m.alpha_us + 1.5 * mb));
+  CHECK(predict_us(sum_copy, m) == doctest::Approx(m.alpha_us + 6 * mb));
+  // With the cache tracked too (what a step finds there is not memory traffic).
+  m.cache_bytes = 64e6;
+  CHECK(predict_us(sum, m) == doctest::Approx(m.alpha_us + 1.5 * mb));
+  CHECK(predict_us(sum_copy, m) == doctest::Approx(m.alpha_us + 6 * mb));
+
+  // A rank's own reduce-copy from memory at its own rate (gamma_copy_gbps), else a reduce's.
+  CostModel own = machine();
+  own.repeated_calls = false;
+  own.cache_bytes = 0;
+  own.shared_gbps = 0;
+  own.gamma_gbps = 4;
+  CHECK(predict_us(sum_copy, own) == doctest::Approx(own.alpha_us + mb / 4));
+  own.gamma_copy_gbps = 2;
+  CHECK(predict_us(sum_copy, own) == doctest::Approx(own.alpha_us + mb / 2));
+  CHECK(predict_us(sum, own) == doctest::Approx(own.alpha_us + mb / 4));
+}
+
 TEST_CASE("model terms: calls repeated back to back find the last call's bytes in the cache") {
   CostModel m = machine();
   m.shared_gbps = 0;
@@ -487,6 +531,28 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   sluggish.step_us = 1.0;
   sluggish.wake_us = 1.5;
   CHECK(predict_auto_us(small, sluggish.model(DType::float32)) > predict_auto_us(small, m));
+
+  // Memory for sums and reduce-copies: measured as bytes written by every core at once
+  // (three bytes of traffic a byte), and one thread's reduce-copy from memory; kept in the
+  // file; a file without them prices them as before (the copy's rate, a reduce's).
+  CHECK(m.shared_reduce_gbps == 0);
+  CHECK(m.shared_reduce_copy_gbps == 0);
+  CHECK(m.gamma_copy_gbps == 0);
+  Calibration sums = c;
+  sums.shared_reduce_gbps = 9;
+  sums.shared_reduce_copy_gbps = 5;
+  sums.reduce_copy_gbps[static_cast<std::size_t>(DType::float32)] = 4.5;
+  const CostModel s = sums.model(DType::float32);
+  CHECK(s.shared_reduce_gbps == doctest::Approx(27));
+  CHECK(s.shared_reduce_copy_gbps == doctest::Approx(15));
+  CHECK(s.gamma_copy_gbps == doctest::Approx(4.5));
+  CHECK(sums.model(DType::int8).gamma_copy_gbps == 0);
+  auto kept = parse_calibration(to_json(sums), "sums.json");
+  REQUIRE(kept.ok());
+  CHECK(kept->shared_reduce_gbps == doctest::Approx(9));
+  CHECK(kept->shared_reduce_copy_gbps == doctest::Approx(5));
+  CHECK(kept->reduce_copy_gbps[static_cast<std::size_t>(DType::float32)] == doctest::Approx(4.5));
+  CHECK(predict_auto_us(large, s) != doctest::Approx(predict_auto_us(large, m)));
 }
 
 TEST_CASE("model terms: back to back, a call waits for the ranks still busy with the one before") {

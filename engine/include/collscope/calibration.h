@@ -26,9 +26,10 @@ struct Calibration {
   double copy_in_cache_gbps = 0;  // every core at once, each on buffers that stay in its cache
   double copy_gbps = 0;           // one thread, from memory to memory
   // Reduce (dst = dst + src, per dtype): one thread from memory, and every core at once
-  // in the cache; reduce-copy (dst = aux + src), every core at once in the cache (0: not
-  // measured, priced as a reduce).
+  // in the cache; reduce-copy (dst = aux + src), the same (0: not measured, priced as a
+  // reduce).
   std::array<double, kCalibratedDTypes> reduce_gbps{};
+  std::array<double, kCalibratedDTypes> reduce_copy_gbps{};
   std::array<double, kCalibratedDTypes> reduce_in_cache_gbps{};
   std::array<double, kCalibratedDTypes> reduce_copy_in_cache_gbps{};
   // A core's own cache inside the shared one (an L2; 0: none known) and the kernels on
@@ -39,9 +40,13 @@ struct Calibration {
   double reduce_far_cache_gbps = 0;
   double reduce_copy_far_cache_gbps = 0;
   double shared_gbps = 0;  // every core copying at once: the memory system's bandwidth
-  double wake_us = 0;      // one thread waking another that spins on its own core
-  double switch_us = 0;    // the same when threads outnumber cores (a scheduler round trip)
-  double step_us = 0;      // fast mode: a step of local copies, no waiting (ranks = cores)
+  // Every core summing float32 at once from memory (a reduce; a reduce-copy), GB/s written
+  // (0: not measured, their traffic priced at the copy's rate).
+  double shared_reduce_gbps = 0;
+  double shared_reduce_copy_gbps = 0;
+  double wake_us = 0;    // one thread waking another that spins on its own core
+  double switch_us = 0;  // the same when threads outnumber cores (a scheduler round trip)
+  double step_us = 0;    // fast mode: a step of local copies, no waiting (ranks = cores)
   double remote_look_us =
       0;                  // ranks outnumbering cores: a look at a rank on another core, a line's trip (0: not measured)
   double barrier_us = 0;  // observable mode's barrier after a step, ranks = cores

@@ -81,11 +81,17 @@ struct CostModel {
   double alpha_per_rank_us = 0;  // what each rank beyond the cores adds to it (cpu_default: 1 us)
   double beta_gbps = 10.0;       // copy bandwidth per receiving rank, GB/s
   double gamma_gbps = 6.0;       // reduce bandwidth (read two, write one), GB/s
+  double gamma_copy_gbps = 0;    // a reduce-copy's (dst = aux op src) from memory; 0 = as a reduce
   double shared_gbps = 30.0;     // bandwidth all ranks share (one memory system); 0 = unlimited
-  int cores = 0;                 // cores the ranks share; 0 = as many as ranks
-  double wake_us = 0.15;         // fast mode: waking a rank that spins on a core of its own
-  double switch_us = 1.25;       // fast mode: per rank per core, waking one that had to yield
-  double step_us = 0;            // fast mode: a rank's own cost of each step (no waiting), per rank per core
+  // The memory traffic of reduces and reduce-copies moves at rates of its own (the
+  // memory serves their mix of reads and writes differently from a copy's); 0 = as
+  // shared_gbps.
+  double shared_reduce_gbps = 0;
+  double shared_reduce_copy_gbps = 0;
+  int cores = 0;            // cores the ranks share; 0 = as many as ranks
+  double wake_us = 0.15;    // fast mode: waking a rank that spins on a core of its own
+  double switch_us = 1.25;  // fast mode: per rank per core, waking one that had to yield
+  double step_us = 0;       // fast mode: a rank's own cost of each step (no waiting), per rank per core
   // fast mode, ranks outnumbering cores: a rank's look at the progress of a rank pinned to
   // another core, which fetches what that core wrote (per look; a core's ranks look one
   // after another)

@@ -25,6 +25,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,9 +58,27 @@ double best_gbps(double bytes, int reps, double budget_s, F&& f) {
   return best;
 }
 
+enum class Kernel { copy, reduce, reduce_copy };
+
+// A kernel's buffers, zeroed (no denormals or infinities slow a floating sum down), in
+// memory the cpu backend's own allocator gives (cpu::allocate_memory: large buffers on
+// huge pages): on the machine of bench/RESULTS.md a copy from memory on 4 KiB pages ran
+// 1.1-1.4x slower than on the backend's, and calls from 16 MiB up were priced 1.15-1.2x
+// too slow until the calibration measured on the same memory.
 struct Buffers {
-  std::vector<std::uint8_t> a, b;
-  explicit Buffers(std::size_t n) : a(n, 1), b(n, 2) {}
+  cpu::Memory dst, aux, src;
+  Buffers(std::size_t n, Kernel k)
+      : dst(cpu::allocate_memory(n)),
+        aux(k == Kernel::reduce_copy ? cpu::allocate_memory(n) : nullptr),
+        src(cpu::allocate_memory(n)) {
+    if (!dst || !src || (k == Kernel::reduce_copy && !aux)) throw std::bad_alloc();
+  }
+  void run(Kernel k, DType t, std::size_t bytes) {
+    const std::uint64_t n = bytes / size_of(t);
+    if (k == Kernel::copy) std::memcpy(dst.get(), src.get(), bytes);
+    else if (k == Kernel::reduce) kernels::reduce_bytes(t, OpKind::sum, dst.get(), src.get(), n);
+    else kernels::reduce_copy_bytes(t, OpKind::sum, dst.get(), aux.get(), src.get(), n);
+  }
 };
 
 // A core's own cache inside the last level: the largest cache of CPU 0 that no other
@@ -86,22 +105,16 @@ double own_cache_bytes(double last_level) {
 // and the largest's (which comes from memory). 0 when no step is seen.
 double measured_cache_bytes(std::size_t largest, double budget_s);
 
-double copy_gbps(std::size_t bytes, int inner, double budget_s) {
-  Buffers m(bytes);
+// One thread, `inner` calls of kernel k on `bytes` a call: the best rate in GB/s written.
+double one_thread_gbps(Kernel k, DType t, std::size_t bytes, int inner, double budget_s) {
+  Buffers m(bytes, k);
   return best_gbps(static_cast<double>(bytes) * inner, 40, budget_s, [&] {
-    for (int i = 0; i < inner; ++i) std::memcpy(m.b.data(), m.a.data(), bytes);
+    for (int i = 0; i < inner; ++i) m.run(k, t, bytes);
   });
 }
 
-double reduce_gbps(DType t, std::size_t bytes, int inner, double budget_s) {
-  Buffers m(bytes);
-  // Small integers in every dtype: no denormals or infinities slow a floating sum down.
-  std::fill(m.a.begin(), m.a.end(), std::uint8_t{0});
-  std::fill(m.b.begin(), m.b.end(), std::uint8_t{0});
-  const std::uint64_t n = bytes / size_of(t);
-  return best_gbps(static_cast<double>(bytes) * inner, 40, budget_s, [&] {
-    for (int i = 0; i < inner; ++i) kernels::reduce_bytes(t, OpKind::sum, m.b.data(), m.a.data(), n);
-  });
+double copy_gbps(std::size_t bytes, int inner, double budget_s) {
+  return one_thread_gbps(Kernel::copy, DType::uint8, bytes, inner, budget_s);
 }
 
 // The kernels inside the cache, the way a collective's ranks run them: every core at
@@ -110,7 +123,6 @@ double reduce_gbps(DType t, std::size_t bytes, int inner, double budget_s) {
 // written per call. A step waits for its slowest rank, and on the machine of
 // bench/RESULTS.md one thread's best call was 1.2-1.7x faster than what each of two
 // cores gets at once (a virtual machine's cores share more than their caches say).
-enum class Kernel { copy, reduce, reduce_copy };
 
 double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls, double budget_s) {
   const std::vector<int> pin = cpu::cores_to_pin();
@@ -121,17 +133,14 @@ double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls
     pool.emplace_back([&, c] {
       if (pin.size() >= static_cast<std::size_t>(cores))
         cpu::pin_this_thread(pin[static_cast<std::size_t>(c)]);  // best effort
-      std::vector<std::uint8_t> dst(bytes, 0), aux(bytes, 0), src(bytes, 0);
-      const std::uint64_t n = bytes / size_of(t);
+      Buffers b(bytes, k);
       ready.fetch_add(1);
       while (ready.load() < cores) std::this_thread::yield();  // start together
       std::vector<double> us;
       const auto start = Clock::now();
       for (int i = 0; i < calls && (i < 5 || seconds_since(start) < budget_s); ++i) {
         const auto t0 = Clock::now();
-        if (k == Kernel::copy) std::memcpy(dst.data(), src.data(), bytes);
-        else if (k == Kernel::reduce) kernels::reduce_bytes(t, OpKind::sum, dst.data(), src.data(), n);
-        else kernels::reduce_copy_bytes(t, OpKind::sum, dst.data(), aux.data(), src.data(), n);
+        b.run(k, t, bytes);
         us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
       std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
@@ -142,13 +151,19 @@ double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls
   return *std::min_element(rate.begin(), rate.end());
 }
 
-double shared_gbps(int cores, std::size_t bytes_per_core, double budget_s) {
+// Every core at once out of memory, each on buffers of its own (`bytes_per_core` each,
+// far beyond the cache), the best of up to 20 runs: GB/s of bytes written, all cores
+// together. The kernel matters: on the machine of bench/RESULTS.md two cores' memcpy
+// wrote 15-16 GB/s, two sums (a read of the destination, one of the source, a write)
+// 18-19 GB/s and two reduce-copies (two reads, a write to a third buffer) 13 GB/s: the
+// memory serves each kernel's mix of reads and writes at a rate of its own.
+double shared_gbps(Kernel k, int cores, std::size_t bytes_per_core, double budget_s) {
   std::vector<std::unique_ptr<Buffers>> bufs;
-  for (int c = 0; c < cores; ++c) bufs.push_back(std::make_unique<Buffers>(bytes_per_core));
+  for (int c = 0; c < cores; ++c) bufs.push_back(std::make_unique<Buffers>(bytes_per_core, k));
   return best_gbps(static_cast<double>(bytes_per_core) * cores, 20, budget_s, [&] {
     std::vector<std::thread> pool;
     for (int c = 0; c < cores; ++c)
-      pool.emplace_back([&, c] { std::memcpy(bufs[c]->b.data(), bufs[c]->a.data(), bytes_per_core); });
+      pool.emplace_back([&, c] { bufs[static_cast<std::size_t>(c)]->run(k, DType::float32, bytes_per_core); });
     for (auto& th : pool) th.join();
   });
 }
@@ -379,7 +394,8 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     say("reduce bandwidth, " + std::string(name_of(t)));
-    c.reduce_gbps[i] = reduce_gbps(t, big, 1, share * 0.6);
+    c.reduce_gbps[i] = one_thread_gbps(Kernel::reduce, t, big, 1, share * 0.6);
+    c.reduce_copy_gbps[i] = one_thread_gbps(Kernel::reduce_copy, t, big, 1, share * 0.4);
     c.reduce_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce, t, c.cores, small, calls, share * 0.3);
     c.reduce_copy_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce_copy, t, c.cores, small, calls, share * 0.3);
   }
@@ -402,7 +418,10 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
     }
   }
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
-  c.shared_gbps = shared_gbps(c.cores, big / static_cast<std::size_t>(c.cores), share);
+  const std::size_t per_core = big / static_cast<std::size_t>(c.cores);
+  c.shared_gbps = shared_gbps(Kernel::copy, c.cores, per_core, share);
+  c.shared_reduce_gbps = shared_gbps(Kernel::reduce, c.cores, per_core, share * 0.5);
+  c.shared_reduce_copy_gbps = shared_gbps(Kernel::reduce_copy, c.cores, per_core, share * 0.5);
 
   say("wake-up latency");
   const double wake_budget = budget_s * 0.25 / 2;

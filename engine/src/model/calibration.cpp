@@ -29,6 +29,7 @@ CostModel Calibration::model(DType dtype) const {
   if (copy_in_cache_gbps > 0) m.beta_cache_gbps = copy_in_cache_gbps;
   const auto d = static_cast<std::size_t>(dtype);
   if (d < reduce_gbps.size() && reduce_gbps[d] > 0) m.gamma_gbps = reduce_gbps[d];
+  if (d < reduce_copy_gbps.size() && reduce_copy_gbps[d] > 0) m.gamma_copy_gbps = reduce_copy_gbps[d];
   if (d < reduce_in_cache_gbps.size() && reduce_in_cache_gbps[d] > 0) m.gamma_cache_gbps = reduce_in_cache_gbps[d];
   if (d < reduce_copy_in_cache_gbps.size() && reduce_copy_in_cache_gbps[d] > 0)
     m.gamma_copy_cache_gbps = reduce_copy_in_cache_gbps[d];
@@ -48,6 +49,10 @@ CostModel Calibration::model(DType dtype) const {
   // Measured as bytes copied by every core at once; the model's shared bandwidth is
   // memory traffic, and a copy reads and writes each byte.
   if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
+  // A reduce's and a reduce-copy's traffic is three times what they write (two reads, a
+  // write).
+  if (shared_reduce_gbps > 0) m.shared_reduce_gbps = 3 * shared_reduce_gbps;
+  if (shared_reduce_copy_gbps > 0) m.shared_reduce_copy_gbps = 3 * shared_reduce_copy_gbps;
   // A hop of the calibration's chain is a wake-up and a step of the rank woken: the
   // model counts the step apart (step_us), so the wake-ups are the rest.
   if (step_us > 0) m.step_us = step_us;
@@ -80,15 +85,17 @@ std::string to_json(const Calibration& c) {
   j["cache_bytes"] = c.cache_bytes;
   j["copy_gbps"] = c.copy_gbps;
   j["copy_in_cache_gbps"] = c.copy_in_cache_gbps;
-  nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_c = nlohmann::ordered_json::object(),
-                         red_copy_c = nlohmann::ordered_json::object();
+  nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_copy = nlohmann::ordered_json::object(),
+                         red_c = nlohmann::ordered_json::object(), red_copy_c = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
     const std::string name(name_of(dtype_at(i)));
     red[name] = c.reduce_gbps[i];
+    red_copy[name] = c.reduce_copy_gbps[i];
     red_c[name] = c.reduce_in_cache_gbps[i];
     red_copy_c[name] = c.reduce_copy_in_cache_gbps[i];
   }
   j["reduce_gbps"] = red;
+  j["reduce_copy_gbps"] = red_copy;
   j["reduce_in_cache_gbps"] = red_c;
   j["reduce_copy_in_cache_gbps"] = red_copy_c;
   j["near_cache_bytes"] = c.near_cache_bytes;
@@ -96,6 +103,8 @@ std::string to_json(const Calibration& c) {
   j["reduce_far_cache_gbps"] = c.reduce_far_cache_gbps;
   j["reduce_copy_far_cache_gbps"] = c.reduce_copy_far_cache_gbps;
   j["shared_gbps"] = c.shared_gbps;
+  j["shared_reduce_gbps"] = c.shared_reduce_gbps;
+  j["shared_reduce_copy_gbps"] = c.shared_reduce_copy_gbps;
   j["wake_us"] = c.wake_us;
   j["switch_us"] = c.switch_us;
   j["step_us"] = c.step_us;
@@ -149,13 +158,16 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         std::tuple{"copy_far_cache_gbps", &c.copy_far_cache_gbps, false},
         std::tuple{"reduce_far_cache_gbps", &c.reduce_far_cache_gbps, false},
         std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},
+        std::tuple{"shared_reduce_gbps", &c.shared_reduce_gbps, false},
+        std::tuple{"shared_reduce_copy_gbps", &c.shared_reduce_copy_gbps, false},
         std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
     if (auto st = num(key, *out, req); !st) return st.error();
   if (cores < 1 || cores > 65536 || cores != std::floor(cores))
     return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");
   c.cores = static_cast<int>(cores);
   for (auto [key, table] :
-       {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps},
+       {std::pair{"reduce_gbps", &c.reduce_gbps}, std::pair{"reduce_copy_gbps", &c.reduce_copy_gbps},
+        std::pair{"reduce_in_cache_gbps", &c.reduce_in_cache_gbps},
         std::pair{"reduce_copy_in_cache_gbps", &c.reduce_copy_in_cache_gbps}}) {
     const json::Member* m = doc->find(key);
     if (!m) continue;

@@ -119,7 +119,18 @@ double move_us(double bytes, double missed, double shared, double from_memory, d
   return bytes * (missed / from_memory + shared / far_bw + near / cache_bw) / 1e3;
 }
 
-// One step; `memory_bytes` is its traffic from main memory (< 0: all of it), `missed[i]`
+// Memory traffic of an action, in the copy's currency: a byte of a reduce's or a
+// reduce-copy's traffic takes shared_gbps / its own rate of a copy's byte (1 where the
+// model has no rate of its own for it).
+double memory_weight(const CostModel& m, Action a) {
+  const double own = a == Action::reduce        ? m.shared_reduce_gbps
+                     : a == Action::reduce_copy ? m.shared_reduce_copy_gbps
+                                                : 0.0;
+  return own > 0 && m.shared_gbps > 0 ? m.shared_gbps / own : 1.0;
+}
+
+// One step; `memory_bytes` is its traffic from main memory (< 0: all of it; weighed by
+// memory_weight), `missed[i]`
 // the share of transfer i's bytes that comes from memory (empty: all), and `shared[i]`
 // the share found in the shared cache but not in the rank's core (empty: none).
 double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes,
@@ -142,10 +153,11 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     const bool rc = t.action == Action::reduce_copy;
     const double reduce_cache = rc && m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
     const double reduce_far = rc && m.gamma_copy_far_gbps > 0 ? m.gamma_copy_far_gbps : m.gamma_far_gbps;
+    const double reduce_memory = rc && m.gamma_copy_gbps > 0 ? m.gamma_copy_gbps : m.gamma_gbps;
     per_rank[static_cast<std::size_t>(t.dst.rank)] +=
         copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
-             : move_us(bytes, miss, far, m.gamma_gbps, reduce_far, reduce_cache);
-    total_bytes += bytes * (copy ? 2.0 : 3.0);
+             : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache);
+    total_bytes += bytes * (copy ? 2.0 : 3.0) * memory_weight(m, t.action);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
   if (m.cores > 0) {
@@ -310,7 +322,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         const double dst_miss = touched.missed(x.dst, x.count, esize);
         const double from_memory = read + dst_miss * dst;
         if (near_reach > 0) shared += std::max(0.0, touched.missed(x.dst, x.count, esize, near_reach) - dst_miss) * dst;
-        memory[k] += from_memory;
+        memory[k] += from_memory * memory_weight(m, x.action);
         const double all = reads + bytes * dst;
         slow[k][i] = std::min(1.0, (from_memory + remote) / all);
         far[k][i] = std::min(1.0 - slow[k][i], shared / all);

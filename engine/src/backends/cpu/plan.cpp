@@ -22,27 +22,31 @@ std::uint8_t* ptr(const RankMemory& mem, const Loc& l, std::size_t esize) {
 
 }  // namespace
 
+Memory allocate_memory(std::uint64_t bytes) {
+  if (bytes == 0) return nullptr;
+  // Large buffers on 2 MiB pages where the kernel has them (transparent huge pages): a
+  // 1 MiB slice then costs one TLB entry instead of 256.
+  const std::uint64_t align = bytes >= kHugeFrom ? kHugePage : 64;
+  const std::uint64_t rounded = (bytes + align - 1) / align * align;
+  Memory m(static_cast<std::uint8_t*>(std::aligned_alloc(align, rounded)));
+  if (!m) return m;
+  if (align == kHugePage && !std::getenv("COLLSCOPE_NO_HUGE")) madvise(m.get(), rounded, MADV_HUGEPAGE);
+  std::memset(m.get(), 0, rounded);
+  return m;
+}
+
 Result<RankMemory> allocate_buffers(const Schedule& s) {
   const std::size_t esize = size_of(s.dtype);
   RankMemory mem(static_cast<std::size_t>(s.ranks));
   for (std::size_t r = 0; r < mem.size(); ++r)
     for (const auto& b : s.buffers) {
       const std::uint64_t bytes = b.count[r] * esize;
-      Memory m;
-      if (bytes) {
-        // Large buffers on 2 MiB pages where the kernel has them (transparent huge
-        // pages): a 1 MiB slice then costs one TLB entry instead of 256.
-        const std::uint64_t align = bytes >= kHugeFrom ? kHugePage : 64;
-        const std::uint64_t rounded = (bytes + align - 1) / align * align;
-        m.reset(static_cast<std::uint8_t*>(std::aligned_alloc(align, rounded)));
-        if (m && align == kHugePage && !std::getenv("COLLSCOPE_NO_HUGE")) madvise(m.get(), rounded, MADV_HUGEPAGE);
-        if (!m)
-          return make_error("backend.out_of_memory",
-                            "cpu backend: cannot allocate " + std::to_string(bytes) + " bytes for rank " +
-                                std::to_string(r) + "'s " + b.name,
-                            "use fewer ranks or a smaller count", {}, ExitCode::backend_failure);
-        std::memset(m.get(), 0, rounded);
-      }
+      Memory m = allocate_memory(bytes);
+      if (bytes && !m)
+        return make_error("backend.out_of_memory",
+                          "cpu backend: cannot allocate " + std::to_string(bytes) + " bytes for rank " +
+                              std::to_string(r) + "'s " + b.name,
+                          "use fewer ranks or a smaller count", {}, ExitCode::backend_failure);
       mem[r].push_back(std::move(m));
     }
   return mem;

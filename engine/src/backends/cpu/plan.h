@@ -39,6 +39,10 @@ struct FreeDeleter {
 using Memory = std::unique_ptr<std::uint8_t, FreeDeleter>;
 using RankMemory = std::vector<std::vector<Memory>>;  // [rank][buf]
 
+// `bytes` of zeroed memory as a rank's buffer gets it (large ones on huge pages where
+// the kernel has them); null when there is none.
+Memory allocate_memory(std::uint64_t bytes);
+
 // Every rank's buffers, zeroed. Error: backend.out_of_memory (exit 3), naming the buffer.
 Result<RankMemory> allocate_buffers(const Schedule& s);
 
