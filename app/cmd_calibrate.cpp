@@ -53,6 +53,11 @@ int cmd_calibrate(const CalibrateFlags& f) {
         "  a core's own cache:    %7.1f MiB; beyond it, in the shared cache: copy %.2f GB/s, reduce float32 "
         "%.2f GB/s, reduce-copy %.2f GB/s\n",
         c.near_cache_bytes / (1 << 20), c.copy_far_cache_gbps, c.reduce_far_cache_gbps, c.reduce_copy_far_cache_gbps);
+  if (c.held_gbps > 0)
+    std::printf(
+        "  lines another core holds: %.2f GB/s copied into them (just read there, in its own cache), %.2f GB/s "
+        "beyond it\n",
+        c.held_gbps, c.held_far_gbps);
   std::printf("  memory, %d cores:       %7.2f GB/s copied, %.2f GB/s summed, %.2f GB/s reduce-copied (float32)\n",
               c.cores, c.shared_gbps, c.shared_reduce_gbps, c.shared_reduce_copy_gbps);
   std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),

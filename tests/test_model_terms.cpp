@@ -321,6 +321,42 @@ TEST_CASE("model terms: what another core wrote and still holds in its own cache
   CHECK(predict_us(warm, m) < in_writer_core);
 }
 
+TEST_CASE("model terms: writing lines another core holds takes each from that core first") {
+  CostModel m = own_work_machine();
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  const double bytes = 4.0 * n;
+  // Rank 1 (core 1) copies rank 0's buffer 1, then rank 0 (core 0) overwrites that
+  // buffer: core 1 still holds the lines it read. The control: rank 1 copies rank 0's
+  // buffer 0 instead, and nobody else holds what rank 0 writes.
+  Schedule held = two_buffers(n), control = two_buffers(n);
+  step(held, {Transfer{{0, 1, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  step(control, {Transfer{{0, 0, 0}, {1, 1, 0}, n, Action::copy, 1}});
+  for (Schedule* s : {&held, &control}) step(*s, {Transfer{{0, 0, 0}, {0, 1, 0}, n, Action::copy, 1}});
+  m.near_cache_bytes = 4e6;  // 8 MB of reach on 2 cores: core 1 still holds them
+  m.beta_far_gbps = 10;
+  const double before = predict_steps_us(held, m)[1];
+  m.beta_held_gbps = 1;  // a line's trip dominates
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  CHECK(predict_steps_us(held, m)[1] > 4 * before);
+  CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 4);
+  // A reduce into them (it reads them too) the same.
+  Schedule sum = held;
+  sum.steps[1].transfers[0].action = Action::reduce;
+  CHECK(predict_steps_us(sum, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  // Beyond core 1's own cache (0.5 MB of reach; the copy moved 2 MB since), in the last
+  // level: priced only where that has a rate of its own.
+  m.near_cache_bytes = 0.25e6;
+  const double beyond = predict_steps_us(held, m)[1];
+  CHECK(beyond < 2 * m.alpha_us + bytes / 5e3);
+  m.beta_held_far_gbps = 2;
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 2e3));
+  CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 3);
+  // Rank 0 writing them once takes them from core 1: a second write finds them its own.
+  Schedule twice = held;
+  twice.steps.push_back(twice.steps[1]);
+  CHECK(predict_steps_us(twice, m)[2] < predict_steps_us(twice, m)[1] / 3);
+}
+
 TEST_CASE("model terms: in fast mode ranks that never wait for each other reach the cache a core at a time") {
   // 8 ranks on 2 cores, a cache of 8 MB: a pairwise reduce-scatter's ranks only read the
   // others' inputs, so each core runs one rank through all its steps, then the next.
@@ -553,6 +589,20 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   CHECK(kept->shared_reduce_copy_gbps == doctest::Approx(5));
   CHECK(kept->reduce_copy_gbps[static_cast<std::size_t>(DType::float32)] == doctest::Approx(4.5));
   CHECK(predict_auto_us(large, s) != doctest::Approx(predict_auto_us(large, m)));
+
+  // Copies into lines another core holds: within its own cache and beyond it; the second
+  // only with the first (a calibration without a core cache measures neither).
+  CHECK(m.beta_held_gbps == 0);
+  Calibration held = c;
+  held.held_far_gbps = 20;
+  CHECK(held.model(DType::float32).beta_held_far_gbps == 0);
+  held.held_gbps = 8;
+  CHECK(held.model(DType::float32).beta_held_gbps == doctest::Approx(8));
+  CHECK(held.model(DType::float32).beta_held_far_gbps == doctest::Approx(20));
+  auto read_back = parse_calibration(to_json(held), "held.json");
+  REQUIRE(read_back.ok());
+  CHECK(read_back->held_gbps == doctest::Approx(8));
+  CHECK(read_back->held_far_gbps == doctest::Approx(20));
 }
 
 TEST_CASE("model terms: back to back, a call waits for the ranks still busy with the one before") {

@@ -39,7 +39,11 @@ struct Calibration {
   double copy_far_cache_gbps = 0;
   double reduce_far_cache_gbps = 0;
   double reduce_copy_far_cache_gbps = 0;
-  double shared_gbps = 0;  // every core copying at once: the memory system's bandwidth
+  // A core copying into lines another core has just read and still holds in its own
+  // cache (0: not measured).
+  double held_gbps = 0;
+  double held_far_gbps = 0;  // the same, lines beyond the other core's own cache (in the last level)
+  double shared_gbps = 0;    // every core copying at once: the memory system's bandwidth
   // Every core summing float32 at once from memory (a reduce; a reduce-copy), GB/s written
   // (0: not measured, their traffic priced at the copy's rate).
   double shared_reduce_gbps = 0;

@@ -107,7 +107,12 @@ struct CostModel {
   double beta_far_gbps = 0;        // copy, bytes found only in the shared cache; 0 = as beta_cache
   double gamma_far_gbps = 0;       // reduce, the same; 0 = as gamma_cache
   double gamma_copy_far_gbps = 0;  // reduce-copy, the same; 0 = as gamma_far
-  bool repeated_calls = false;     // the call runs back to back: the cache holds what the last one touched
+  // A transfer writing lines another core read or wrote and still holds in its own cache
+  // (each is taken from that core first); 0 = not priced so: a transfer reading lines
+  // another core wrote and holds runs at the rank's own rate from memory instead.
+  double beta_held_gbps = 0;
+  double beta_held_far_gbps = 0;  // the same for lines it holds beyond its own cache; 0 = not priced so
+  bool repeated_calls = false;    // the call runs back to back: the cache holds what the last one touched
 
   static CostModel cpu_default();
 };

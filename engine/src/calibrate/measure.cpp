@@ -168,6 +168,53 @@ double shared_gbps(Kernel k, int cores, std::size_t bytes_per_core, double budge
   });
 }
 
+// A copy into lines another core has just read and still holds in its own cache: one
+// thread on one core reads `bytes` (well inside its own cache), a thread on another core
+// then overwrites them, turn by turn; the rate of a typical overwrite (the median of up
+// to `rounds`), in GB/s written. Every line is taken from the other core before it is
+// written: on the machine of bench/RESULTS.md 8-9 GB/s, where the same copy into lines
+// nobody else holds ran at 30-50 (and reading lines another core had just written ran
+// at 35-45). 0 with one core.
+double held_gbps(std::size_t bytes, int rounds, double budget_s) {
+  const std::vector<int> pin = cpu::cores_to_pin();
+  if (pin.size() < 2 || rounds < 1) return 0;
+  Buffers mine(bytes, Kernel::copy), theirs(bytes, Kernel::copy);  // the writer's source, the reader's copy
+  const cpu::Memory line = cpu::allocate_memory(bytes);            // the lines both touch
+  if (!line) throw std::bad_alloc();
+  std::atomic<int> turn{0};  // 2i: the reader's i-th turn, 2i + 1: the writer's
+  std::atomic<bool> stop{false};
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(rounds));
+  std::thread reader([&] {
+    cpu::pin_this_thread(pin[1]);
+    for (int i = 0; i < rounds; ++i) {
+      while (turn.load(std::memory_order_acquire) != 2 * i)
+        if (stop.load(std::memory_order_relaxed)) return;
+      std::memcpy(theirs.dst.get(), line.get(), bytes);
+      turn.store(2 * i + 1, std::memory_order_release);
+    }
+  });
+  std::thread writer([&] {
+    cpu::pin_this_thread(pin[0]);
+    const auto start = Clock::now();
+    for (int i = 0; i < rounds; ++i) {
+      while (turn.load(std::memory_order_acquire) != 2 * i + 1) std::this_thread::yield();
+      const auto t0 = Clock::now();
+      std::memcpy(line.get(), mine.src.get(), bytes);
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      if (i >= 10 && seconds_since(start) > budget_s) break;
+      turn.store(2 * i + 2, std::memory_order_release);
+    }
+    stop.store(true);
+  });
+  writer.join();
+  reader.join();
+  if (us.empty()) return 0;
+  std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
+  const double median = us[us.size() / 2];
+  return median > 0 ? static_cast<double>(bytes) / median / 1e3 : 0;
+}
+
 double measured_cache_bytes(std::size_t largest, double budget_s) {
   std::vector<std::pair<std::size_t, double>> rates;
   const double each = budget_s / 12;
@@ -416,6 +463,16 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
     } else {
       c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
     }
+  }
+  if (c.near_cache_bytes > 0) {
+    say("copy into lines another core holds");
+    // An eighth of the core's own cache: the all-gather step of a 2-rank all-reduce of
+    // 256 KiB reads 128 KiB of them from a 1 MiB L2.
+    c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, share * 0.5);
+    // And beyond the other core's own cache, inside the last level: four times its own
+    // cache, where that fits in a quarter of the last level.
+    if (4 * c.near_cache_bytes <= c.cache_bytes / 4)
+      c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, share * 0.5);
   }
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
   const std::size_t per_core = big / static_cast<std::size_t>(c.cores);

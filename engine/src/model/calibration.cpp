@@ -46,6 +46,8 @@ CostModel Calibration::model(DType dtype) const {
       m.gamma_copy_far_gbps = own > 0 ? std::min(own, reduce_copy_far_cache_gbps) : reduce_copy_far_cache_gbps;
     }
   }
+  if (held_gbps > 0) m.beta_held_gbps = held_gbps;
+  if (held_gbps > 0 && held_far_gbps > 0) m.beta_held_far_gbps = held_far_gbps;
   // Measured as bytes copied by every core at once; the model's shared bandwidth is
   // memory traffic, and a copy reads and writes each byte.
   if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
@@ -102,6 +104,8 @@ std::string to_json(const Calibration& c) {
   j["copy_far_cache_gbps"] = c.copy_far_cache_gbps;
   j["reduce_far_cache_gbps"] = c.reduce_far_cache_gbps;
   j["reduce_copy_far_cache_gbps"] = c.reduce_copy_far_cache_gbps;
+  j["held_gbps"] = c.held_gbps;
+  j["held_far_gbps"] = c.held_far_gbps;
   j["shared_gbps"] = c.shared_gbps;
   j["shared_reduce_gbps"] = c.shared_reduce_gbps;
   j["shared_reduce_copy_gbps"] = c.shared_reduce_copy_gbps;
@@ -148,19 +152,26 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
       (std::string(key) == "date" ? c.date : c.machine) = m->value.text;
     }
   double cores = 0;
-  for (auto [key, out, req] :
-       {std::tuple{"seconds", &c.seconds, false}, std::tuple{"cores", &cores, true},
-        std::tuple{"cache_bytes", &c.cache_bytes, false}, std::tuple{"copy_gbps", &c.copy_gbps, true},
-        std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false}, std::tuple{"shared_gbps", &c.shared_gbps, true},
-        std::tuple{"wake_us", &c.wake_us, true}, std::tuple{"switch_us", &c.switch_us, true},
-        std::tuple{"step_us", &c.step_us, false}, std::tuple{"remote_look_us", &c.remote_look_us, false},
-        std::tuple{"barrier_us", &c.barrier_us, false}, std::tuple{"near_cache_bytes", &c.near_cache_bytes, false},
-        std::tuple{"copy_far_cache_gbps", &c.copy_far_cache_gbps, false},
-        std::tuple{"reduce_far_cache_gbps", &c.reduce_far_cache_gbps, false},
-        std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},
-        std::tuple{"shared_reduce_gbps", &c.shared_reduce_gbps, false},
-        std::tuple{"shared_reduce_copy_gbps", &c.shared_reduce_copy_gbps, false},
-        std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
+  for (auto [key, out, req] : {std::tuple{"seconds", &c.seconds, false},
+                               std::tuple{"cores", &cores, true},
+                               std::tuple{"cache_bytes", &c.cache_bytes, false},
+                               std::tuple{"copy_gbps", &c.copy_gbps, true},
+                               std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false},
+                               std::tuple{"shared_gbps", &c.shared_gbps, true},
+                               std::tuple{"wake_us", &c.wake_us, true},
+                               std::tuple{"switch_us", &c.switch_us, true},
+                               std::tuple{"step_us", &c.step_us, false},
+                               std::tuple{"remote_look_us", &c.remote_look_us, false},
+                               std::tuple{"barrier_us", &c.barrier_us, false},
+                               std::tuple{"near_cache_bytes", &c.near_cache_bytes, false},
+                               std::tuple{"copy_far_cache_gbps", &c.copy_far_cache_gbps, false},
+                               std::tuple{"reduce_far_cache_gbps", &c.reduce_far_cache_gbps, false},
+                               std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},
+                               std::tuple{"held_gbps", &c.held_gbps, false},
+                               std::tuple{"held_far_gbps", &c.held_far_gbps, false},
+                               std::tuple{"shared_reduce_gbps", &c.shared_reduce_gbps, false},
+                               std::tuple{"shared_reduce_copy_gbps", &c.shared_reduce_copy_gbps, false},
+                               std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})
     if (auto st = num(key, *out, req); !st) return st.error();
   if (cores < 1 || cores > 65536 || cores != std::floor(cores))
     return bad(doc->find("cores")->value, "\"cores\" must be a whole number from 1");

@@ -90,6 +90,13 @@ class Reuse {
     for (const auto& [start, piece] : keep) m.emplace(start, piece);
     m.emplace(a, Piece{b, step_start_});
   }
+  // [a, b) of `at` as never touched (another core's write took the lines away).
+  void forget(const Loc& at, std::uint64_t n) {
+    const auto found = pieces_.find(slot(at));
+    if (found == pieces_.end()) return;
+    touch(at, n);
+    found->second.erase(at.offset);
+  }
   void begin_step() { step_start_ = now_; }
   void advance(double traffic) { now_ += traffic; }
 
@@ -132,9 +139,12 @@ double memory_weight(const CostModel& m, Action a) {
 // One step; `memory_bytes` is its traffic from main memory (< 0: all of it; weighed by
 // memory_weight), `missed[i]`
 // the share of transfer i's bytes that comes from memory (empty: all), and `shared[i]`
-// the share found in the shared cache but not in the rank's core (empty: none).
+// the share found in the shared cache but not in the rank's core (empty: none), and
+// `held[i]`, `held_far[i]` the shares of its elements whose destination lines another
+// core holds in its own cache and beyond it (empty: none).
 double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes,
-               const std::vector<double>& missed = {}, const std::vector<double>& shared = {}) {
+               const std::vector<double>& missed = {}, const std::vector<double>& shared = {},
+               const std::vector<double>& held = {}, const std::vector<double>& held_far = {}) {
   std::vector<double> per_rank(static_cast<std::size_t>(s.ranks), 0.0);
   double total_bytes = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -154,9 +164,14 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     const double reduce_cache = rc && m.gamma_copy_cache_gbps > 0 ? m.gamma_copy_cache_gbps : m.gamma_cache_gbps;
     const double reduce_far = rc && m.gamma_copy_far_gbps > 0 ? m.gamma_copy_far_gbps : m.gamma_far_gbps;
     const double reduce_memory = rc && m.gamma_copy_gbps > 0 ? m.gamma_copy_gbps : m.gamma_gbps;
+    // Elements whose destination lines another core holds are written at the rates of
+    // such lines; the rest as the shares say.
+    const double h = held.empty() ? 0.0 : held[i], hf = held_far.empty() ? 0.0 : held_far[i];
     per_rank[static_cast<std::size_t>(t.dst.rank)] +=
-        copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
-             : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache);
+        (h > 0 ? bytes * h / (m.beta_held_gbps * 1e3) : 0.0) +
+        (hf > 0 ? bytes * hf / (m.beta_held_far_gbps * 1e3) : 0.0) +
+        (1 - h - hf) * (copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
+                             : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache));
     total_bytes += bytes * (copy ? 2.0 : 3.0) * memory_weight(m, t.action);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
@@ -250,6 +265,9 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       touched.touch(x.dst, x.count);
       mine.touch(x.dst, x.count);
       written.touch(x.dst, x.count);
+      // A write takes the lines from every other core's cache.
+      for (std::size_t c = 0; c < by_core.size(); ++c)
+        if (c != core_of(x.dst.rank)) by_core[c].forget(x.dst, x.count);
       // The clock counts distinct bytes touched: a copy's and a reduce's two buffers (a
       // reduce reads its destination and writes it back), a reduce-copy's three.
       traffic += static_cast<double>(x.count) * esize * (x.action == Action::reduce_copy ? 3.0 : 2.0);
@@ -274,10 +292,15 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
   const std::size_t S = s.steps.size();
   std::vector<double> memory(S, 0.0);
-  std::vector<std::vector<double>> slow(S), far(S);  // per transfer: the share not in the rank's reach,
-  for (std::size_t k = 0; k < S; ++k) {              // and the share in the shared cache only
+  // Per transfer: the share of its traffic not in the rank's reach, the share in the
+  // shared cache only, and the shares of its elements whose destination another core
+  // holds (in its own cache, beyond it).
+  std::vector<std::vector<double>> slow(S), far(S), held_share(S), held_far_share(S);
+  for (std::size_t k = 0; k < S; ++k) {
     slow[k].assign(s.steps[k].transfers.size(), 1.0);
     far[k].assign(s.steps[k].transfers.size(), 0.0);
+    held_share[k].assign(s.steps[k].transfers.size(), 0.0);
+    held_far_share[k].assign(s.steps[k].transfers.size(), 0.0);
   }
   for (int g = 0; g < turns; ++g)
     for (std::size_t k = 0; k < S; ++k) {
@@ -292,7 +315,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
         const double bytes = static_cast<double>(x.count) * esize;
         // A reduce reads its destination too; a copy or a reduce-copy only writes it.
-        double read = 0, reads = 0, remote = 0, shared = 0;
+        double read = 0, reads = 0, remote = 0, shared = 0, held = 0;
         for_each_read(x, [&](const Loc& l) {
           const double miss = std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
           read += miss;
@@ -301,14 +324,13 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           if (core_of(l.rank) != core_of(x.dst.rank)) {
             const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
             remote += theirs;
-            // Lines the writer still holds in its own cache (near_cache_bytes) come from
-            // that core one by one: the transfer then runs no faster than a copy from
-            // memory, its read counted for the write's share too. On the machine of
-            // bench/RESULTS.md a 2-rank all-reduce of 256 KiB took 25 us where its
-            // reduce-scatter alone took 9 and its all-gather alone 5: the all-gather step
-            // reading what the other core had just summed copied 128 KiB at 8 GB/s,
-            // below the 12.5 GB/s of a copy from memory.
-            if (near_reach > 0) remote += std::min(theirs, bytes - written.missed(l, x.count, esize, near_reach));
+            // Without a calibrated rate for writing lines another core holds (below),
+            // lines the writer still holds in its own cache make the transfer run no
+            // faster than a copy from memory, the read counted for the write's share too:
+            // on the machine of bench/RESULTS.md the all-reduce's cost of those lines
+            // shows where the cores exchange them, whichever of the two steps pays it.
+            if (m.beta_held_gbps <= 0 && near_reach > 0)
+              remote += std::min(theirs, bytes - written.missed(l, x.count, esize, near_reach));
             if (near_reach > 0) {
               const double rest = std::max(0.0, bytes - miss - theirs);
               const double kept = bytes - by_core[core_of(x.dst.rank)].missed(l, x.count, esize, near_reach);
@@ -318,6 +340,23 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
             shared += std::max(0.0, touched.missed(l, x.count, esize, near_reach) - miss);
           }
         });
+        // Writing lines another core holds (it read or wrote them lately): each line is
+        // taken from that core first, at beta_held_gbps where they are within that core's
+        // own cache's reach, at beta_held_far_gbps where they are beyond it in the last
+        // level. On the machine of bench/RESULTS.md a 2-rank ring all-reduce of 256 KiB
+        // pays it in its reduce-scatter step, which overwrites the half the other core
+        // copied in the call before: 8.6-9.2 GB/s (19 us a call) with the two cores side
+        // by side, 2.3 GB/s (66-70 us) while the host placed them apart, where even lines
+        // beyond the core's own cache came at 3 GB/s against 30.
+        double held_far = 0;
+        if (m.beta_held_gbps > 0 && near_reach > 0)
+          for (std::size_t c = 0; c < by_core.size(); ++c)
+            if (c != core_of(x.dst.rank)) {
+              const double near = bytes - by_core[c].missed(x.dst, x.count, esize, near_reach);
+              held = std::max(held, near);
+              if (m.beta_held_far_gbps > 0)
+                held_far = std::max(held_far, bytes - by_core[c].missed(x.dst, x.count, esize) - near);
+            }
         const double dst = x.action == Action::reduce ? 2 : 1;
         const double dst_miss = touched.missed(x.dst, x.count, esize);
         const double from_memory = read + dst_miss * dst;
@@ -326,10 +365,13 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         const double all = reads + bytes * dst;
         slow[k][i] = std::min(1.0, (from_memory + remote) / all);
         far[k][i] = std::min(1.0 - slow[k][i], shared / all);
+        held_share[k][i] = std::min(1.0, held / bytes);
+        held_far_share[k][i] = std::min(1.0 - held_share[k][i], std::max(0.0, held_far) / bytes);
       }
       touch_step(st, g);
     }
-  for (std::size_t k = 0; k < S; ++k) t.push_back(step_us(s, s.steps[k], m, memory[k], slow[k], far[k]));
+  for (std::size_t k = 0; k < S; ++k)
+    t.push_back(step_us(s, s.steps[k], m, memory[k], slow[k], far[k], held_share[k], held_far_share[k]));
   return t;
 }
 
