@@ -118,6 +118,7 @@ struct CalibrateFlags {
   double seconds = 30;
   std::string output;  // "" = the config folder's calibration.json
   bool json = false;
+  bool placement = false;  // measure again only what the cores' placement changes
 };
 void add_calibrate_command(CLI::App& app, CalibrateFlags& f);
 int cmd_calibrate(const CalibrateFlags& f);

@@ -14,7 +14,40 @@ void add_calibrate_command(CLI::App& app, CalibrateFlags& f) {
   f.command->add_option("--seconds", f.seconds, "time to spend measuring, 2 to 60 (default 30)");
   f.command->add_option("-o,--output", f.output, "write here instead of the config folder's calibration.json");
   f.command->add_flag("--json", f.json, "print the calibration as JSON");
+  f.command->add_flag("--placement", f.placement,
+                      "measure again, in about a second, only what the host's placement of the cores changes "
+                      "(memory shared by the cores, lines between cores, wake-ups) on top of the kept calibration");
 }
+
+namespace {
+
+// `calibrate --placement`: the kept calibration (-o FILE's, else the config folder's),
+// its placement figures measured again.
+int cmd_placement(const CalibrateFlags& f, const std::string& path) {
+  auto base = load_calibration(path);
+  if (!base) {
+    Error e = base.error();
+    if (e.id == "calibration.missing") e.hint = "run `collscope calibrate` first: --placement refreshes a calibration";
+    return report_error(e);
+  }
+  const Calibration c = measure_placement(*base, 0.5);
+  if (auto st = save_calibration(c, path); !st) return report_error(st.error());
+  if (f.json) {
+    std::cout << to_json(c);
+    return 0;
+  }
+  std::printf("placement measured again in %.2f s (%s), the rest kept from %s\n", c.seconds, c.date.c_str(),
+              base->date.empty() ? "(undated)" : base->date.c_str());
+  std::printf("  wake-up:                %7.2f us (was %.2f)\n", c.wake_us, base->wake_us);
+  std::printf(
+      "  lines another core holds: %.2f GB/s copied into them (was %.2f), %.2f beyond its own cache (was %.2f)\n",
+      c.held_gbps, base->held_gbps, c.held_far_gbps, base->held_far_gbps);
+  std::printf("  memory, %d cores:       %7.2f GB/s copied (was %.2f)\n", c.cores, c.shared_gbps, base->shared_gbps);
+  std::printf("written to %s\n", path.c_str());
+  return 0;
+}
+
+}  // namespace
 
 int cmd_calibrate(const CalibrateFlags& f) {
   if (!(f.seconds >= 2 && f.seconds <= 60))
@@ -24,6 +57,7 @@ int cmd_calibrate(const CalibrateFlags& f) {
   if (path.empty())
     return report_error(make_error("calibration.io", "no config folder: neither $XDG_CONFIG_HOME nor $HOME is set",
                                    "set one, or pass -o FILE"));
+  if (f.placement) return cmd_placement(f, path);
   int last = -1;
   const Calibration c = measure_machine(f.seconds, [&](double done, const std::string& what) {
     const int pct = static_cast<int>(done * 100);

@@ -11,7 +11,9 @@ each target stands. A cell measured in several rounds (raw/round-N/) counts its 
 Where each pass was also priced with the calibration taken just before it
 (raw/round-N/predict-*.jsonl, bench/model_grid.sh's GRID_CAL_EACH_PASS), the report adds
 that pairing: a cell's ratio is the median over its passes of that pass's predicted over
-that pass's measured time.
+that pass's measured time; and where each group was priced with the cores' placement
+measured just before it (raw/round-N/probed-predict-*.jsonl), that too, with auto's
+regret under those prices.
 --svg writes a heatmap (rows: collective x algorithm; columns:
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
 Standard library only.
@@ -88,34 +90,43 @@ def read_cells(out):
     return cells, picks
 
 
-def paired_ratios(out):
+def paired_ratios(out, prefix="predict-", picks=None):
     """(coll, ranks, size, algorithm) -> [predicted / measured of each pass priced with its own
-    calibration]; empty where no pass was priced so."""
+    calibration (prefix "probed-predict-": with the placement measured before the cell's
+    group)]; empty where no pass was priced so. `picks`, where given, gets (coll, ranks, size)
+    -> [auto's regret in each pass, with that pass's prices]."""
     ratios = {}
-    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", "predict-*.jsonl"))):
-        name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", prefix + "*.jsonl"))):
+        name = os.path.basename(predict_path)[len(prefix):-len(".jsonl")]
         bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
         if not os.path.exists(bench_path):
             continue
         coll, ranks, size = name.rsplit("-", 2)
-        pred = {p["algorithm"]: p["predicted_us"] for p in read_jsonl(predict_path)}
+        rows = read_jsonl(predict_path)
+        pred = {p["algorithm"]: p["predicted_us"] for p in rows}
+        measured = {}
         for b in read_jsonl(bench_path):
             t = b["out_of_place"]["time_us"]
+            if t > 0:
+                measured[b["algorithm"]] = t
             if t > 0 and pred.get(b["algorithm"], 0) > 0:
                 ratios.setdefault((coll, int(ranks), size, b["algorithm"]), []).append(pred[b["algorithm"]] / t)
+        pick = next((p["algorithm"] for p in rows if p.get("auto_pick")), None)
+        if picks is not None and pick in measured and len(measured) > 1:
+            picks.setdefault((coll, int(ranks), size), []).append(measured[pick] / min(measured.values()))
     return ratios
 
 
-def paired_report(ratios):
+def paired_report(ratios, what="Each pass priced with the calibration taken just before it", column="paired"):
     """The grid with every pass priced by the calibration taken just before it."""
     cells = [statistics.median(v) for v in ratios.values()]
     g = math.exp(sum(abs(math.log(r)) for r in cells) / len(cells))
     within = sum(1 for r in cells if 1 / TARGET_WORST <= r <= TARGET_WORST)
-    lines = ["", "Each pass priced with the calibration taken just before it (a cell: the median over its passes "
+    lines = ["", "%s (a cell: the median over its passes "
              "of predicted / measured): geomean error %s, %d of %d cells within 2x, the worst %.2fx off."
-             % (pct(g), within, len(cells), max(max(r, 1 / r) for r in cells))]
+             % (what, pct(g), within, len(cells), max(max(r, 1 / r) for r in cells))]
     lines.append("")
-    lines.append("| collective | geomean error, paired | within 2x |")
+    lines.append("| collective | geomean error, %s | within 2x |" % column)
     lines.append("|---|---:|---:|")
     for coll in COLLS:
         sub = [statistics.median(v) for k, v in ratios.items() if k[0] == coll]
@@ -342,6 +353,19 @@ def main():
     regret = regrets(cells, picks)
     ratios = paired_ratios(a.out)
     print(report(cells, regret, meta, model, pass_regrets(a.out), paired_report(ratios) if ratios else None))
+    probed_picks = {}
+    probed = paired_ratios(a.out, "probed-predict-", probed_picks)
+    if probed:
+        lines, g, within, n = paired_report(
+            probed, "Each (collective, ranks) group of each pass priced with the cores' placement measured just "
+            "before it (`calibrate --placement`)", "placement")
+        print("\n".join(lines))
+        reg = [statistics.median(v) for v in probed_picks.values()]
+        if reg:
+            print("\nWith those prices auto's regret (a cell: the median over its passes) has a geomean of %.3f, "
+                  "the worst %.2f, %d of %d cells above %.2f; the geomean error is %s the target."
+                  % (geomean(reg), max(reg), sum(1 for r in reg if r > TARGET_REGRET_CELL), len(reg),
+                     TARGET_REGRET_CELL, "within" if g <= TARGET_GEOMEAN else "above"))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

@@ -21,6 +21,9 @@
 # 0 takes them all before the first pass): the host moves the cores between the passes
 # too, and a pass is priced once more with the calibration taken just before it
 # (raw/round-N/predict-*.jsonl, from config-pass-N/), beside the median of all of them.
+# Within a pass, before each (collective, ranks) group, `calibrate --placement` measures
+# again what the cores' placement changes (GRID_PROBE=1, the default; about a second a
+# group), and the group is priced a third time with that (raw/round-N/probed-predict-*).
 #
 # On a GPU: GRID_BACKEND=cuda (or nccl) measures on that backend and GRID_TOPOLOGY=NAME|FILE
 # prices with that topology (no calibration then; a GPU backend is never priced with the cpu
@@ -44,6 +47,7 @@ mkdir -p "$out/raw"
 # The calibration every prediction of the grid uses, in a config folder of its own.
 export XDG_CONFIG_HOME="$out/config"
 predict_only=${GRID_PREDICT_ONLY:-0}
+probe=${GRID_PROBE:-1}
 rounds=${GRID_ROUNDS:-3}
 backend=${GRID_BACKEND:-cpu}
 sweep=${GRID_SWEEP:-$([ "$backend" = cpu ] && echo 0 || echo 1)}
@@ -137,6 +141,15 @@ grid() {
       # rank for some collectives and rank counts).
       unit=$(sed -n '1s/.*"bytes":\([0-9]*\).*/\1/p' <<< "$one")
       [ -n "$algos" ] || { echo "model_grid: no algorithm for $coll on $r ranks" >&2; exit 1; }
+      # The cores' placement measured again before each group's cells (calibrate
+      # --placement on this pass's calibration): the host moves the cores near each other
+      # and apart for minutes at a time, and a group takes seconds.
+      if [ "$1" != predict ] && [ "$probe" = 1 ] && [ -e "$out/config-pass-$1/collscope/calibration.json" ]; then
+        here="$out/raw/round-$1/placement-$coll-$r"
+        mkdir -p "$here/collscope"
+        cp "$out/config-pass-$1/collscope/calibration.json" "$here/collscope/calibration.json"
+        XDG_CONFIG_HOME=$here "$bin" calibrate --placement > "$here/calibrate.txt"
+      fi
       for s in $sizes; do
         cell="$coll-$r-$s"
         if [ "$1" = predict ]; then
@@ -157,6 +170,11 @@ grid() {
             [ -d "$out/raw/round-$k" ] || continue
             XDG_CONFIG_HOME=$cfg "$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count "$count" \
               --algo all --json > "$out/raw/round-$k/predict-$cell.jsonl"
+            # And with the placement measured just before the cell's group.
+            here="$out/raw/round-$k/placement-$coll-$r"
+            [ -e "$here/collscope/calibration.json" ] || continue
+            XDG_CONFIG_HOME=$here "$bin" predict --backend "$backend" --coll "$coll" --ranks "$r" --count "$count" \
+              --algo all --json > "$out/raw/round-$k/probed-predict-$cell.jsonl"
           done
           continue
         fi

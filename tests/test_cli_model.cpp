@@ -274,6 +274,37 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(c->remote_look_us <= c->switch_us);
   CHECK((o.out.find("a look across cores") != std::string::npos) == (c->remote_look_us > 0));
   CHECK(c->seconds < 30);  // asked for 2 s; a loaded machine stretches it, not without bound
+  // The memory's rates for sums and reduce-copies; copies into lines another core holds
+  // (with two cores and a core cache known), printed when measured.
+  CHECK(c->shared_reduce_gbps > 0);
+  CHECK(c->shared_reduce_copy_gbps > 0);
+  CHECK(c->reduce_copy_gbps[static_cast<std::size_t>(collscope::DType::float32)] > 0);
+  if (c->cores < 2 || c->near_cache_bytes <= 0) CHECK(c->held_gbps == 0);
+  CHECK((o.out.find("lines another core holds") != std::string::npos) == (c->held_gbps > 0));
+
+  // --placement measures again only what the cores' placement changes, on top of the
+  // kept calibration: the rest is kept as it was.
+  auto placed = test_shell::shell(env + COLLSCOPE_BINARY + " calibrate --placement 2>&1");
+  REQUIRE_MESSAGE(placed.code == 0, placed.out);
+  CHECK(placed.out.find("placement measured again") != std::string::npos);
+  auto again = collscope::load_calibration(path);
+  REQUIRE(again.ok());
+  CHECK(again->copy_gbps == doctest::Approx(c->copy_gbps));
+  CHECK(again->cache_bytes == doctest::Approx(c->cache_bytes));
+  CHECK(again->barrier_us == doctest::Approx(c->barrier_us));
+  CHECK(again->reduce_gbps == c->reduce_gbps);
+  CHECK(again->shared_gbps > 0);
+  CHECK(again->wake_us > 0);
+  CHECK((again->held_gbps > 0) == (c->held_gbps > 0));
+  CHECK(again->seconds < 10);
+  // Without a calibration to refresh: one clear error.
+  const auto empty = dir / "empty";
+  auto none =
+      test_shell::shell("XDG_CONFIG_HOME=" + empty.string() + " " + COLLSCOPE_BINARY + " calibrate --placement 2>&1");
+  CHECK(none.code == 2);
+  CHECK(none.out.find("error[calibration.missing]") != std::string::npos);
+  CHECK(none.out.find("run `collscope calibrate` first") != std::string::npos);
+  CHECK(!std::filesystem::exists(empty / "collscope" / "calibration.json"));
   auto run =
       test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
   REQUIRE_MESSAGE(run.code == 0, run.out);

@@ -87,6 +87,23 @@ with tempfile.TemporaryDirectory() as out:
     check("each pass priced with its own calibration: **not met** (%.1f%%; 4 of 4 cells within 2x)" % ((paired - 1) * 100)
           in r.stdout, "paired target line")
 
+    check("placement measured just before" not in r.stdout, "no placement pricing without its files")
+
+    # Each group priced with the placement measured just before it: every price right, and
+    # in the third pass auto picks flat (0.8 against the ring's 1.5): no regret anywhere.
+    for i, (ring, flat) in enumerate(passes, 1):
+        write_jsonl(os.path.join(raw, "round-%d" % i, "probed-predict-allreduce-2-8.jsonl"),
+                    [predict("ring", ring, ring < flat), predict("flat", flat, flat < ring)])
+        write_jsonl(os.path.join(raw, "round-%d" % i, "probed-predict-broadcast-2-64.jsonl"),
+                    [predict("flat", 1.2, False), predict("chain", 1.0, True)])
+    r = subprocess.run([sys.executable, script, out], capture_output=True, text=True)
+    check(r.returncode == 0, "probed: exit status %d: %s" % (r.returncode, r.stderr))
+    check("placement measured just before it (`calibrate --placement`) (a cell: the median over its passes of "
+          "predicted / measured): geomean error 0.0%, 4 of 4 cells within 2x, the worst 1.00x off" in r.stdout,
+          "probed line not in:\n%s" % r.stdout)
+    check("auto's regret (a cell: the median over its passes) has a geomean of 1.000, the worst 1.00, 0 of 2 cells "
+          "above 1.10; the geomean error is within the target" in r.stdout, "probed regret line")
+
 if failures:
     print("model_grid.py test failed:\n  " + "\n  ".join(failures))
     sys.exit(1)

@@ -157,15 +157,30 @@ double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls
 // wrote 15-16 GB/s, two sums (a read of the destination, one of the source, a write)
 // 18-19 GB/s and two reduce-copies (two reads, a write to a third buffer) 13 GB/s: the
 // memory serves each kernel's mix of reads and writes at a rate of its own.
-double shared_gbps(Kernel k, int cores, std::size_t bytes_per_core, double budget_s) {
-  std::vector<std::unique_ptr<Buffers>> bufs;
-  for (int c = 0; c < cores; ++c) bufs.push_back(std::make_unique<Buffers>(bytes_per_core, k));
-  return best_gbps(static_cast<double>(bytes_per_core) * cores, 20, budget_s, [&] {
+// Each core's buffers (three: a reduce-copy's), for every kernel of shared_rates.
+using CoreBuffers = std::vector<std::unique_ptr<Buffers>>;
+CoreBuffers core_buffers(int cores, std::size_t bytes_per_core) {
+  CoreBuffers bufs;
+  for (int c = 0; c < cores; ++c) bufs.push_back(std::make_unique<Buffers>(bytes_per_core, Kernel::reduce_copy));
+  return bufs;
+}
+
+double shared_gbps(Kernel k, CoreBuffers& bufs, std::size_t bytes_per_core, double budget_s) {
+  const auto cores = bufs.size();
+  return best_gbps(static_cast<double>(bytes_per_core) * static_cast<double>(cores), 20, budget_s, [&] {
     std::vector<std::thread> pool;
-    for (int c = 0; c < cores; ++c)
-      pool.emplace_back([&, c] { bufs[static_cast<std::size_t>(c)]->run(k, DType::float32, bytes_per_core); });
+    for (std::size_t c = 0; c < cores; ++c)
+      pool.emplace_back([&, c] { bufs[c]->run(k, DType::float32, bytes_per_core); });
     for (auto& th : pool) th.join();
   });
+}
+
+// The three kernels' shared rates into c (each `budget_s`).
+void shared_rates(Calibration& c, int cores, std::size_t bytes_per_core, double budget_s) {
+  CoreBuffers bufs = core_buffers(cores, bytes_per_core);
+  c.shared_gbps = shared_gbps(Kernel::copy, bufs, bytes_per_core, budget_s);
+  c.shared_reduce_gbps = shared_gbps(Kernel::reduce, bufs, bytes_per_core, budget_s);
+  c.shared_reduce_copy_gbps = shared_gbps(Kernel::reduce_copy, bufs, bytes_per_core, budget_s);
 }
 
 // A copy into lines another core has just read and still holds in its own cache: one
@@ -475,10 +490,7 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
       c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, share * 0.5);
   }
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
-  const std::size_t per_core = big / static_cast<std::size_t>(c.cores);
-  c.shared_gbps = shared_gbps(Kernel::copy, c.cores, per_core, share);
-  c.shared_reduce_gbps = shared_gbps(Kernel::reduce, c.cores, per_core, share * 0.5);
-  c.shared_reduce_copy_gbps = shared_gbps(Kernel::reduce_copy, c.cores, per_core, share * 0.5);
+  shared_rates(c, c.cores, big / static_cast<std::size_t>(c.cores), share * 0.7);
 
   say("wake-up latency");
   const double wake_budget = budget_s * 0.25 / 2;
@@ -501,6 +513,28 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   c.barrier_per_rank_us = std::max(0.0, (at_crowd - at_cores) / (crowd - c.cores));
   c.seconds = seconds_since(start);
   if (progress) progress(1.0, "done");
+  return c;
+}
+
+Calibration measure_placement(const Calibration& base, double budget_s) {
+  budget_s = std::clamp(budget_s, 0.2, 10.0);
+  const auto start = Clock::now();
+  Calibration c = base;
+  const int cores = c.cores > 0 ? c.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const double cache = c.cache_bytes > 0 ? c.cache_bytes : CostModel::cpu_default().cache_bytes;
+  const std::size_t big = static_cast<std::size_t>(std::clamp(4 * cache, 64.0 * (1 << 20), 256.0 * (1 << 20)));
+  const std::size_t per_core = big / static_cast<std::size_t>(cores);
+  const double share = budget_s / 8;
+  shared_rates(c, cores, per_core, share);
+  if (c.near_cache_bytes > 0) {
+    c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, share);
+    if (4 * c.near_cache_bytes <= cache / 4)
+      c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, share);
+  }
+  c.wake_us = wake_us(std::min(2, cores), share);
+  if (c.remote_look_us > 0 && c.switch_us > 0) c.remote_look_us = remote_look_us(cores, c.switch_us, share);
+  c.date = utc_now();
+  c.seconds = seconds_since(start);
   return c;
 }
 
