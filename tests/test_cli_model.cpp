@@ -309,7 +309,7 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
       test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
   REQUIRE_MESSAGE(run.code == 0, run.out);
   auto j = nlohmann::json::parse(run.out);
-  CHECK(j["model"] == "cpu model, calibrated " + c->date);
+  CHECK(j["model"] == "cpu model, calibrated " + again->date);  // --placement dated it anew
   // A damaged calibration is named, and the defaults are used instead.
   std::ofstream(path) << "{\"version\": 1, \"cores\": \"two\"}";
   run = test_shell::shell(env + COLLSCOPE_BINARY + " run --coll allreduce --ranks 4 --count 64 --json 2>/dev/null");
