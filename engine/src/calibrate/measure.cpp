@@ -151,12 +151,6 @@ double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls
   return *std::min_element(rate.begin(), rate.end());
 }
 
-// Every core at once out of memory, each on buffers of its own (`bytes_per_core` each,
-// far beyond the cache), the best of up to 20 runs: GB/s of bytes written, all cores
-// together. The kernel matters: on the machine of bench/RESULTS.md two cores' memcpy
-// wrote 15-16 GB/s, two sums (a read of the destination, one of the source, a write)
-// 18-19 GB/s and two reduce-copies (two reads, a write to a third buffer) 13 GB/s: the
-// memory serves each kernel's mix of reads and writes at a rate of its own.
 // Each core's buffers (three: a reduce-copy's), for every kernel of shared_rates.
 using CoreBuffers = std::vector<std::unique_ptr<Buffers>>;
 CoreBuffers core_buffers(int cores, std::size_t bytes_per_core) {
@@ -165,6 +159,12 @@ CoreBuffers core_buffers(int cores, std::size_t bytes_per_core) {
   return bufs;
 }
 
+// Every core at once out of memory, each on buffers of its own (`bytes_per_core` each,
+// far beyond the cache), the best of up to 20 runs: GB/s of bytes written, all cores
+// together. The kernel matters: on the machine of bench/RESULTS.md two cores' memcpy
+// wrote 15-16 GB/s, two sums (a read of the destination, one of the source, a write)
+// 18-19 GB/s and two reduce-copies (two reads, a write to a third buffer) 13 GB/s: the
+// memory serves each kernel's mix of reads and writes at a rate of its own.
 double shared_gbps(Kernel k, CoreBuffers& bufs, std::size_t bytes_per_core, double budget_s) {
   const auto cores = bufs.size();
   return best_gbps(static_cast<double>(bytes_per_core) * static_cast<double>(cores), 20, budget_s, [&] {
@@ -193,9 +193,10 @@ void shared_rates(Calibration& c, int cores, std::size_t bytes_per_core, double 
 double held_gbps(std::size_t bytes, int rounds, double budget_s) {
   const std::vector<int> pin = cpu::cores_to_pin();
   if (pin.size() < 2 || rounds < 1) return 0;
-  Buffers mine(bytes, Kernel::copy), theirs(bytes, Kernel::copy);  // the writer's source, the reader's copy
-  const cpu::Memory line = cpu::allocate_memory(bytes);            // the lines both touch
-  if (!line) throw std::bad_alloc();
+  // The writer's source, the lines both touch, the reader's copy of them.
+  const cpu::Memory src = cpu::allocate_memory(bytes), line = cpu::allocate_memory(bytes),
+                    copy = cpu::allocate_memory(bytes);
+  if (!src || !line || !copy) throw std::bad_alloc();
   std::atomic<int> turn{0};  // 2i: the reader's i-th turn, 2i + 1: the writer's
   std::atomic<bool> stop{false};
   std::vector<double> us;
@@ -205,7 +206,7 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
     for (int i = 0; i < rounds; ++i) {
       while (turn.load(std::memory_order_acquire) != 2 * i)
         if (stop.load(std::memory_order_relaxed)) return;
-      std::memcpy(theirs.dst.get(), line.get(), bytes);
+      std::memcpy(copy.get(), line.get(), bytes);
       turn.store(2 * i + 1, std::memory_order_release);
     }
   });
@@ -215,7 +216,7 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
     for (int i = 0; i < rounds; ++i) {
       while (turn.load(std::memory_order_acquire) != 2 * i + 1) std::this_thread::yield();
       const auto t0 = Clock::now();
-      std::memcpy(line.get(), mine.src.get(), bytes);
+      std::memcpy(line.get(), src.get(), bytes);
       us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (i >= 10 && seconds_since(start) > budget_s) break;
       turn.store(2 * i + 2, std::memory_order_release);
@@ -228,6 +229,22 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
   std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
   const double median = us[us.size() / 2];
   return median > 0 ? static_cast<double>(bytes) / median / 1e3 : 0;
+}
+
+// Both rates of lines another core holds into c, where a core's own cache is known
+// (each `budget_s`): an eighth of that cache (the reduce-scatter step of a 2-rank
+// all-reduce of 256 KiB overwrites 128 KiB the other core read, from a 1 MiB L2), and four
+// times it, beyond it in the last level, where that fits in a quarter of the last level.
+void held_rates(Calibration& c, double last_level, double budget_s) {
+  if (c.near_cache_bytes <= 0) return;
+  c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, budget_s);
+  if (4 * c.near_cache_bytes <= last_level / 4)
+    c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, budget_s);
+}
+
+// Buffers out of the cache for the memory's rates: four times the cache, 64 to 256 MiB.
+std::size_t memory_bytes(double last_level) {
+  return static_cast<std::size_t>(std::clamp(4 * last_level, 64.0 * (1 << 20), 256.0 * (1 << 20)));
 }
 
 double measured_cache_bytes(std::size_t largest, double budget_s) {
@@ -444,8 +461,7 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   // grid fits best with 32).
   const double sysfs_cache = CostModel::cpu_default().cache_bytes;
   c.cache_bytes = sysfs_cache > 0 ? sysfs_cache : measured_cache_bytes(256u << 20, budget_s * 0.15);
-  // Out of the cache: four times the cache, from 64 to 256 MiB.
-  const std::size_t big = static_cast<std::size_t>(std::clamp(4 * c.cache_bytes, 64.0 * (1 << 20), 256.0 * (1 << 20)));
+  const std::size_t big = memory_bytes(c.cache_bytes);
   const std::size_t small = 256 << 10;  // inside any L2
   const int calls = 2000;
   const double share = budget_s * 0.45 / (4 + 2 * static_cast<double>(kCalibratedDTypes));
@@ -479,16 +495,8 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
       c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
     }
   }
-  if (c.near_cache_bytes > 0) {
-    say("copy into lines another core holds");
-    // An eighth of the core's own cache: the all-gather step of a 2-rank all-reduce of
-    // 256 KiB reads 128 KiB of them from a 1 MiB L2.
-    c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, share * 0.5);
-    // And beyond the other core's own cache, inside the last level: four times its own
-    // cache, where that fits in a quarter of the last level.
-    if (4 * c.near_cache_bytes <= c.cache_bytes / 4)
-      c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, share * 0.5);
-  }
+  if (c.near_cache_bytes > 0) say("copy into lines another core holds");
+  held_rates(c, c.cache_bytes, share * 0.5);
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
   shared_rates(c, c.cores, big / static_cast<std::size_t>(c.cores), share * 0.7);
 
@@ -522,15 +530,9 @@ Calibration measure_placement(const Calibration& base, double budget_s) {
   Calibration c = base;
   const int cores = c.cores > 0 ? c.cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double cache = c.cache_bytes > 0 ? c.cache_bytes : CostModel::cpu_default().cache_bytes;
-  const std::size_t big = static_cast<std::size_t>(std::clamp(4 * cache, 64.0 * (1 << 20), 256.0 * (1 << 20)));
-  const std::size_t per_core = big / static_cast<std::size_t>(cores);
   const double share = budget_s / 8;
-  shared_rates(c, cores, per_core, share);
-  if (c.near_cache_bytes > 0) {
-    c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, share);
-    if (4 * c.near_cache_bytes <= cache / 4)
-      c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, share);
-  }
+  shared_rates(c, cores, memory_bytes(cache) / static_cast<std::size_t>(cores), share);
+  held_rates(c, cache, share);
   c.wake_us = wake_us(std::min(2, cores), share);
   if (c.remote_look_us > 0 && c.switch_us > 0) c.remote_look_us = remote_look_us(cores, c.switch_us, share);
   c.date = utc_now();
