@@ -40,8 +40,9 @@ int cmd_placement(const CalibrateFlags& f, const std::string& path) {
               base->date.empty() ? "(undated)" : base->date.c_str());
   std::printf("  wake-up:                %7.2f us (was %.2f)\n", c.wake_us, base->wake_us);
   std::printf(
-      "  lines another core holds: %.2f GB/s copied into them (was %.2f), %.2f beyond its own cache (was %.2f)\n",
-      c.held_gbps, base->held_gbps, c.held_far_gbps, base->held_far_gbps);
+      "  lines another core holds: %.2f GB/s copied into them (was %.2f), %.2f beyond its own cache (was %.2f), "
+      "%.2f within its first level (was %.2f)\n",
+      c.held_gbps, base->held_gbps, c.held_far_gbps, base->held_far_gbps, c.held_first_gbps, base->held_first_gbps);
   std::printf("  memory, %d cores:       %7.2f GB/s copied (was %.2f)\n", c.cores, c.shared_gbps, base->shared_gbps);
   std::printf("written to %s\n", path.c_str());
   return 0;
@@ -90,8 +91,8 @@ int cmd_calibrate(const CalibrateFlags& f) {
   if (c.held_gbps > 0)
     std::printf(
         "  lines another core holds: %.2f GB/s copied into them (just read there, in its own cache), %.2f GB/s "
-        "beyond it\n",
-        c.held_gbps, c.held_far_gbps);
+        "beyond it, %.2f GB/s within its first level (%.0f KiB)\n",
+        c.held_gbps, c.held_far_gbps, c.held_first_gbps, c.first_cache_bytes / 1024);
   std::printf("  memory, %d cores:       %7.2f GB/s copied, %.2f GB/s summed, %.2f GB/s reduce-copied (float32)\n",
               c.cores, c.shared_gbps, c.shared_reduce_gbps, c.shared_reduce_copy_gbps);
   std::printf("  last-level cache:      %7.1f MiB (%s)\n", c.cache_bytes / (1 << 20),

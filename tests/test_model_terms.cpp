@@ -5,6 +5,7 @@
 // fast mode pays no observable barrier, and a calibration changes the prediction.
 #include <doctest/doctest.h>
 
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -343,6 +344,18 @@ TEST_CASE("model terms: writing lines another core holds takes each from that co
   Schedule sum = held;
   sum.steps[1].transfers[0].action = Action::reduce;
   CHECK(predict_steps_us(sum, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  // Lines still within core 1's first-level cache come at a rate of their own (4 MB of
+  // reach on 2 cores: the 2 MB core 1 moved in step 0 are in it), and only those.
+  m.first_cache_bytes = 2e6;
+  m.beta_held_first_gbps = 4;
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 4e3));
+  CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 2);
+  m.first_cache_bytes = 1e5;  // 0.2 MB of reach: the 2 MB moved since took them out of it
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  m.beta_held_first_gbps = 0;
+  m.first_cache_bytes = 2e6;  // no rate of its own: as any line core 1 holds
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  m.first_cache_bytes = 0;
   // Beyond core 1's own cache (0.5 MB of reach; the copy moved 2 MB since), in the last
   // level: priced only where that has a rate of its own.
   m.near_cache_bytes = 0.25e6;
@@ -355,6 +368,37 @@ TEST_CASE("model terms: writing lines another core holds takes each from that co
   Schedule twice = held;
   twice.steps.push_back(twice.steps[1]);
   CHECK(predict_steps_us(twice, m)[2] < predict_steps_us(twice, m)[1] / 3);
+}
+
+TEST_CASE("model terms: with a core per rank, a rank with less to do in a step is not held to the slowest") {
+  // A 2-rank pipeline: in step 0 rank 0 copies its whole buffer 0 into its buffer 1 while
+  // rank 1 copies the first quarter of rank 0's buffer 0; in steps 1-3 rank 1 copies the
+  // other quarters. Rank 1 reads what rank 0 never writes and never waits for it, so in
+  // fast mode the two work side by side: the call takes about the longer rank's work,
+  // not every step's slowest added up (step 0's whole copy, then three quarters more).
+  CostModel m = own_work_machine();
+  m.cache_bytes = 0;  // every byte from memory
+  const std::uint64_t n = 1 << 20, q = n / 4;
+  Schedule s = two_buffers(n);
+  step(s, {Transfer{{0, 0, 0}, {0, 1, 0}, n, Action::copy, 1}, Transfer{{0, 0, 0}, {1, 0, 0}, q, Action::copy, 1}});
+  for (std::uint64_t j = 1; j < 4; ++j) step(s, {Transfer{{0, 0, j * q}, {1, 0, j * q}, q, Action::copy, 1}});
+  CostModel data = m;
+  data.alpha_us = 0;
+  const std::vector<double> steps = predict_steps_us(s, data);
+  const double in_turn = std::accumulate(steps.begin(), steps.end(), 0.0);
+  CHECK(steps[0] == doctest::Approx(4 * steps[1]));
+  CHECK(predict_auto_us(s, m) < 0.65 * in_turn);
+  CHECK(predict_auto_us(s, m) >= steps[0]);
+  // The memory serves both ranks' traffic, though: with a slow one the call takes what
+  // all of it takes (2n elements copied, each read and written).
+  m.shared_gbps = 1;
+  CHECK(predict_auto_us(s, m) >= 2 * 2 * 4.0 * n / 1e3);
+  // Two ranks on one core take turns: the steps add up again.
+  m.shared_gbps = 0;
+  m.cores = data.cores = 1;
+  const std::vector<double> one_core = predict_steps_us(s, data);
+  CHECK(predict_auto_us(s, m) ==
+        doctest::Approx(std::accumulate(one_core.begin(), one_core.end(), 0.0) + predict_sync_us(s, m)));
 }
 
 TEST_CASE("model terms: in fast mode ranks that never wait for each other reach the cache a core at a time") {
@@ -603,6 +647,18 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   REQUIRE(read_back.ok());
   CHECK(read_back->held_gbps == doctest::Approx(8));
   CHECK(read_back->held_far_gbps == doctest::Approx(20));
+  // And within its first-level cache: priced only with that cache's size and the held rate.
+  held.held_first_gbps = 30;
+  CHECK(held.model(DType::float32).beta_held_first_gbps == 0);
+  held.first_cache_bytes = 32768;
+  CHECK(held.model(DType::float32).beta_held_first_gbps == doctest::Approx(30));
+  CHECK(held.model(DType::float32).first_cache_bytes == doctest::Approx(32768));
+  read_back = parse_calibration(to_json(held), "held.json");
+  REQUIRE(read_back.ok());
+  CHECK(read_back->held_first_gbps == doctest::Approx(30));
+  CHECK(read_back->first_cache_bytes == doctest::Approx(32768));
+  held.held_gbps = 0;
+  CHECK(held.model(DType::float32).beta_held_first_gbps == 0);
 }
 
 TEST_CASE("model terms: back to back, a call waits for the ranks still busy with the one before") {

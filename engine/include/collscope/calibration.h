@@ -43,7 +43,11 @@ struct Calibration {
   // cache (0: not measured).
   double held_gbps = 0;
   double held_far_gbps = 0;  // the same, lines beyond the other core's own cache (in the last level)
-  double shared_gbps = 0;    // every core copying at once: the memory system's bandwidth
+  // A core's first-level data cache (0: unknown), and the copy into lines another core
+  // holds within it, where they come faster (0: not measured, priced as held_gbps).
+  double first_cache_bytes = 0;
+  double held_first_gbps = 0;
+  double shared_gbps = 0;  // every core copying at once: the memory system's bandwidth
   // Every core summing float32 at once from memory (a reduce; a reduce-copy), GB/s written
   // (0: not measured, their traffic priced at the copy's rate).
   double shared_reduce_gbps = 0;

@@ -112,7 +112,11 @@ struct CostModel {
   // another core wrote and holds runs at the rank's own rate from memory instead.
   double beta_held_gbps = 0;
   double beta_held_far_gbps = 0;  // the same for lines it holds beyond its own cache; 0 = not priced so
-  bool repeated_calls = false;    // the call runs back to back: the cache holds what the last one touched
+  // The same for lines it holds in its first-level data cache (first_cache_bytes per
+  // core), which come faster; 0 = priced as beta_held_gbps.
+  double first_cache_bytes = 0;
+  double beta_held_first_gbps = 0;
+  bool repeated_calls = false;  // the call runs back to back: the cache holds what the last one touched
 
   static CostModel cpu_default();
 };

@@ -81,11 +81,9 @@ struct Buffers {
   }
 };
 
-// A core's own cache inside the last level: the largest cache of CPU 0 that no other
-// CPU shares (Linux sysfs; an L2 on most machines), in bytes; 0 when sysfs has none or
-// it is the last level itself.
-double own_cache_bytes(double last_level) {
-  double best = 0;
+// The sizes of the data caches of CPU 0 that no other CPU shares (Linux sysfs), in bytes.
+std::vector<double> private_data_caches() {
+  std::vector<double> sizes;
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
     std::ifstream size_in(dir + "size"), shared_in(dir + "shared_cpu_list"), type_in(dir + "type");
@@ -95,9 +93,25 @@ double own_cache_bytes(double last_level) {
     double v = std::strtod(text.c_str(), nullptr);
     if (text.back() == 'K') v *= 1024;
     if (text.back() == 'M') v *= 1024 * 1024;
-    best = std::max(best, v);
+    if (v > 0) sizes.push_back(v);
   }
+  return sizes;
+}
+
+// A core's own cache inside the last level: the largest private one (an L2 on most
+// machines), in bytes; 0 when sysfs has none or it is the last level itself.
+double own_cache_bytes(double last_level) {
+  const std::vector<double> sizes = private_data_caches();
+  const double best = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
   return best >= last_level ? 0 : best;
+}
+
+// A core's first-level data cache: the smallest private one, where it is smaller than
+// the core's own cache above; 0 otherwise.
+double first_cache_bytes(double own) {
+  const std::vector<double> sizes = private_data_caches();
+  const double least = sizes.empty() ? 0 : *std::min_element(sizes.begin(), sizes.end());
+  return least < own ? least : 0;
 }
 
 // The last-level cache, measured: copy bandwidth for buffers from 256 KiB up, doubling;
@@ -231,15 +245,22 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
   return median > 0 ? static_cast<double>(bytes) / median / 1e3 : 0;
 }
 
-// Both rates of lines another core holds into c, where a core's own cache is known
+// The rates of lines another core holds into c, where a core's own cache is known
 // (each `budget_s`): an eighth of that cache (the reduce-scatter step of a 2-rank
 // all-reduce of 256 KiB overwrites 128 KiB the other core read, from a 1 MiB L2), and four
-// times it, beyond it in the last level, where that fits in a quarter of the last level.
+// times it, beyond it in the last level, where that fits in a quarter of the last level;
+// and a quarter of the first-level data cache, within it (on the machine of
+// bench/RESULTS.md 4-16 KiB overwrites came at 29-31 GB/s against 9 for 128 KiB, the
+// other core's lines then in its L1, not its L2).
 void held_rates(Calibration& c, double last_level, double budget_s) {
   if (c.near_cache_bytes <= 0) return;
   c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, budget_s);
   if (4 * c.near_cache_bytes <= last_level / 4)
     c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, budget_s);
+  // And within the first level: the reader's copy touches twice the lines, half of it.
+  c.first_cache_bytes = first_cache_bytes(c.near_cache_bytes);
+  c.held_first_gbps =
+      c.first_cache_bytes >= 4096 ? held_gbps(static_cast<std::size_t>(c.first_cache_bytes / 4), 400, budget_s / 2) : 0;
 }
 
 // Buffers out of the cache for the memory's rates: four times the cache, 64 to 256 MiB.

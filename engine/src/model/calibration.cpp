@@ -48,6 +48,10 @@ CostModel Calibration::model(DType dtype) const {
   }
   if (held_gbps > 0) m.beta_held_gbps = held_gbps;
   if (held_gbps > 0 && held_far_gbps > 0) m.beta_held_far_gbps = held_far_gbps;
+  if (held_gbps > 0 && held_first_gbps > 0 && first_cache_bytes > 0) {
+    m.first_cache_bytes = first_cache_bytes;
+    m.beta_held_first_gbps = held_first_gbps;
+  }
   // Measured as bytes copied by every core at once; the model's shared bandwidth is
   // memory traffic, and a copy reads and writes each byte.
   if (shared_gbps > 0) m.shared_gbps = 2 * shared_gbps;
@@ -106,6 +110,8 @@ std::string to_json(const Calibration& c) {
   j["reduce_copy_far_cache_gbps"] = c.reduce_copy_far_cache_gbps;
   j["held_gbps"] = c.held_gbps;
   j["held_far_gbps"] = c.held_far_gbps;
+  j["first_cache_bytes"] = c.first_cache_bytes;
+  j["held_first_gbps"] = c.held_first_gbps;
   j["shared_gbps"] = c.shared_gbps;
   j["shared_reduce_gbps"] = c.shared_reduce_gbps;
   j["shared_reduce_copy_gbps"] = c.shared_reduce_copy_gbps;
@@ -169,6 +175,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
                                std::tuple{"reduce_copy_far_cache_gbps", &c.reduce_copy_far_cache_gbps, false},
                                std::tuple{"held_gbps", &c.held_gbps, false},
                                std::tuple{"held_far_gbps", &c.held_far_gbps, false},
+                               std::tuple{"first_cache_bytes", &c.first_cache_bytes, false},
+                               std::tuple{"held_first_gbps", &c.held_first_gbps, false},
                                std::tuple{"shared_reduce_gbps", &c.shared_reduce_gbps, false},
                                std::tuple{"shared_reduce_copy_gbps", &c.shared_reduce_copy_gbps, false},
                                std::tuple{"barrier_per_rank_us", &c.barrier_per_rank_us, false}})

@@ -136,15 +136,25 @@ double memory_weight(const CostModel& m, Action a) {
   return own > 0 && m.shared_gbps > 0 ? m.shared_gbps / own : 1.0;
 }
 
+// A step's time rank by rank, and what its memory traffic alone takes.
+struct StepLanes {
+  std::vector<double> us;
+  double memory_us = 0;
+};
+
 // One step; `memory_bytes` is its traffic from main memory (< 0: all of it; weighed by
 // memory_weight), `missed[i]`
 // the share of transfer i's bytes that comes from memory (empty: all), and `shared[i]`
 // the share found in the shared cache but not in the rank's core (empty: none), and
 // `held[i]`, `held_far[i]` the shares of its elements whose destination lines another
-// core holds in its own cache and beyond it (empty: none).
+// core holds in its own cache and beyond it, and `held_first[i]` within its first-level
+// cache (empty: none). `lanes` (when given) gets each rank's own time in the step,
+// stretched as the slowest is by what the ranks share (the cores, the memory): the
+// step's time without alpha is their largest; and the time its memory traffic takes.
 double step_us(const Schedule& s, const Step& st, const CostModel& m, double memory_bytes,
                const std::vector<double>& missed = {}, const std::vector<double>& shared = {},
-               const std::vector<double>& held = {}, const std::vector<double>& held_far = {}) {
+               const std::vector<double>& held = {}, const std::vector<double>& held_far = {},
+               const std::vector<double>& held_first = {}, StepLanes* lanes = nullptr) {
   std::vector<double> per_rank(static_cast<std::size_t>(s.ranks), 0.0);
   double total_bytes = 0;
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -167,11 +177,13 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     // Elements whose destination lines another core holds are written at the rates of
     // such lines; the rest as the shares say.
     const double h = held.empty() ? 0.0 : held[i], hf = held_far.empty() ? 0.0 : held_far[i];
+    const double h1 = held_first.empty() ? 0.0 : held_first[i];
     per_rank[static_cast<std::size_t>(t.dst.rank)] +=
         (h > 0 ? bytes * h / (m.beta_held_gbps * 1e3) : 0.0) +
         (hf > 0 ? bytes * hf / (m.beta_held_far_gbps * 1e3) : 0.0) +
-        (1 - h - hf) * (copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
-                             : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache));
+        (h1 > 0 ? bytes * h1 / (m.beta_held_first_gbps * 1e3) : 0.0) +
+        (1 - h - hf - h1) * (copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
+                                  : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache));
     total_bytes += bytes * (copy ? 2.0 : 3.0) * memory_weight(m, t.action);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
@@ -191,7 +203,14 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     slowest = std::max(slowest, std::accumulate(per_rank.begin(), per_rank.end(), 0.0) * share);
   }
   if (memory_bytes >= 0) total_bytes = memory_bytes;
-  if (m.shared_gbps > 0) slowest = std::max(slowest, total_bytes / (m.shared_gbps * 1e3));
+  const double memory_us = m.shared_gbps > 0 ? total_bytes / (m.shared_gbps * 1e3) : 0.0;
+  slowest = std::max(slowest, memory_us);
+  if (lanes) {
+    const double own = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
+    for (auto& r : per_rank) r = own > 0 ? r * slowest / own : slowest;
+    lanes->us = std::move(per_rank);
+    lanes->memory_us = memory_us;
+  }
   const double extra = m.cores > 0 ? std::max(0, s.ranks - m.cores) : 0;
   return m.alpha_us + m.alpha_per_rank_us * extra + slowest;
 }
@@ -225,11 +244,16 @@ namespace {
 // Every step's time; `turn[l]` (empty: every lane 0) is the turn in which lane l runs
 // its steps: lanes of turn 0 run all their steps, then those of turn 1, and so on, which
 // is the order the cache sees (see lane_turns).
-std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::vector<int>& turn) {
+// `per_rank` (when given): every step's time for each rank (step_us's `lanes`).
+std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::vector<int>& turn,
+                             std::vector<StepLanes>* per_rank = nullptr) {
   std::vector<double> t;
   t.reserve(s.steps.size());
+  if (per_rank) per_rank->assign(s.steps.size(), {});
+  auto out = [&](std::size_t k) { return per_rank ? &(*per_rank)[k] : nullptr; };
   if (m.cache_bytes <= 0 || s.total_transfers() > kMaxTransfersForReuse) {
-    for (const auto& st : s.steps) t.push_back(step_us(s, st, m, -1));
+    for (std::size_t k = 0; k < s.steps.size(); ++k)
+      t.push_back(step_us(s, s.steps[k], m, -1, {}, {}, {}, {}, {}, out(k)));
     return t;
   }
   const double esize = static_cast<double>(size_of(s.dtype));
@@ -290,17 +314,20 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // counts every core's traffic, and each core makes its share of it.
   const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
   const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
+  const double first_reach =
+      m.beta_held_first_gbps > 0 && m.first_cache_bytes > 0 ? m.first_cache_bytes * std::max(1, busy_cores) : 0;
   const std::size_t S = s.steps.size();
   std::vector<double> memory(S, 0.0);
   // Per transfer: the share of its traffic not in the rank's reach, the share in the
   // shared cache only, and the shares of its elements whose destination another core
   // holds (in its own cache, beyond it).
-  std::vector<std::vector<double>> slow(S), far(S), held_share(S), held_far_share(S);
+  std::vector<std::vector<double>> slow(S), far(S), held_share(S), held_far_share(S), held_first_share(S);
   for (std::size_t k = 0; k < S; ++k) {
     slow[k].assign(s.steps[k].transfers.size(), 1.0);
     far[k].assign(s.steps[k].transfers.size(), 0.0);
     held_share[k].assign(s.steps[k].transfers.size(), 0.0);
     held_far_share[k].assign(s.steps[k].transfers.size(), 0.0);
+    held_first_share[k].assign(s.steps[k].transfers.size(), 0.0);
   }
   for (int g = 0; g < turns; ++g)
     for (std::size_t k = 0; k < S; ++k) {
@@ -347,13 +374,20 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         // pays it in its reduce-scatter step, which overwrites the half the other core
         // copied in the call before: 8.6-9.2 GB/s (19 us a call) with the two cores side
         // by side, 2.3 GB/s (66-70 us) while the host placed them apart, where even lines
-        // beyond the core's own cache came at 3 GB/s against 30.
-        double held_far = 0;
+        // beyond the core's own cache came at 3 GB/s against 30. Lines still within that
+        // core's first-level cache come at beta_held_first_gbps: there 4-16 KiB came at
+        // 29-31 GB/s, and a 2-rank flat all-reduce of 4 KiB, which overwrites the 4 KiB
+        // the other rank copied in the call before, took 0.45 us a call, not the 0.91
+        // the rate of 128 KiB said.
+        double held_far = 0, held_first = 0;
         if (m.beta_held_gbps > 0 && near_reach > 0)
           for (std::size_t c = 0; c < by_core.size(); ++c)
             if (c != core_of(x.dst.rank)) {
               const double near = bytes - by_core[c].missed(x.dst, x.count, esize, near_reach);
-              held = std::max(held, near);
+              const double first =
+                  first_reach > 0 ? std::min(near, bytes - by_core[c].missed(x.dst, x.count, esize, first_reach)) : 0.0;
+              held = std::max(held, near - first);
+              held_first = std::max(held_first, first);
               if (m.beta_held_far_gbps > 0)
                 held_far = std::max(held_far, bytes - by_core[c].missed(x.dst, x.count, esize) - near);
             }
@@ -367,11 +401,13 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         far[k][i] = std::min(1.0 - slow[k][i], shared / all);
         held_share[k][i] = std::min(1.0, held / bytes);
         held_far_share[k][i] = std::min(1.0 - held_share[k][i], std::max(0.0, held_far) / bytes);
+        held_first_share[k][i] = std::min(1.0 - held_share[k][i] - held_far_share[k][i], held_first / bytes);
       }
       touch_step(st, g);
     }
   for (std::size_t k = 0; k < S; ++k)
-    t.push_back(step_us(s, s.steps[k], m, memory[k], slow[k], far[k], held_share[k], held_far_share[k]));
+    t.push_back(step_us(s, s.steps[k], m, memory[k], slow[k], far[k], held_share[k], held_far_share[k],
+                        held_first_share[k], out(k)));
   return t;
 }
 
@@ -403,8 +439,11 @@ std::vector<double> predict_steps_us(const Schedule& s, const CostModel& m) { re
 
 namespace {
 
-double sync_us(const Schedule& s, const CostModel& m,
-               const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
+// `data` (when given, [step][lane]): each lane's own time for its part of each step,
+// which then runs inside the chain: a lane's step ends its data time after it may start,
+// and the result is the call's whole time, not the waits alone.
+double sync_us(const Schedule& s, const CostModel& m, const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps,
+               const std::vector<StepLanes>* data = nullptr) {
   const auto S = s.steps.size();
   if (S == 0) return 0;
   const std::size_t lanes = deps.size();
@@ -474,7 +513,8 @@ double sync_us(const Schedule& s, const CostModel& m,
           const auto j = static_cast<std::size_t>(d.step);
           t = std::max(t, ready[q][j] + wake_of[l]);
         }
-        ready[l][k] = t + own_of[l] + m.remote_look_us * looks[k][core_of_lane[l]];
+        const double mine = data && l < (*data)[k].us.size() ? (*data)[k].us[l] : 0.0;
+        ready[l][k] = t + own_of[l] + m.remote_look_us * looks[k][core_of_lane[l]] + mine;
       }
     return ready;
   };
@@ -504,6 +544,22 @@ double predict_auto_us(const Schedule& s, const CostModel& m) {
   data.alpha_per_rank_us = 0;
   if (s.steps.empty()) return 0;
   const auto deps = dataflow::compute_deps(s);
+  // Every lane on a core of its own: nothing holds a lane back but what it waits for, so
+  // a step's time runs inside the chain of waits, lane by lane. A rank with less to do
+  // in a step is not held to the slowest one's time (a 2-rank chain broadcast's receiver
+  // copies its chunks while the root copies its own buffer, in the same few
+  // microseconds: priced step by step, the root's copy and the chunks after it added up
+  // to 1.7x the measured time).
+  const int cores = m.cores > 0 ? m.cores : s.ranks;
+  // The memory serves every step's traffic in turn, though: the call takes at least the
+  // time all of it takes together.
+  if (static_cast<std::int32_t>(deps.size()) == s.ranks && s.ranks <= cores) {
+    std::vector<StepLanes> per_rank;
+    steps_us(s, data, {}, &per_rank);
+    double memory = 0;
+    for (const auto& st : per_rank) memory += st.memory_us;
+    return std::max(memory, sync_us(s, m, deps, &per_rank));
+  }
   const std::vector<double> steps = steps_us(s, data, lane_turns(s, m, deps));
   return std::accumulate(steps.begin(), steps.end(), 0.0) + sync_us(s, m, deps);
 }
