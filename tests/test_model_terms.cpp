@@ -453,6 +453,24 @@ TEST_CASE("model terms: ranks reading the same bytes in one step bring them from
   // Without a cache to share them in, every reader brings its own.
   m.cache_bytes = 0;
   CHECK(predict_us(same, m) == doctest::Approx(m.alpha_us + 6 * mb));
+  // Ranks 2 and 3 share core 1 and run one after the other: the second finds the source
+  // only while what the first moved is within its core's share of the cache (32 MB of 64).
+  m.cache_bytes = 64e6;
+  for (const std::uint64_t count : {n, 4 * n}) {  // 1 MB, 4 MB: 8 MB moved, well within
+    Schedule w = world(4, count);
+    w.dtype = DType::float32;
+    step(w, {Transfer{{0, 0, 0}, {2, 0, 0}, count, Action::copy, 1},
+             Transfer{{0, 0, 0}, {3, 0, 0}, count, Action::copy, 1}});
+    const double each = 4.0 * static_cast<double>(count) / 1e3;
+    CHECK(predict_us(w, m) == doctest::Approx(m.alpha_us + 3 * each));
+  }
+  Schedule big = world(4, 10 * n);
+  big.dtype = DType::float32;
+  step(big, {Transfer{{0, 0, 0}, {2, 0, 0}, 10 * n, Action::copy, 1},
+             Transfer{{0, 0, 0}, {3, 0, 0}, 10 * n, Action::copy, 1}});
+  CHECK(predict_us(big, m) < m.alpha_us + 4 * 10 * mb);  // 20 MB moved: some of it still there
+  m.cache_bytes = 32e6;                                  // 16 MB a core: the first rank's 20 MB pushed the source out
+  CHECK(predict_us(big, m) == doctest::Approx(m.alpha_us + 4 * 10 * mb));
 }
 
 TEST_CASE("model terms: a reduce's and a reduce-copy's memory traffic move at rates of their own") {

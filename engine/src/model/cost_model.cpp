@@ -305,11 +305,19 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   if (m.repeated_calls)
     for (int g = 0; g < turns; ++g)
       for (const auto& st : s.steps) touch_step(st, g);
-  // What the transfers of the current step have read so far: ranks reading the same
-  // bytes in one step (a flat broadcast's receivers, all reading the root's buffer) bring
-  // them from memory once, and the others find them in the shared cache. Each step moves
-  // the clock by 1, beyond this cache's 0.5: earlier steps' reads are gone from it.
-  Reuse read_in_step(s, 0.5);
+  // What the transfers of the current step have read so far, by core: ranks on other
+  // cores reading the same bytes in one step (a flat broadcast's receivers, all reading
+  // the root's buffer) bring them from memory once, and the others find them in the
+  // shared cache. Each step moves the clock by 1, beyond this cache's 0.5: earlier steps'
+  // reads are gone from it. A core's ranks run one after another, though: what an earlier
+  // rank of the same core read in the step is found only while that core's traffic since
+  // is within its share of the last level (`since`, on that core's clock). On the machine
+  // of bench/RESULTS.md an 8-rank recursive doubling all-reduce of 64 MiB, whose partners
+  // share a core in two steps of three, took 2.3x its prediction while every pair's reads
+  // counted once.
+  std::vector<Reuse> read_by(C, Reuse(s, 0.5)), since;
+  std::vector<std::size_t> reading;  // the cores that read something in the step, in order
+  const double core_share = m.cache_bytes / static_cast<double>(std::max<std::size_t>(1, std::min(C, lanes)));
   // A core's own cache (near_cache_bytes) holds what that core touched lately; the clock
   // counts every core's traffic, and each core makes its share of it.
   const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
@@ -335,18 +343,25 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       // What the step reads and writes, against what it touched before (apart from bytes
       // another transfer of the step reads too, the step's own accesses do not serve each
       // other: they run at the same time).
-      read_in_step.advance(1.0);
-      read_in_step.begin_step();
+      for (const std::size_t c : reading) since[c] = Reuse(s, m.cache_bytes);
+      since.resize(C, Reuse(s, m.cache_bytes));
+      for (auto& r : read_by) {
+        r.advance(1.0);
+        r.begin_step();
+      }
+      reading.clear();
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& x = st.transfers[i];
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
         const double bytes = static_cast<double>(x.count) * esize;
         // A reduce reads its destination too; a copy or a reduce-copy only writes it.
         double read = 0, reads = 0, remote = 0, shared = 0, held = 0;
+        const std::size_t core = core_of(x.dst.rank);
         for_each_read(x, [&](const Loc& l) {
-          const double miss = std::min(touched.missed(l, x.count, esize), read_in_step.missed(l, x.count, esize));
+          double miss = std::min(touched.missed(l, x.count, esize), since[core].missed(l, x.count, esize, core_share));
+          for (const std::size_t c : reading)
+            if (c != core) miss = std::min(miss, read_by[c].missed(l, x.count, esize));
           read += miss;
-          read_in_step.touch(l, x.count);
           reads += bytes;
           if (core_of(l.rank) != core_of(x.dst.rank)) {
             const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
@@ -402,6 +417,14 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         held_share[k][i] = std::min(1.0, held / bytes);
         held_far_share[k][i] = std::min(1.0 - held_share[k][i], std::max(0.0, held_far) / bytes);
         held_first_share[k][i] = std::min(1.0 - held_share[k][i] - held_far_share[k][i], held_first / bytes);
+        if (std::find(reading.begin(), reading.end(), core) == reading.end()) reading.push_back(core);
+        for_each_read(x, [&](const Loc& l) {
+          read_by[core].touch(l, x.count);
+          since[core].touch(l, x.count);
+        });
+        since[core].touch(x.dst, x.count);
+        since[core].advance(bytes * (x.action == Action::reduce_copy ? 3.0 : 2.0));
+        since[core].begin_step();
       }
       touch_step(st, g);
     }
