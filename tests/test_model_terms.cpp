@@ -361,9 +361,13 @@ TEST_CASE("model terms: writing lines another core holds takes each from that co
   m.near_cache_bytes = 0.25e6;
   const double beyond = predict_steps_us(held, m)[1];
   CHECK(beyond < 2 * m.alpha_us + bytes / 5e3);
+  const double sum_alone = predict_steps_us(sum, m)[1];  // no rate for those lines: the sum's own time
   m.beta_held_far_gbps = 2;
   CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 2e3));
   CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 3);
+  // A sum into them pays their trip on top of its own time: what the copy into them takes
+  // beyond a copy in the shared cache (1/2 - 1/10 ns a byte).
+  CHECK(predict_steps_us(sum, m)[1] == doctest::Approx(sum_alone + bytes * (1 / 2.0 - 1 / 10.0) / 1e3));
   // Rank 0 writing them once takes them from core 1: a second write finds them its own.
   Schedule twice = held;
   twice.steps.push_back(twice.steps[1]);

@@ -175,15 +175,29 @@ double step_us(const Schedule& s, const Step& st, const CostModel& m, double mem
     const double reduce_far = rc && m.gamma_copy_far_gbps > 0 ? m.gamma_copy_far_gbps : m.gamma_far_gbps;
     const double reduce_memory = rc && m.gamma_copy_gbps > 0 ? m.gamma_copy_gbps : m.gamma_gbps;
     // Elements whose destination lines another core holds are written at the rates of
-    // such lines; the rest as the shares say.
+    // such lines (measured with copies); the rest as the shares say. A reduce or a
+    // reduce-copy into lines held beyond that core's own cache pays their trip on top of
+    // its own time instead: what the copy into them takes beyond a copy in the shared
+    // cache. (Their rate alone, about a reduce-copy's own there, made those lines free for
+    // it: a 3-rank flat all-reduce of 2 MiB, whose sums overwrite what the other core
+    // copied out in the call before, was predicted at 0.74x its time on every grid.)
     const double h = held.empty() ? 0.0 : held[i], hf = held_far.empty() ? 0.0 : held_far[i];
     const double h1 = held_first.empty() ? 0.0 : held_first[i];
-    per_rank[static_cast<std::size_t>(t.dst.rank)] +=
-        (h > 0 ? bytes * h / (m.beta_held_gbps * 1e3) : 0.0) +
-        (hf > 0 ? bytes * hf / (m.beta_held_far_gbps * 1e3) : 0.0) +
-        (h1 > 0 ? bytes * h1 / (m.beta_held_first_gbps * 1e3) : 0.0) +
-        (1 - h - hf - h1) * (copy ? move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps)
-                                  : move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache));
+    const double near_held = (h > 0 ? bytes * h / (m.beta_held_gbps * 1e3) : 0.0) +
+                             (h1 > 0 ? bytes * h1 / (m.beta_held_first_gbps * 1e3) : 0.0);
+    if (copy) {
+      per_rank[static_cast<std::size_t>(t.dst.rank)] +=
+          near_held + (hf > 0 ? bytes * hf / (m.beta_held_far_gbps * 1e3) : 0.0) +
+          (1 - h - hf - h1) * move_us(bytes, miss, far, m.beta_gbps, m.beta_far_gbps, m.beta_cache_gbps);
+    } else {
+      const double copy_far = m.beta_far_gbps > 0     ? m.beta_far_gbps
+                              : m.beta_cache_gbps > 0 ? m.beta_cache_gbps
+                                                      : m.beta_gbps;
+      const double trip = hf > 0 ? std::max(0.0, 1 / m.beta_held_far_gbps - 1 / copy_far) : 0.0;
+      per_rank[static_cast<std::size_t>(t.dst.rank)] +=
+          near_held + bytes * hf * trip / 1e3 +
+          (1 - h - h1) * move_us(bytes, miss, far, reduce_memory, reduce_far, reduce_cache);
+    }
     total_bytes += bytes * (copy ? 2.0 : 3.0) * memory_weight(m, t.action);
   }
   double slowest = per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
