@@ -136,6 +136,13 @@ double memory_weight(const CostModel& m, Action a) {
   return own > 0 && m.shared_gbps > 0 ? m.shared_gbps / own : 1.0;
 }
 
+// The distinct bytes a transfer touches, as the reuse clocks count them: a copy's and a
+// reduce's two buffers (a reduce reads its destination and writes it back), a
+// reduce-copy's three.
+double touched_bytes(const Transfer& x, double esize) {
+  return static_cast<double>(x.count) * esize * (x.action == Action::reduce_copy ? 3.0 : 2.0);
+}
+
 // A step's time rank by rank, and what its memory traffic alone takes.
 struct StepLanes {
   std::vector<double> us;
@@ -306,9 +313,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       // A write takes the lines from every other core's cache.
       for (std::size_t c = 0; c < by_core.size(); ++c)
         if (c != core_of(x.dst.rank)) by_core[c].forget(x.dst, x.count);
-      // The clock counts distinct bytes touched: a copy's and a reduce's two buffers (a
-      // reduce reads its destination and writes it back), a reduce-copy's three.
-      traffic += static_cast<double>(x.count) * esize * (x.action == Action::reduce_copy ? 3.0 : 2.0);
+      traffic += touched_bytes(x, esize);
     }
     touched.advance(traffic);
     written.advance(traffic);
@@ -437,7 +442,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           since[core].touch(l, x.count);
         });
         since[core].touch(x.dst, x.count);
-        since[core].advance(bytes * (x.action == Action::reduce_copy ? 3.0 : 2.0));
+        since[core].advance(touched_bytes(x, esize));
         since[core].begin_step();
       }
       touch_step(st, g);
