@@ -204,13 +204,16 @@ void shared_rates(Calibration& c, int cores, std::size_t bytes_per_core, double 
 // written: on the machine of bench/RESULTS.md 8-9 GB/s, where the same copy into lines
 // nobody else holds ran at 30-50 (and reading lines another core had just written ran
 // at 35-45). 0 with one core.
-double held_gbps(std::size_t bytes, int rounds, double budget_s) {
+double held_gbps(std::size_t bytes, int rounds, double budget_s, std::size_t evict = 0) {
   const std::vector<int> pin = cpu::cores_to_pin();
   if (pin.size() < 2 || rounds < 1) return 0;
-  // The writer's source, the lines both touch, the reader's copy of them.
+  // The writer's source, the lines both touch, the reader's copy of them; what the reader
+  // streams through its own cache after its read (`evict` bytes, from and to).
   const cpu::Memory src = cpu::allocate_memory(bytes), line = cpu::allocate_memory(bytes),
                     copy = cpu::allocate_memory(bytes);
-  if (!src || !line || !copy) throw std::bad_alloc();
+  const cpu::Memory away = cpu::allocate_memory(std::max<std::size_t>(evict, 64)),
+                    away_to = cpu::allocate_memory(std::max<std::size_t>(evict, 64));
+  if (!src || !line || !copy || !away || !away_to) throw std::bad_alloc();
   std::atomic<int> turn{0};  // 2i: the reader's i-th turn, 2i + 1: the writer's
   std::atomic<bool> stop{false};
   std::vector<double> us;
@@ -221,6 +224,7 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
       while (turn.load(std::memory_order_acquire) != 2 * i)
         if (stop.load(std::memory_order_relaxed)) return;
       std::memcpy(copy.get(), line.get(), bytes);
+      if (evict > 0) std::memcpy(away_to.get(), away.get(), evict);
       turn.store(2 * i + 1, std::memory_order_release);
     }
   });
@@ -251,12 +255,20 @@ double held_gbps(std::size_t bytes, int rounds, double budget_s) {
 // times it, beyond it in the last level, where that fits in a quarter of the last level;
 // and a quarter of the first-level data cache, within it (on the machine of
 // bench/RESULTS.md 4-16 KiB overwrites came at 29-31 GB/s against 9 for 128 KiB, the
-// other core's lines then in its L1, not its L2).
+// other core's lines then in its L1, not its L2). Beyond it means beyond it: the reader
+// streams twice its own cache of other bytes after its read, so none of the lines is
+// left there. Measured right after the read, the last of them still sat in the reader's
+// own cache and paid its trip; on the machine of bench/RESULTS.md, with the two cores
+// side by side, 4 MiB came at 25-30 GB/s that way and at 42-48 (a copy's rate in the last
+// level) once the reader had moved on, and a 2-rank ring all-reduce of 2 MiB, whose
+// reduce-scatter overwrites what the other core read three of its megabytes before,
+// took 0.65x the time the first rate predicted.
 void held_rates(Calibration& c, double last_level, double budget_s) {
   if (c.near_cache_bytes <= 0) return;
   c.held_gbps = held_gbps(static_cast<std::size_t>(c.near_cache_bytes / 8), 400, budget_s);
   if (4 * c.near_cache_bytes <= last_level / 4)
-    c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, budget_s);
+    c.held_far_gbps = held_gbps(static_cast<std::size_t>(4 * c.near_cache_bytes), 100, budget_s,
+                                static_cast<std::size_t>(2 * c.near_cache_bytes));
   // And within the first level: the reader's copy touches twice the lines, half of it.
   c.first_cache_bytes = first_cache_bytes(c.near_cache_bytes);
   c.held_first_gbps =
