@@ -322,6 +322,38 @@ TEST_CASE("model terms: what another core wrote and still holds in its own cache
   CHECK(predict_us(warm, m) < in_writer_core);
 }
 
+TEST_CASE(
+    "model terms: what a copy wrote is fetched slowly from its core, what a reduce wrote once it left the writer's own "
+    "cache is not") {
+  CostModel m = own_work_machine();
+  m.near_cache_bytes = 0.25e6;
+  m.beta_far_gbps = 10;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  // Rank 0 (core 0) writes its buffer 1, with a copy or with a reduce-copy, and then
+  // rank 1 (core 1) copies it out; core 0 does nothing more.
+  auto written_by = [&](Action a) {
+    Schedule s = two_buffers(n);
+    Transfer w{{0, 0, 0}, {0, 1, 0}, n, a, 1};
+    if (a == Action::reduce_copy) w.aux = {0, 0, 0};
+    step(s, {w});
+    step(s, {Transfer{{0, 1, 0}, {1, 1, 0}, n, Action::copy, 1}});
+    return s;
+  };
+  const Schedule by_copy = written_by(Action::copy), by_sum = written_by(Action::reduce_copy);
+  // A copy's lines: the read at the memory's rate, all of it. A reduce-copy's: only the
+  // tail its 0.25 MB own cache still holds (its 3 MB ran over the elements in order).
+  // The read is half the copy's traffic; what is not the writer's comes from the shared
+  // cache at 10 GB/s instead of the memory's 5; the tail is (0.125 + 0.0625) / 3 of it.
+  const double copy_read = predict_steps_us(by_copy, m)[1], sum_read = predict_steps_us(by_sum, m)[1];
+  const double bytes = 4.0 * n, tail = (0.125 + 0.0625) / 3;
+  CHECK(copy_read - sum_read == doctest::Approx(bytes * 0.5 * (1 - tail) * (1 / 5.0 - 1 / 10.0) / 1e3));
+  // An own cache holding all of the reduce-copy's 3 MB: its lines are fetched from core 0
+  // just as the copy's.
+  m.near_cache_bytes = 8e6;
+  CHECK(predict_steps_us(by_sum, m)[1] == doctest::Approx(predict_steps_us(by_copy, m)[1]));
+  CHECK(predict_steps_us(by_sum, m)[1] > 1.2 * sum_read);
+}
+
 TEST_CASE("model terms: writing lines another core holds takes each from that core first") {
   CostModel m = own_work_machine();
   const std::uint64_t n = 250000;  // 1 MB of float32
@@ -344,30 +376,57 @@ TEST_CASE("model terms: writing lines another core holds takes each from that co
   Schedule sum = held;
   sum.steps[1].transfers[0].action = Action::reduce;
   CHECK(predict_steps_us(sum, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
-  // Lines still within core 1's first-level cache come at a rate of their own (4 MB of
-  // reach on 2 cores: the 2 MB core 1 moved in step 0 are in it), and only those.
-  m.first_cache_bytes = 2e6;
+  // Lines still within core 1's first-level cache come at a rate of their own: with a
+  // 4 MB first level, the 2 MB core 1 moved in step 0 (and nothing since) are within half
+  // of it, all of them.
+  m.first_cache_bytes = 4e6;
   m.beta_held_first_gbps = 4;
   CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 4e3));
   CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 2);
-  m.first_cache_bytes = 1e5;  // 0.2 MB of reach: the 2 MB moved since took them out of it
-  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
+  // A 0.1 MB first level holds only the tail of core 1's copy: its 2 MB ran over the
+  // elements in order, so an element's age is what the copy moved after it (0 to 2 MB);
+  // hits fade from 0.05 MB to 0.1 MB, a share of (0.05 + 0.025) / 2 of the elements.
+  m.first_cache_bytes = 1e5;
+  const double tail = (0.05 + 0.025) / 2;
+  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes * ((1 - tail) / 1 + tail / 4) / 1e3));
   m.beta_held_first_gbps = 0;
-  m.first_cache_bytes = 2e6;  // no rate of its own: as any line core 1 holds
+  m.first_cache_bytes = 4e6;  // no rate of its own: as any line core 1 holds
   CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 1e3));
   m.first_cache_bytes = 0;
-  // Beyond core 1's own cache (0.5 MB of reach; the copy moved 2 MB since), in the last
-  // level: priced only where that has a rate of its own.
-  m.near_cache_bytes = 0.25e6;
-  const double beyond = predict_steps_us(held, m)[1];
+  // Core 1 moving bytes of its own while rank 0 writes gives the lines up as it goes: with
+  // a 2 MB own cache, idle it keeps 3/4 of them (ages 0 to 2 MB, hits fading from 1 MB),
+  // copying 1 MB of its own (2 MB moved) at the same time none (every element 2 MB old
+  // when its turn comes).
+  m.near_cache_bytes = 2e6;
+  Schedule busy = held;
+  busy.steps[1].transfers.push_back(Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1});
+  const double idle = predict_steps_us(held, m)[1];  // 3/4 at 1 GB/s, the rest at a copy's rate
+  CHECK(idle > m.alpha_us + bytes * 0.75 / 1e3);
+  CHECK(idle < m.alpha_us + bytes * 0.75 / 1e3 + 0.25 * bytes / (m.beta_gbps * 1e3));
+  const double busy_near = predict_steps_us(busy, m)[1];
+  m.beta_held_gbps = 1e-9;  // any held line would now cost a lifetime
+  CHECK(predict_steps_us(busy, m)[1] == doctest::Approx(busy_near));
+  m.beta_held_gbps = 1;
+  // Beyond core 1's own cache, in the last level: core 1 moves 4 MB of its own after its
+  // read (two copies of 1 MB), past a 4 MB own cache. Priced only where such lines have a
+  // rate of their own.
+  m.near_cache_bytes = 4e6;
+  Schedule moved_on = held, sum_moved_on = sum;
+  for (Schedule* s : {&moved_on, &sum_moved_on})
+    for (int i = 0; i < 2; ++i) {
+      Step own_copy = s->steps[0];
+      own_copy.transfers = {Transfer{{1, 0, 0}, {1, 1, 0}, n, Action::copy, 1}};
+      s->steps.insert(s->steps.begin() + 1, own_copy);
+    }
+  const double beyond = predict_steps_us(moved_on, m)[3];
   CHECK(beyond < 2 * m.alpha_us + bytes / 5e3);
-  const double sum_alone = predict_steps_us(sum, m)[1];  // no rate for those lines: the sum's own time
+  const double sum_alone = predict_steps_us(sum_moved_on, m)[3];  // no rate for those lines: the sum's own time
   m.beta_held_far_gbps = 2;
-  CHECK(predict_steps_us(held, m)[1] == doctest::Approx(m.alpha_us + bytes / 2e3));
-  CHECK(predict_steps_us(control, m)[1] < predict_steps_us(held, m)[1] / 3);
+  CHECK(predict_steps_us(moved_on, m)[3] == doctest::Approx(m.alpha_us + bytes / 2e3));
+  CHECK(predict_steps_us(control, m)[1] < predict_steps_us(moved_on, m)[3] / 3);
   // A sum into them pays their trip on top of its own time: what the copy into them takes
   // beyond a copy in the shared cache (1/2 - 1/10 ns a byte).
-  CHECK(predict_steps_us(sum, m)[1] == doctest::Approx(sum_alone + bytes * (1 / 2.0 - 1 / 10.0) / 1e3));
+  CHECK(predict_steps_us(sum_moved_on, m)[3] == doctest::Approx(sum_alone + bytes * (1 / 2.0 - 1 / 10.0) / 1e3));
   // Rank 0 writing them once takes them from core 1: a second write finds them its own.
   Schedule twice = held;
   twice.steps.push_back(twice.steps[1]);

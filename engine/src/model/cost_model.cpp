@@ -115,6 +115,90 @@ class Reuse {
   double now_ = 0, step_start_ = 0;
 };
 
+// What a core's own cache holds of each (rank, buffer), on that core's own clock (bytes
+// it touched itself): each piece remembers when its last byte was touched and how much
+// of the core's traffic went by per element while the transfer that touched it ran, so
+// the tail of a long transfer is recent and its head old.
+class Recency {
+ public:
+  explicit Recency(const Schedule& s) : buffers_(s.buffers.size()) {}
+  // [at, at + n) touched by a transfer that ended at clock `end_when` after `span` of traffic.
+  void touch(const Loc& at, std::uint64_t n, double end_when, double span) {
+    if (n == 0) return;
+    auto& m = pieces_[slot(at)];
+    const std::uint64_t a = at.offset, b = a + n;
+    cut(m, a, b);
+    m.emplace(a, Piece{b, end_when, span / static_cast<double>(n), b});
+  }
+  void forget(const Loc& at, std::uint64_t n) {
+    const auto found = pieces_.find(slot(at));
+    if (found == pieces_.end()) return;
+    cut(found->second, at.offset, at.offset + n);
+  }
+  // Elements of [at, at + n) still within `reach` bytes of this core's traffic, with the
+  // clock at `now`, while the core moves `during` more bytes as the writer goes from
+  // the first element to the last (hits fade out from half the reach to all of it).
+  double held(const Loc& at, std::uint64_t n, double now, double during, double reach) const {
+    const auto found = pieces_.find(slot(at));
+    if (found == pieces_.end() || n == 0 || reach <= 0) return 0;
+    const auto& m = found->second;
+    const double sure = reach * 0.5, gone = reach;
+    auto H = [&](double d) {  // the integral of the hit chance from age 0 to d
+      if (d <= 0) return d;
+      if (d <= sure) return d;
+      if (d >= gone) return sure + (gone - sure) / 2;
+      const double x = (gone - d) / (gone - sure);
+      return sure + (gone - sure) / 2 * (1 - x * x);
+    };
+    auto hit = [&](double d) { return d <= sure ? 1.0 : d >= gone ? 0.0 : (gone - d) / (gone - sure); };
+    const std::uint64_t a = at.offset, b = a + n;
+    double out = 0;
+    auto it = m.upper_bound(a);
+    if (it != m.begin()) --it;
+    for (; it != m.end() && it->first < b; ++it) {
+      const std::uint64_t lo = std::max(a, it->first), hi = std::min(b, it->second.end);
+      if (lo >= hi) continue;
+      const Piece& p = it->second;
+      auto age = [&](double e) {
+        return now - p.when + p.per_element * (static_cast<double>(p.last) - e) +
+               during * (e - static_cast<double>(a)) / static_cast<double>(n);
+      };
+      const double d0 = std::max(0.0, age(static_cast<double>(lo))), d1 = std::max(0.0, age(static_cast<double>(hi)));
+      const double avg = std::abs(d1 - d0) < 1e-9 ? hit(d0) : (H(d1) - H(d0)) / (d1 - d0);
+      out += avg * static_cast<double>(hi - lo);
+    }
+    return out;
+  }
+
+ private:
+  struct Piece {
+    std::uint64_t end;
+    double when;         // the clock when element `last` - 1 was touched
+    double per_element;  // the core's traffic per element while it was touched
+    std::uint64_t last;  // the end of the range first touched together
+  };
+  static void cut(std::map<std::uint64_t, Piece>& m, std::uint64_t a, std::uint64_t b) {
+    auto it = m.upper_bound(a);
+    if (it != m.begin() && std::prev(it)->second.end > a) --it;
+    std::vector<std::pair<std::uint64_t, Piece>> keep;
+    while (it != m.end() && it->first < b) {
+      if (it->first < a) {
+        Piece left = it->second;
+        left.end = a;
+        keep.push_back({it->first, left});
+      }
+      if (it->second.end > b) keep.push_back({b, it->second});
+      it = m.erase(it);
+    }
+    for (const auto& [start, piece] : keep) m.emplace(start, piece);
+  }
+  std::size_t slot(const Loc& l) const {
+    return static_cast<std::size_t>(l.rank) * buffers_ + static_cast<std::size_t>(l.buf);
+  }
+  std::size_t buffers_;
+  std::unordered_map<std::size_t, std::map<std::uint64_t, Piece>> pieces_;
+};
+
 // Microseconds to move `bytes` at `from_memory` GB/s for the share `missed` (0..1)
 // that comes from memory, at `far` GB/s for the share `shared` found only in the cache
 // the cores share (0: as in the core's own), and at `in_cache` GB/s (0: as from memory)
@@ -279,9 +363,11 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   }
   const double esize = static_cast<double>(size_of(s.dtype));
   // `touched`: every byte read or written; `written`: what its owner wrote (a rank
-  // writes only its own memory). Bytes another rank wrote recently sit in that rank's
-  // core, and a reader on another core fetches them at about the from-memory rate.
-  Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes);
+  // writes only its own memory); `copied`: what its owner wrote with a copy and nothing
+  // rewrote since. A reader on another core fetches what a copy wrote at about the
+  // from-memory rate wherever it still is in the cache, and what a reduce or a
+  // reduce-copy wrote at that rate only while it is in the writer's own cache (below).
+  Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes), copied(s, m.cache_bytes);
   // Ranks pinned to one core (cpu::core_for_lane) share its cache: what one of them wrote
   // is near for the others.
   const auto lanes = static_cast<std::size_t>(dataflow::lane_count(s));
@@ -291,6 +377,10 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // core last read them are still in its own cache (a broadcast's receiver reads the
   // root's buffer again at every call).
   std::vector<Reuse> by_core(C, Reuse(s, m.cache_bytes));
+  // And what each core's own caches hold, on that core's own clock: a core that moves
+  // nothing keeps what it touched last, whatever the others move.
+  std::vector<Recency> own(C, Recency(s));
+  std::vector<double> own_now(C, 0.0);
   auto turn_of = [&](const Transfer& x) {
     return turn.empty() ? 0 : turn[static_cast<std::size_t>(dataflow::lane_of(s, x))];
   };
@@ -299,7 +389,9 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
     double traffic = 0;
     touched.begin_step();
     written.begin_step();
+    copied.begin_step();
     for (auto& c : by_core) c.begin_step();
+    std::vector<double> own_off(C, 0.0);
     for (const auto& x : st.transfers) {
       if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
       Reuse& mine = by_core[core_of(x.dst.rank)];
@@ -310,14 +402,29 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       touched.touch(x.dst, x.count);
       mine.touch(x.dst, x.count);
       written.touch(x.dst, x.count);
+      if (x.action == Action::copy) copied.touch(x.dst, x.count);
+      else copied.forget(x.dst, x.count);
+      {
+        const std::size_t c = core_of(x.dst.rank);
+        const double span = touched_bytes(x, esize);
+        own_off[c] += span;
+        const double end_when = own_now[c] + own_off[c];
+        for_each_read(x, [&](const Loc& l) { own[c].touch(l, x.count, end_when, span); });
+        own[c].touch(x.dst, x.count, end_when, span);
+      }
       // A write takes the lines from every other core's cache.
       for (std::size_t c = 0; c < by_core.size(); ++c)
-        if (c != core_of(x.dst.rank)) by_core[c].forget(x.dst, x.count);
+        if (c != core_of(x.dst.rank)) {
+          by_core[c].forget(x.dst, x.count);
+          own[c].forget(x.dst, x.count);
+        }
       traffic += touched_bytes(x, esize);
     }
     touched.advance(traffic);
     written.advance(traffic);
+    copied.advance(traffic);
     for (auto& c : by_core) c.advance(traffic);
+    for (std::size_t c = 0; c < C; ++c) own_now[c] += own_off[c];
   };
   // Calls repeated back to back (a benchmark, a training loop) find in the cache what
   // the call before touched last: the first pass only touches.
@@ -341,8 +448,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // counts every core's traffic, and each core makes its share of it.
   const int busy_cores = m.cores > 0 ? std::min(m.cores, s.ranks) : s.ranks;
   const double near_reach = m.near_cache_bytes > 0 ? m.near_cache_bytes * std::max(1, busy_cores) : 0;
-  const double first_reach =
-      m.beta_held_first_gbps > 0 && m.first_cache_bytes > 0 ? m.first_cache_bytes * std::max(1, busy_cores) : 0;
+  const bool first_level = m.beta_held_first_gbps > 0 && m.first_cache_bytes > 0;
   const std::size_t S = s.steps.size();
   std::vector<double> memory(S, 0.0);
   // Per transfer: the share of its traffic not in the rank's reach, the share in the
@@ -369,6 +475,10 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         r.begin_step();
       }
       reading.clear();
+      std::vector<double> step_traffic(C, 0.0);
+      for (const auto& x : st.transfers)
+        if (x.count > 0 && x.action != Action::compute && turn_of(x) == g)
+          step_traffic[core_of(x.dst.rank)] += touched_bytes(x, esize);
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& x = st.transfers[i];
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
@@ -383,7 +493,20 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           read += miss;
           reads += bytes;
           if (core_of(l.rank) != core_of(x.dst.rank)) {
-            const double theirs = bytes - written.missed(l, x.count, esize);  // still in the writer's core
+            // Still in the writer's core. A copy (memcpy) leaves its lines there for
+            // another core to fetch slowly wherever they are; a reduce's stores only
+            // while they are in the writer's own cache. On the machine of
+            // bench/RESULTS.md another core copied out 1 MiB a memcpy had just written
+            // at 25 GB/s, and 1 MiB a store loop had written at 48 (as its own lines),
+            // and a 2-rank ring all-reduce of 2 MiB, whose all-gather copies out what the
+            // other rank's reduce-copy wrote, took 0.75x what the memory's rate for those
+            // lines predicted.
+            const std::size_t wc = core_of(l.rank);
+            const double theirs =
+                std::max(bytes - copied.missed(l, x.count, esize),
+                         std::min(bytes - written.missed(l, x.count, esize),
+                                  esize * own[wc].held(l, x.count, own_now[wc], step_traffic[wc],
+                                                       m.near_cache_bytes)));  // still in the writer's core
             remote += theirs;
             // Without a calibrated rate for writing lines another core holds (below),
             // lines the writer still holds in its own cache make the transfer run no
@@ -412,18 +535,28 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         // core's first-level cache come at beta_held_first_gbps: there 4-16 KiB came at
         // 29-31 GB/s, and a 2-rank flat all-reduce of 4 KiB, which overwrites the 4 KiB
         // the other rank copied in the call before, took 0.45 us a call, not the 0.91
-        // the rate of 128 KiB said.
+        // the rate of 128 KiB said. Within reach means within that core's own traffic
+        // since it touched them, counted as its transfer ran (the tail of a long copy is
+        // recent, its head old), and as it goes on moving bytes while this write runs:
+        // what it read lately stays only while it has nothing else to do. (On the same
+        // machine a core that had read 4 MiB and then moved 8 MiB more gave its lines up
+        // at a copy's rate in the last level; a 2-rank ring all-reduce of 2 MiB, whose
+        // reduce-scatter overwrites what the other core read while that core runs a
+        // reduce-copy of its own, paid nothing for them, and a 2-rank flat all-reduce,
+        // whose other core waits idle with the tail of the sum it copied out, paid.)
         double held_far = 0, held_first = 0;
         if (m.beta_held_gbps > 0 && near_reach > 0)
           for (std::size_t c = 0; c < by_core.size(); ++c)
             if (c != core_of(x.dst.rank)) {
-              const double near = bytes - by_core[c].missed(x.dst, x.count, esize, near_reach);
-              const double first =
-                  first_reach > 0 ? std::min(near, bytes - by_core[c].missed(x.dst, x.count, esize, first_reach)) : 0.0;
+              const double near = esize * own[c].held(x.dst, x.count, own_now[c], step_traffic[c], m.near_cache_bytes);
+              const double first = first_level
+                                       ? std::min(near, esize * own[c].held(x.dst, x.count, own_now[c], step_traffic[c],
+                                                                            m.first_cache_bytes))
+                                       : 0.0;
               held = std::max(held, near - first);
               held_first = std::max(held_first, first);
               if (m.beta_held_far_gbps > 0)
-                held_far = std::max(held_far, bytes - by_core[c].missed(x.dst, x.count, esize) - near);
+                held_far = std::max(held_far, std::max(0.0, bytes - by_core[c].missed(x.dst, x.count, esize) - near));
             }
         const double dst = x.action == Action::reduce ? 2 : 1;
         const double dst_miss = touched.missed(x.dst, x.count, esize);
