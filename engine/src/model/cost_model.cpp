@@ -363,11 +363,9 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   }
   const double esize = static_cast<double>(size_of(s.dtype));
   // `touched`: every byte read or written; `written`: what its owner wrote (a rank
-  // writes only its own memory); `copied`: what its owner wrote with a copy and nothing
-  // rewrote since. A reader on another core fetches what a copy wrote at about the
-  // from-memory rate wherever it still is in the cache, and what a reduce or a
-  // reduce-copy wrote at that rate only while it is in the writer's own cache (below).
-  Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes), copied(s, m.cache_bytes);
+  // writes only its own memory). A reader on another core fetches what the writer's own
+  // cache still holds of it at about the from-memory rate (below).
+  Reuse touched(s, m.cache_bytes), written(s, m.cache_bytes);
   // Ranks pinned to one core (cpu::core_for_lane) share its cache: what one of them wrote
   // is near for the others.
   const auto lanes = static_cast<std::size_t>(dataflow::lane_count(s));
@@ -389,7 +387,6 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
     double traffic = 0;
     touched.begin_step();
     written.begin_step();
-    copied.begin_step();
     for (auto& c : by_core) c.begin_step();
     std::vector<double> own_off(C, 0.0);
     for (const auto& x : st.transfers) {
@@ -402,8 +399,6 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       touched.touch(x.dst, x.count);
       mine.touch(x.dst, x.count);
       written.touch(x.dst, x.count);
-      if (x.action == Action::copy) copied.touch(x.dst, x.count);
-      else copied.forget(x.dst, x.count);
       {
         const std::size_t c = core_of(x.dst.rank);
         const double span = touched_bytes(x, esize);
@@ -422,7 +417,6 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
     }
     touched.advance(traffic);
     written.advance(traffic);
-    copied.advance(traffic);
     for (auto& c : by_core) c.advance(traffic);
     for (std::size_t c = 0; c < C; ++c) own_now[c] += own_off[c];
   };
@@ -493,20 +487,21 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
           read += miss;
           reads += bytes;
           if (core_of(l.rank) != core_of(x.dst.rank)) {
-            // Still in the writer's core. A copy (memcpy) leaves its lines there for
-            // another core to fetch slowly wherever they are; a reduce's stores only
-            // while they are in the writer's own cache. On the machine of
-            // bench/RESULTS.md another core copied out 1 MiB a memcpy had just written
-            // at 25 GB/s, and 1 MiB a store loop had written at 48 (as its own lines),
-            // and a 2-rank ring all-reduce of 2 MiB, whose all-gather copies out what the
-            // other rank's reduce-copy wrote, took 0.75x what the memory's rate for those
-            // lines predicted.
+            // Still in the writer's core: what it wrote while its own cache still holds
+            // it (on its clock, as below) comes from that core at about the memory's rate;
+            // what its own cache gave up is in the shared one. On the machine of
+            // bench/RESULTS.md a 2-rank ring all-reduce of 2 MiB, whose all-gather copies
+            // out the 1 MiB the other rank's reduce-copy wrote among its 3 MiB, took 0.75x
+            // what the memory's rate for all of it predicted (another core copied out lines
+            // a core had just written at 42-48 GB/s for minutes at a time, and at 17-26 for
+            // others, whatever wrote them).
             const std::size_t wc = core_of(l.rank);
-            const double theirs =
-                std::max(bytes - copied.missed(l, x.count, esize),
-                         std::min(bytes - written.missed(l, x.count, esize),
-                                  esize * own[wc].held(l, x.count, own_now[wc], step_traffic[wc],
-                                                       m.near_cache_bytes)));  // still in the writer's core
+            // (No own cache known: all it wrote lately.)
+            const double wrote = bytes - written.missed(l, x.count, esize);
+            const double theirs = m.near_cache_bytes > 0
+                                      ? std::min(wrote, esize * own[wc].held(l, x.count, own_now[wc], step_traffic[wc],
+                                                                             m.near_cache_bytes))
+                                      : wrote;
             remote += theirs;
             // Without a calibrated rate for writing lines another core holds (below),
             // lines the writer still holds in its own cache make the transfer run no
