@@ -134,6 +134,20 @@ TEST_CASE("model terms: a step costs something even when nothing waits, and more
   const double sync = predict_sync_us(ring, m);
   CHECK(sync > 3 * (1.5 * m.switch_us + 1.5 * m.step_us));      // more than the cores' average
   CHECK(sync <= 3 * (2 * m.switch_us + 2 * m.step_us) + 1e-9);  // at most the busier core's
+  // One hop each way between the cores: onto the shared core it takes that core's two
+  // lanes' turns; onto the lone rank's core a wake-up, as a spinning lane's (that rank
+  // yields with nothing else to run).
+  auto hop = [](std::int32_t from, std::int32_t to) {
+    Schedule s = world(3, 2);
+    step(s, {Transfer{{from, 0, 0}, {from, 0, 1}, 1, Action::copy, 1}});
+    step(s, {Transfer{{from, 0, 1}, {to, 0, 0}, 1, Action::copy, 1}});
+    return s;
+  };
+  m.remote_look_us = 0;
+  m.step_us = 0;
+  CHECK(predict_sync_us(hop(1, 2), m) == doctest::Approx(m.wake_us));
+  CHECK(predict_sync_us(hop(2, 1), m) == doctest::Approx(2 * m.switch_us));
+  CHECK(predict_sync_us(hop(0, 1), m) == doctest::Approx(2 * m.switch_us));
 }
 
 TEST_CASE(

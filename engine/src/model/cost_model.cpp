@@ -468,7 +468,12 @@ double sync_us(const Schedule& s, const CostModel& m, const std::vector<std::vec
   // waits for that one's turn, whatever the average over the cores. On the 2-core machine
   // of bench/RESULTS.md 3 ranks took 0.8x their prediction at every small size while
   // 4 ranks (2 on each core) were right, until the lanes on the busier core were priced
-  // as such.
+  // as such. A lane alone on its core, though, has nobody to hand the core to while it
+  // waits (the backend's waits yield when ranks outnumber cores, and a yield with nothing
+  // else to run returns at once): it sees what it waits for as a spinning lane does, in a
+  // wake-up. There, 3-rank ring all-reduces of 8 B to 4 KiB, whose ring crosses onto the
+  // lone rank's core at every turn, took 0.56-0.72x what a scheduler's turn for that hop
+  // predicted.
   std::vector<double> wake_of(lanes), own_of(lanes);
   std::vector<std::size_t> core_of_lane(lanes);
   for (std::size_t l = 0; l < lanes; ++l)
@@ -479,7 +484,7 @@ double sync_us(const Schedule& s, const CostModel& m, const std::vector<std::vec
     for (std::size_t l = 0; l < lanes; ++l) on_core[core_of_lane[l]]++;
     for (std::size_t l = 0; l < lanes; ++l) {
       const double sharing = on_core[core_of_lane[l]];
-      wake_of[l] = threads <= cores ? m.wake_us : m.switch_us * std::max(1.0, sharing);
+      wake_of[l] = threads <= cores || sharing <= 1 ? m.wake_us : m.switch_us * sharing;
       // Every lane walks every step (checks what it waits for, runs its part, says it is
       // done); lanes that share a core take turns at it.
       own_of[l] = m.step_us * std::max(1.0, sharing);
