@@ -504,6 +504,33 @@ TEST_CASE("model terms: in fast mode ranks that never wait for each other reach 
   CHECK(predict_auto_us(ring, m) - predict_sync_us(ring, m) == doctest::Approx(predict_us(ring, data)));
 }
 
+TEST_CASE(
+    "model terms: ranks that wait only for ranks their core runs before them also take the cache a core at a time") {
+  // A chain broadcast on 8 ranks, 4 on each of 2 cores: each rank waits for the one
+  // before it, and no wait runs back against the order in which each core runs its ranks
+  // (0 to 3, 4 to 7). Each core runs one rank through the whole call, then the next,
+  // which then finds the chunks it reads a whole turn old: from memory with a cache of
+  // 8 MB and 8 MiB a rank, though step order reads each one step after it was written.
+  CostModel m = machine();
+  m.cache_bytes = 8e6;
+  m.shared_gbps = 0;
+  CostModel data = m;
+  data.alpha_us = 0;
+  data.alpha_per_rank_us = 0;
+  const std::uint64_t count = 1 << 21;  // 8 MiB of float32
+  const Schedule chain = lowered(Collective::broadcast, "chain", 8, count);
+  const double fast = predict_auto_us(chain, m) - predict_sync_us(chain, m);
+  CHECK(fast > 1.2 * predict_us(chain, data));
+  // With a cache that holds everything the order does not matter.
+  m.cache_bytes = data.cache_bytes = 1e9;
+  CHECK(predict_auto_us(chain, m) - predict_sync_us(chain, m) == doctest::Approx(predict_us(chain, data)));
+  // A ring all-reduce's waits run back through the cores (rank 0 waits for what rank 7
+  // passes on): step order.
+  m.cache_bytes = data.cache_bytes = 8e6;
+  const Schedule ring = lowered(Collective::allreduce, "ring", 8, count);
+  CHECK(predict_auto_us(ring, m) - predict_sync_us(ring, m) == doctest::Approx(predict_us(ring, data)));
+}
+
 TEST_CASE("model terms: ranks reading the same bytes in one step bring them from memory once") {
   CostModel m = machine();
   m.repeated_calls = false;

@@ -429,19 +429,52 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
 // the next, so only one lane a core touches memory at a time, not every rank in step
 // order. A rank's accumulator then stays in the cache from one of its steps to the next
 // (on the machine of bench/RESULTS.md a pairwise reduce-scatter of 16 MiB on 8 ranks
-// took a third of what step order predicts). Turn t holds the t-th lane of each core.
-// Empty (step order) where lanes wait for each other, or every lane has a core.
+// took a third of what step order predicts). The same holds where lanes do wait for
+// each other but never for one their core runs later, even through other cores' lanes
+// (a chain broadcast: each rank waits for the one before it): a lane that has what it
+// needs runs on until its core takes it away, and the next lane of that core then
+// finds the chunks it reads long written (there the 8-rank chain broadcast of 64 MiB
+// took the time of eight copies from memory, 1.4-2x what step order predicted, whose
+// chunks are read one step after they are written). Turn t holds the t-th lane of each
+// core. Empty (step order) where a wait runs back against that order (a ring: each
+// core's first lane waits for what its last lane passes on), or every lane has a core.
 std::vector<int> lane_turns(const Schedule& s, const CostModel& m,
                             const std::vector<std::vector<std::vector<dataflow::Dep>>>& deps) {
   const std::size_t lanes = deps.size();
   const auto cores = static_cast<std::size_t>(m.cores > 0 ? m.cores : s.ranks);
   if (lanes <= cores) return {};
+  // Lane a before lane b: b waits for a within the call, or b comes after a on their core.
+  std::vector<std::vector<std::size_t>> after(lanes);
+  std::vector<std::size_t> waits_for(lanes, 0);
+  auto before = [&](std::size_t a, std::size_t b) {
+    after[a].push_back(b);
+    ++waits_for[b];
+  };
   for (std::size_t l = 0; l < lanes; ++l)
     for (const auto& step : deps[l])
       for (const auto& d : step)
-        if (d.step >= 0 && static_cast<std::size_t>(d.rank) != l) return {};
+        if (d.step >= 0 && static_cast<std::size_t>(d.rank) != l) before(static_cast<std::size_t>(d.rank), l);
   std::vector<int> turn(lanes), seen(cores, 0);
-  for (std::size_t l = 0; l < lanes; ++l) turn[l] = seen[cpu::core_for_lane(l, lanes, cores)]++;
+  std::vector<std::size_t> last(cores, lanes);
+  for (std::size_t l = 0; l < lanes; ++l) {
+    const std::size_t c = cpu::core_for_lane(l, lanes, cores);
+    turn[l] = seen[c]++;
+    if (last[c] < lanes) before(last[c], l);
+    last[c] = l;
+  }
+  // That order holds only without a cycle (Kahn's topological sort reaches every lane).
+  std::vector<std::size_t> free;
+  for (std::size_t l = 0; l < lanes; ++l)
+    if (waits_for[l] == 0) free.push_back(l);
+  std::size_t ordered = 0;
+  while (!free.empty()) {
+    const std::size_t a = free.back();
+    free.pop_back();
+    ++ordered;
+    for (const std::size_t b : after[a])
+      if (--waits_for[b] == 0) free.push_back(b);
+  }
+  if (ordered < lanes) return {};
   return turn;
 }
 
