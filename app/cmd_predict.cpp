@@ -50,6 +50,8 @@ struct Row {
   Prediction p;
   double algbw = 0, busbw = 0;
   std::uint64_t transfers = 0;
+  std::uint64_t steps = 0;          // steps_digest of the schedule priced (0: none, priced from a shape)
+  std::string same_as;              // an earlier row whose schedule runs the very same steps
   const char* method = "schedule";  // "shape": each distinct step once; "flow": every transfer of a schedule
 };
 
@@ -66,6 +68,7 @@ void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const cha
     j["bytes"] = bytes;
   }
   j["auto_pick"] = auto_pick;
+  if (!r.same_as.empty()) j["same_steps_as"] = r.same_as;
   j["method"] = method;
   j["model"] = model;
   j["mode"] = mode;
@@ -90,8 +93,9 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
     const std::string name = rows[i].p.library_algorithm.empty()
                                  ? rows[i].algorithm
                                  : rows[i].algorithm + " (" + rows[i].p.library_algorithm + ")";
-    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s\n", name.c_str(), rows[i].p.us, rows[i].algbw, rows[i].busbw,
-                levels.c_str(), i == marked ? "  <- auto" : "");
+    const std::string same = rows[i].same_as.empty() ? "" : "  (the same steps as " + rows[i].same_as + ")";
+    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s%s\n", name.c_str(), rows[i].p.us, rows[i].algbw, rows[i].busbw,
+                levels.c_str(), same.c_str(), i == marked ? "  <- auto" : "");
   }
 }
 
@@ -324,6 +328,12 @@ int cmd_predict(const PredictFlags& f) {
                                      "price NCCL's own collective (--algo nccl) on a topology, or one of collscope's "
                                      "algorithms (--algo all)"));
     r.transfers = s->total_transfers();
+    r.steps = steps_digest(*s);
+    for (const Row& earlier : rows)
+      if (earlier.steps == r.steps) {
+        r.same_as = earlier.algorithm;
+        break;
+      }
     if (one_call && r.p.us > 0) {
       const double bytes = static_cast<double>(message_bytes(spec->coll, spec->ranks, spec->count, spec->dtype));
       r.algbw = bytes / (r.p.us * 1e3);

@@ -54,6 +54,17 @@ def read_jsonl(path):
     return rows
 
 
+def pass_times(path):
+    """One pass's bench file: algorithm -> its out-of-place time per call (the median of its
+    rows, where runs of bench were appended to one file), and algorithm -> message bytes."""
+    times, nbytes = {}, {}
+    for b in read_jsonl(path):
+        if b["out_of_place"]["time_us"] > 0:
+            times.setdefault(b["algorithm"], []).append(b["out_of_place"]["time_us"])
+            nbytes[b["algorithm"]] = b["size"]
+    return {a: statistics.median(v) for a, v in times.items()}, nbytes
+
+
 def measured_runs(out, name):
     """A cell's bench output, one file per round (raw/round-N/), or the one file of a grid
     measured in a single pass (raw/bench-NAME.jsonl)."""
@@ -77,10 +88,10 @@ def read_cells(out):
                 picks[key] = p["algorithm"]
         runs, nbytes = {}, {}
         for path in measured_runs(out, name):
-            for b in read_jsonl(path):
-                if b["out_of_place"]["time_us"] > 0:
-                    runs.setdefault(b["algorithm"], []).append(b["out_of_place"]["time_us"])
-                    nbytes[b["algorithm"]] = b["size"]
+            times, sizes = pass_times(path)
+            for algo, t in times.items():
+                runs.setdefault(algo, []).append(t)
+            nbytes.update(sizes)
         for algo, times in runs.items():
             if algo not in pred or pred[algo] <= 0:
                 continue
@@ -90,11 +101,27 @@ def read_cells(out):
     return cells, picks
 
 
-def paired_ratios(out, prefix="predict-", picks=None):
+def same_steps(rows):
+    """algorithm -> the first algorithm of predict's rows that lowers the call to the same
+    steps (predict's same_steps_as), or itself."""
+    return {p["algorithm"]: p.get("same_steps_as") or p["algorithm"] for p in rows}
+
+
+def as_one(measured, root):
+    """Measured times with every set of algorithms that run the same steps taken as one
+    schedule: the median of its members' times, under its first member's name."""
+    groups = {}
+    for algo, t in measured.items():
+        groups.setdefault(root.get(algo, algo), []).append(t)
+    return {r: statistics.median(v) for r, v in groups.items()}
+
+
+def paired_ratios(out, prefix="predict-", picks=None, pooled=None):
     """(coll, ranks, size, algorithm) -> [predicted / measured of each pass priced with its own
     calibration (prefix "probed-predict-": with the placement measured before the cell's
     group)]; empty where no pass was priced so. `picks`, where given, gets (coll, ranks, size)
-    -> [auto's regret in each pass, with that pass's prices]."""
+    -> [auto's regret in each pass, with that pass's prices]; `pooled` the same with the
+    algorithms that run the same steps measured as one (as_one)."""
     ratios = {}
     for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", prefix + "*.jsonl"))):
         name = os.path.basename(predict_path)[len(prefix):-len(".jsonl")]
@@ -104,17 +131,41 @@ def paired_ratios(out, prefix="predict-", picks=None):
         coll, ranks, size = name.rsplit("-", 2)
         rows = read_jsonl(predict_path)
         pred = {p["algorithm"]: p["predicted_us"] for p in rows}
-        measured = {}
-        for b in read_jsonl(bench_path):
-            t = b["out_of_place"]["time_us"]
-            if t > 0:
-                measured[b["algorithm"]] = t
-            if t > 0 and pred.get(b["algorithm"], 0) > 0:
-                ratios.setdefault((coll, int(ranks), size, b["algorithm"]), []).append(pred[b["algorithm"]] / t)
+        measured, _ = pass_times(bench_path)
+        for algo, t in measured.items():
+            if pred.get(algo, 0) > 0:
+                ratios.setdefault((coll, int(ranks), size, algo), []).append(pred[algo] / t)
         pick = next((p["algorithm"] for p in rows if p.get("auto_pick")), None)
         if picks is not None and pick in measured and len(measured) > 1:
             picks.setdefault((coll, int(ranks), size), []).append(measured[pick] / min(measured.values()))
+        if pooled is not None and pick in measured and len(measured) > 1:
+            root = same_steps(rows)
+            one = as_one(measured, root)
+            pooled.setdefault((coll, int(ranks), size), []).append(one[root.get(pick, pick)] / min(one.values()))
     return ratios
+
+
+def twin_spread(out):
+    """How far apart this machine measures algorithms that run the very same steps (predict's
+    same_steps_as), in the same pass: ([max/min of each such pair in each pass],
+    [max/min of each pair's median over the passes])."""
+    per_pass, per_cell = [], []
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "predict-*.jsonl"))):
+        name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
+        twins = [(p["algorithm"], p["same_steps_as"]) for p in read_jsonl(predict_path) if p.get("same_steps_as")]
+        if not twins:
+            continue
+        ratios = {}
+        for path in measured_runs(out, name):
+            times = pass_times(path)[0]
+            for a, b in twins:
+                if a in times and b in times:
+                    ratios.setdefault((a, b), []).append(times[a] / times[b])
+        for v in ratios.values():
+            per_pass.extend(max(r, 1 / r) for r in v)
+            m = statistics.median(v)
+            per_cell.append(max(m, 1 / m))
+    return per_pass, per_cell
 
 
 def paired_report(ratios, what="Each pass priced with the calibration taken just before it", column="paired"):
@@ -169,9 +220,7 @@ def pass_regrets(out):
         name = os.path.basename(predict_path)[len("predict-"):-len(".jsonl")]
         passes = []
         for path in measured_runs(out, name):
-            times = {b["algorithm"]: b["out_of_place"]["time_us"] for b in read_jsonl(path)
-                     if b["out_of_place"]["time_us"] > 0}
-            passes.append(times)
+            passes.append(pass_times(path)[0])
         if len(passes) < 3:
             continue
         algos = set.intersection(*[set(p) for p in passes])
@@ -353,8 +402,8 @@ def main():
     regret = regrets(cells, picks)
     ratios = paired_ratios(a.out)
     print(report(cells, regret, meta, model, pass_regrets(a.out), paired_report(ratios) if ratios else None))
-    probed_picks = {}
-    probed = paired_ratios(a.out, "probed-predict-", probed_picks)
+    probed_picks, probed_pooled = {}, {}
+    probed = paired_ratios(a.out, "probed-predict-", probed_picks, probed_pooled)
     if probed:
         lines, g, within, n = paired_report(
             probed, "Each (collective, ranks) group of each pass priced with the cores' placement measured just "
@@ -366,6 +415,22 @@ def main():
                   "the worst %.2f, %d of %d cells above %.2f; the geomean error is %s the target."
                   % (geomean(reg), max(reg), sum(1 for r in reg if r > TARGET_REGRET_CELL), len(reg),
                      TARGET_REGRET_CELL, "within" if g <= TARGET_GEOMEAN else "above"))
+    per_pass, per_cell = twin_spread(a.out)
+    if per_pass:
+        above = sum(1 for r in per_pass if r > TARGET_REGRET_CELL)
+        print("\nAlgorithms that run the very same steps (predict's same_steps_as), measured in the same pass: "
+              "%d of %d (pair, pass) %.0f%% more than %.2fx apart, the worst %.2fx; the medians over the passes "
+              "%d of %d pairs (%.0f%%), the worst %.2fx. A pick between two of them scores that much regret by "
+              "chance alone."
+              % (above, len(per_pass), 100.0 * above / len(per_pass), TARGET_REGRET_CELL, max(per_pass),
+                 sum(1 for r in per_cell if r > TARGET_REGRET_CELL), len(per_cell),
+                 100.0 * sum(1 for r in per_cell if r > TARGET_REGRET_CELL) / len(per_cell), max(per_cell)))
+        pooled = [statistics.median(v) for v in probed_pooled.values()]
+        if pooled:
+            print("With each such set measured as one schedule (the median of its members), auto's regret by "
+                  "placement has a geomean of %.3f, the worst %.2f, %d of %d cells above %.2f."
+                  % (geomean(pooled), max(pooled), sum(1 for r in pooled if r > TARGET_REGRET_CELL), len(pooled),
+                     TARGET_REGRET_CELL))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -64,6 +65,33 @@ TEST_CASE("cli predict: every algorithm on a topology, with auto's pick and the 
   REQUIRE(text.code == 0);
   CHECK(text.out.find("# predicted with the cpu model, ") != std::string::npos);
   CHECK(text.out.find("<- auto") != std::string::npos);
+}
+
+TEST_CASE("cli predict: algorithms that lower a call to the same steps say so") {
+  // On one node the node-aware rings are the plain ring; flat and the trees are not.
+  auto o = cs("predict --coll allreduce --ranks 3 --count 1000 --algo all --json");
+  REQUIRE(o.code == 0);
+  std::map<std::string, std::string> same;
+  std::map<std::string, double> price;
+  for (const auto& r : json_lines(o.out)) {
+    const std::string a = r["algorithm"];
+    same[a] = r.value("same_steps_as", "");
+    price[a] = r["predicted_us"].get<double>();
+  }
+  REQUIRE(same.count("hierarchical"));
+  CHECK(same["hierarchical"] == "ring");
+  CHECK(same["rings"] == "ring");
+  CHECK(price["hierarchical"] == doctest::Approx(price["ring"]));
+  for (const char* a : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "double_tree"})
+    CHECK_MESSAGE(same[a].empty(), a);
+  // Two ranks: a broadcast's binomial tree is the flat one.
+  auto b = cs("predict --coll broadcast --ranks 2 --count 100 --algo all");
+  CHECK(b.out.find("(the same steps as flat)") != std::string::npos);
+  // Across nodes the node-aware ones are rings of another shape.
+  auto nodes = cs("predict --coll allreduce --ranks 8 --count 1000 --algo all --ranks-per-node 4 --json");
+  REQUIRE(nodes.code == 0);
+  for (const auto& r : json_lines(nodes.out))
+    if (r["algorithm"] == "hierarchical") CHECK(r.value("same_steps_as", "") != "ring");
 }
 
 TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, auto the fastest of them") {

@@ -4,6 +4,7 @@
 // and observable mode; and NCCL-style rings put every card of a node to work.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -202,4 +203,64 @@ TEST_CASE("hierarchical: on a topology of nodes auto considers them, priced per 
     CHECK(p != "rings");
     CHECK(p != "hierarchical");
   }
+}
+
+TEST_CASE("hierarchical: on one node a node-aware ring runs the plain ring's steps (steps_digest)") {
+  for (std::int32_t n = 2; n <= 9; ++n)
+    for (std::uint64_t count : {1ull, 7ull, 1000ull})
+      for (bool in_place : {false, true}) {
+        AlgoCase ring{Collective::allreduce, "ring", n, count, 0, in_place};
+        const Schedule plain = lower(ring);
+        for (const char* name : {"hierarchical", "rings"}) {
+          AlgoCase c = ring;
+          c.algo = name;
+          CHECK_MESSAGE(steps_digest(lower(c)) == steps_digest(plain), describe(c));
+          // Across even nodes they are rings of another shape (uneven nodes: one ring).
+          if (n >= 4 && n % 2 == 0 && count == 1000) {
+            c.ranks_per_node = 2;
+            CHECK_MESSAGE(steps_digest(lower(c)) != steps_digest(plain), describe(c));
+          }
+        }
+      }
+  // Different algorithms, different steps.
+  AlgoCase rd{Collective::allreduce, "recursive_doubling", 4, 1000};
+  AlgoCase ring{Collective::allreduce, "ring", 4, 1000};
+  CHECK(steps_digest(lower(rd)) != steps_digest(lower(ring)));
+}
+
+TEST_CASE("steps_digest: names, captions and the order within a step do not count; what moves does") {
+  const Schedule s = lower(AlgoCase{Collective::allreduce, "ring", 4, 1000});
+  const std::uint64_t d = steps_digest(s);
+  REQUIRE(s.steps.size() >= 2);
+  REQUIRE(s.steps[0].transfers.size() >= 2);
+
+  Schedule renamed = s;
+  renamed.buffers[0].name = "x";
+  renamed.calls[0].algorithm = "another";
+  for (auto& st : renamed.steps) st.phase = "p", st.caption = "c";
+  CHECK(steps_digest(renamed) == d);
+
+  Schedule reordered = s;
+  std::reverse(reordered.steps[0].transfers.begin(), reordered.steps[0].transfers.end());
+  CHECK(steps_digest(reordered) == d);
+
+  Schedule shorter = s;
+  shorter.steps[1].transfers[0].count -= 1;
+  CHECK(steps_digest(shorter) != d);
+
+  Schedule elsewhere = s;
+  elsewhere.steps[0].transfers[0].dst.offset += 1;
+  CHECK(steps_digest(elsewhere) != d);
+
+  Schedule copied = s;
+  copied.steps[0].transfers[0].action = Action::copy;
+  CHECK(steps_digest(copied) != d);
+
+  Schedule swapped = s;  // the same transfers in another order of steps
+  std::swap(swapped.steps[0].transfers, swapped.steps[1].transfers);
+  CHECK(steps_digest(swapped) != d);
+
+  Schedule wider = s;
+  wider.buffers[1].count[0] += 1;
+  CHECK(steps_digest(wider) != d);
 }

@@ -104,6 +104,39 @@ with tempfile.TemporaryDirectory() as out:
     check("auto's regret (a cell: the median over its passes) has a geomean of 1.000, the worst 1.00, 0 of 2 cells "
           "above 1.10; the geomean error is within the target" in r.stdout, "probed regret line")
 
+# Algorithms that run the same steps (predict's same_steps_as): reduce-scatter on 2 ranks,
+# where pairwise runs the ring's steps and recursive halving its own.
+with tempfile.TemporaryDirectory() as out:
+    raw = os.path.join(out, "raw")
+    rows = [predict("ring", 1.0, True), dict(predict("pairwise", 1.0, False), same_steps_as="ring"),
+            predict("recursive_halving", 1.4, False)]
+    write_jsonl(os.path.join(raw, "predict-reduce_scatter-2-8.jsonl"), rows)
+    # Per pass: ring 1, 1, 1.3; pairwise 1.2, 0.9, 1; recursive halving 1.5.
+    for i, (ring, pairwise) in enumerate([(1.0, 1.2), (1.0, 0.9), (1.3, 1.0)], 1):
+        write_jsonl(os.path.join(raw, "round-%d" % i, "bench-reduce_scatter-2-8.jsonl"),
+                    [bench("ring", ring, 8), bench("pairwise", pairwise, 8), bench("recursive_halving", 1.5, 8)])
+        write_jsonl(os.path.join(raw, "round-%d" % i, "probed-predict-reduce_scatter-2-8.jsonl"), rows)
+    r = subprocess.run([sys.executable, script, out], capture_output=True, text=True)
+    check(r.returncode == 0, "twins: exit status %d: %s" % (r.returncode, r.stderr))
+    # pairwise / ring: 1.2, 0.9, 1/1.3 -> apart by 1.2, 1.11, 1.3, all above 1.10; their
+    # median 0.9 -> 1.11 apart.
+    check("measured in the same pass: 3 of 3 (pair, pass) 100% more than 1.10x apart, the worst 1.30x; the medians "
+          "over the passes 1 of 1 pairs (100%), the worst 1.11x" in r.stdout, "twin line not in:\n%s" % r.stdout)
+    # auto picks the ring: regret 1, 1/0.9, 1.3, the median 1.11; measured as one with
+    # pairwise (the mean of the two: 1.1, 0.95, 1.15) against recursive halving's 1.5: 1.
+    check("has a geomean of 1.111, the worst 1.11, 1 of 1 cells above 1.10" in r.stdout, "plain regret by placement")
+    check("With each such set measured as one schedule (the median of its members), auto's regret by placement has a "
+          "geomean of 1.000, the worst 1.00, 0 of 1 cells above 1.10." in r.stdout, "pooled regret line")
+    # Bench files with several rows of an algorithm (runs appended): their median.
+    write_jsonl(os.path.join(raw, "round-1", "bench-reduce_scatter-2-8.jsonl"),
+                [bench("ring", 1.0, 8), bench("pairwise", 1.2, 8), bench("recursive_halving", 1.5, 8),
+                 bench("ring", 3.0, 8), bench("ring", 1.1, 8)])
+    r = subprocess.run([sys.executable, script, out, "--csv", os.path.join(out, "c.csv")], capture_output=True, text=True)
+    with open(os.path.join(out, "c.csv"), encoding="utf-8") as f:
+        ring_row = [row for row in f.read().splitlines() if ",ring," in row]
+    # The ring's passes: 1.1 (median of 1, 3, 1.1), 1, 1.3: median 1.1, spread 1.3.
+    check(ring_row and ring_row[0].startswith("reduce_scatter,2,8,8,ring,1.100,1.000,1,3,1.30"), "rows: %s" % ring_row)
+
 if failures:
     print("model_grid.py test failed:\n  " + "\n  ".join(failures))
     sys.exit(1)

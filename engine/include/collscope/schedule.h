@@ -266,6 +266,12 @@ void for_each_read(const Transfer& t, F&& f) {
   if (t.action == Action::reduce_copy) f(t.aux);
 }
 
+// A 64-bit digest of what a schedule runs: its ranks, dtype, buffer sizes and every
+// step's transfers, leaving out every name and caption (of the algorithm, the buffers,
+// the steps). Two algorithms that lower a call to the same steps (a node-aware ring on
+// one node and the plain ring) have equal digests; `predict --algo all` says so.
+std::uint64_t steps_digest(const Schedule& s);
+
 // Bytes a step moves between ranks (local copies excluded).
 std::uint64_t step_bytes(const Schedule& s, const Step& st);
 

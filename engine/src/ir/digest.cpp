@@ -1,6 +1,8 @@
 #include "ir/digest.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace collscope {
 
@@ -35,6 +37,18 @@ class Fnv {
 };
 
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// What a transfer moves where, and how. `labels`: a compute span's label too.
+void transfer(Fnv& h, const Transfer& t, bool labels) {
+  h.loc(t.src);
+  h.loc(t.dst);
+  h.num(t.count);
+  h.num(static_cast<std::uint64_t>(t.action));
+  h.num(t.divisor);
+  h.num(t.duration_us);
+  if (labels) h.num(u(t.label));
+  if (t.action == Action::reduce_copy) h.loc(t.aux);
+}
 
 }  // namespace
 
@@ -83,16 +97,7 @@ std::uint64_t schedule_digest(const Schedule& s) {
     h.num(st.native);
     h.text(st.library);
     h.num(st.transfers.size());
-    for (const auto& t : st.transfers) {
-      h.loc(t.src);
-      h.loc(t.dst);
-      h.num(t.count);
-      h.num(static_cast<std::uint64_t>(t.action));
-      h.num(t.divisor);
-      h.num(t.duration_us);
-      h.num(u(t.label));
-      if (t.action == Action::reduce_copy) h.loc(t.aux);
-    }
+    for (const auto& t : st.transfers) transfer(h, t, true);
   }
   h.num(s.labels.size());
   for (const auto& l : s.labels) h.text(l);
@@ -102,6 +107,34 @@ std::uint64_t schedule_digest(const Schedule& s) {
     h.text(o.text);
     h.num(u(o.first_step));
     h.num(u(o.last_step));
+  }
+  return h.value();
+}
+
+std::uint64_t steps_digest(const Schedule& s) {
+  Fnv h;
+  h.num(u(s.ranks));
+  h.num(static_cast<std::uint64_t>(s.dtype));
+  h.num(s.buffers.size());
+  for (const auto& b : s.buffers) {
+    h.num(b.count.size());
+    for (auto c : b.count) h.num(c);
+  }
+  // A step is the set of its transfers: their order within the step is left out.
+  h.num(s.steps.size());
+  std::vector<std::uint64_t> each;
+  for (const auto& st : s.steps) {
+    h.num(st.native);
+    h.text(st.library);
+    each.clear();
+    for (const auto& t : st.transfers) {
+      Fnv one;
+      transfer(one, t, false);
+      each.push_back(one.value());
+    }
+    std::sort(each.begin(), each.end());
+    h.num(each.size());
+    for (auto v : each) h.num(v);
   }
   return h.value();
 }
