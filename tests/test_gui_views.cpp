@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -605,6 +606,33 @@ TEST_CASE("gui views: what if prices every algorithm at every size and marks whe
   CHECK(view::size_label(1536) == "1.5 KiB");
   q.topology = "no-such-topology";
   CHECK_FALSE(view::build_what_if(q, "").ok());
+}
+
+TEST_CASE("gui views: what if names the curves that lie on each other because the steps are the same") {
+  view::WhatIfQuery q;
+  q.coll = Collective::allreduce;
+  q.ranks = 3;
+  q.min_bytes = 8;
+  q.max_bytes = 256u << 10;  // up to one slice of the cpu backend's ring
+  auto w = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE(w.ok());
+  std::map<std::string, const view::WhatIfSeries*> by;
+  for (const auto& s : w->series) by[s.algorithm] = &s;
+  REQUIRE(by.count("hierarchical"));
+  CHECK(by["hierarchical"]->same_as == "ring");
+  CHECK(by["rings"]->same_as == "ring");
+  CHECK(by["hierarchical"]->us == by["ring"]->us);
+  for (const char* a : {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "double_tree"})
+    CHECK_MESSAGE(by[a]->same_as.empty(), a);
+  // Beyond a slice the ring is cut in slices and the one-node rings are not: they
+  // differ from it at some size, and so only from it.
+  q.max_bytes = 16u << 20;
+  w = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE(w.ok());
+  by.clear();
+  for (const auto& s : w->series) by[s.algorithm] = &s;
+  CHECK(by["hierarchical"]->same_as.empty());
+  CHECK(by["rings"]->same_as == "hierarchical");
 }
 
 TEST_CASE("gui views: the list of keys is the README's table, row for row") {

@@ -127,7 +127,11 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x + 20 * scale;
+  float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x;
+  for (const auto& s : w.series)
+    if (!s.same_as.empty())
+      legend_w = std::max(legend_w, ImGui::CalcTextSize((s.algorithm + " = " + s.same_as + "  ").c_str()).x);
+  legend_w += 20 * scale;
   const float axis = ImGui::GetTextLineHeight() * 2.2f;
   const float x0 = o.x + axis * 1.6f, x1 = o.x + std::max(axis * 3, avail.x - legend_w);
   const float y0 = o.y + 4 * scale, y1 = o.y + std::max(axis * 3, avail.y - axis);
@@ -158,15 +162,26 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   const std::size_t stride = std::max<std::size_t>(1, n / 8);
   for (std::size_t i = 0; i < n; i += stride)
     dl->AddText({px(static_cast<double>(i)) - 10 * scale, y1 + 4 * scale}, text, view::size_label(w.bytes[i]).c_str());
-  // Crossovers: where the fastest algorithm changes.
-  for (std::size_t k = 0; k < w.crossovers.size(); ++k) {
-    const auto& c = w.crossovers[k];
+  // Crossovers: where the fastest algorithm changes. Each label goes right of its line
+  // (left where it would run into the legend), on the first line of text where it
+  // overlaps no label before it.
+  std::vector<std::vector<std::pair<float, float>>> rows;
+  for (const auto& c : w.crossovers) {
     const float x = px(static_cast<double>(c.index) - 0.5);
     dl->AddLine({x, y0}, {x, y1}, IM_COL32(255, 214, 64, 150), 1.5f * scale);
-    // Labels on alternate lines, so that two close crossovers stay readable.
-    const float ly = y0 + 2 * scale + static_cast<float>(k % 2) * ImGui::GetTextLineHeightWithSpacing();
-    dl->AddText({x + 3 * scale, ly}, IM_COL32(255, 214, 64, 255),
-                (c.to + " from " + view::size_label(c.bytes)).c_str());
+    const std::string label = c.to + " from " + view::size_label(c.bytes);
+    const float width = ImGui::CalcTextSize(label.c_str()).x;
+    const float lx = x + 3 * scale + width > x1 ? x - 3 * scale - width : x + 3 * scale;
+    std::size_t row = 0;
+    for (; row < rows.size(); ++row)
+      if (std::none_of(rows[row].begin(), rows[row].end(), [&](const auto& span) {
+            return lx < span.second + 6 * scale && span.first < lx + width + 6 * scale;
+          }))
+        break;
+    if (row == rows.size()) rows.emplace_back();
+    rows[row].push_back({lx, lx + width});
+    const float ly = y0 + 2 * scale + static_cast<float>(row) * ImGui::GetTextLineHeightWithSpacing();
+    dl->AddText({lx, ly}, IM_COL32(255, 214, 64, 255), label.c_str());
   }
   for (std::size_t k = 0; k < w.series.size(); ++k) {
     const auto& s = w.series[k];
@@ -177,7 +192,9 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
                     (s.algorithm == call_algorithm_ ? 3.0f : 2.0f) * scale);
     const float ly = y0 + static_cast<float>(k) * ImGui::GetTextLineHeightWithSpacing();
     dl->AddRectFilled({x1 + 8 * scale, ly + 4 * scale}, {x1 + 18 * scale, ly + 14 * scale}, col);
-    dl->AddText({x1 + 22 * scale, ly}, text, s.algorithm.c_str());
+    // An algorithm that runs another's steps is drawn under its curve: "rings = ring".
+    dl->AddText({x1 + 22 * scale, ly}, text,
+                (s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as).c_str());
   }
   // The lesson's call on its algorithm's curve.
   if (call_bytes_ > 0)

@@ -7,6 +7,7 @@
 #include "collscope/collective.h"
 #include "collscope/machine.h"
 #include "collscope/scenario.h"
+#include "collscope/schedule.h"
 
 namespace collscope::view {
 
@@ -30,11 +31,14 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
     w.bytes.push_back(static_cast<std::uint64_t>(b));
     w.counts.push_back(count);
   }
+  std::vector<std::vector<std::uint64_t>> steps;  // per series, each size's steps_digest
   for (const auto& name : algorithm_names(q.coll)) {
-    WhatIfSeries series{name, {}};
+    WhatIfSeries series{name, {}, {}};
+    std::vector<std::uint64_t> digests;
     for (std::size_t i = 0; i < w.bytes.size(); ++i) {
       if (w.counts[i] == 0 && q.coll != Collective::barrier) {
         series.us.push_back(0);
+        digests.push_back(0);
         continue;
       }
       QuickSpec spec;
@@ -49,7 +53,13 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
       auto s = lower_scenario(*sc, lower_options_for(lowering));
       if (!s) return s.error();
       series.us.push_back(predict(*s, *machine, q.fast).us);
+      digests.push_back(steps_digest(*s));
     }
+    // Two curves that lie on each other because the algorithms run the same steps
+    // (on one node the node-aware rings are the ring): the legend says so.
+    for (std::size_t j = 0; j < steps.size() && series.same_as.empty(); ++j)
+      if (steps[j] == digests) series.same_as = w.series[j].algorithm;
+    steps.push_back(std::move(digests));
     w.series.push_back(std::move(series));
   }
   for (std::size_t i = 0; i < w.bytes.size(); ++i) {

@@ -28,6 +28,7 @@ struct WhatIfQuery {
 struct WhatIfSeries {
   std::string algorithm;
   std::vector<double> us;  // per size (0 where the size holds no element per rank)
+  std::string same_as;     // an algorithm before it that runs the very same steps at every size ("": none)
 };
 
 struct Crossover {
