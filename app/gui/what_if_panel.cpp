@@ -127,10 +127,12 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // An algorithm that runs another's steps is drawn under its curve: "rings = ring".
+  auto legend = [](const view::WhatIfSeries& s) {
+    return s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as;
+  };
   float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x;
-  for (const auto& s : w.series)
-    if (!s.same_as.empty())
-      legend_w = std::max(legend_w, ImGui::CalcTextSize((s.algorithm + " = " + s.same_as + "  ").c_str()).x);
+  for (const auto& s : w.series) legend_w = std::max(legend_w, ImGui::CalcTextSize((legend(s) + "  ").c_str()).x);
   legend_w += 20 * scale;
   const float axis = ImGui::GetTextLineHeight() * 2.2f;
   const float x0 = o.x + axis * 1.6f, x1 = o.x + std::max(axis * 3, avail.x - legend_w);
@@ -192,9 +194,7 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
                     (s.algorithm == call_algorithm_ ? 3.0f : 2.0f) * scale);
     const float ly = y0 + static_cast<float>(k) * ImGui::GetTextLineHeightWithSpacing();
     dl->AddRectFilled({x1 + 8 * scale, ly + 4 * scale}, {x1 + 18 * scale, ly + 14 * scale}, col);
-    // An algorithm that runs another's steps is drawn under its curve: "rings = ring".
-    dl->AddText({x1 + 22 * scale, ly}, text,
-                (s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as).c_str());
+    dl->AddText({x1 + 22 * scale, ly}, text, legend(s).c_str());
   }
   // The lesson's call on its algorithm's curve.
   if (call_bytes_ > 0)
