@@ -126,6 +126,35 @@ TEST_CASE("algorithms bcast: textbook step counts") {
   }
 }
 
+TEST_CASE("algorithms bcast: out of place, the chain's root copies each chunk into its output as it sends it") {
+  // Copying the whole buffer in the first step would have the root read its input
+  // twice, once for itself and once, chunk by chunk, for the next rank; in step with
+  // the chunks it reads each chunk once while it is fresh.
+  for (const std::int32_t n : {2, 3, 8})
+    for (const std::int32_t root : {0, n - 1}) {
+      const Schedule s = lower(Case{Collective::broadcast, "chain", n, 1000, root, false});
+      std::uint64_t copied = 0;
+      std::size_t steps_with_local_copy = 0;
+      for (const Step& st : s.steps) {
+        const Transfer* local = nullptr;
+        const Transfer* injected = nullptr;
+        for (const Transfer& t : st.transfers) {
+          if (t.src.rank != root) continue;
+          (t.dst.rank == root ? local : injected) = &t;
+        }
+        if (local == nullptr) continue;
+        ++steps_with_local_copy;
+        REQUIRE_MESSAGE(injected != nullptr, n << " ranks, root " << root);
+        CHECK(local->src.offset == injected->src.offset);
+        CHECK(local->dst.offset == injected->src.offset);
+        CHECK(local->count == injected->count);
+        copied += local->count;
+      }
+      CHECK(steps_with_local_copy == 4);  // 1000 float32 elements make 4 chunks
+      CHECK(copied == 1000);
+    }
+}
+
 TEST_CASE("algorithms bcast_reduce: textbook step counts") {
   using C = Collective;
   check_step_counts_cover(C::reduce, {"flat", "binomial", "ring"});

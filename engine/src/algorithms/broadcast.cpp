@@ -35,7 +35,8 @@
 //                     each rank passes on the block it received last
 //
 // Buffers: only the root has an input. Out of place, the root also copies its input
-// into its own output; that local copy rides along with the first step.
+// into its own output; that local copy rides along with the first step (in the chain,
+// chunk by chunk: the root copies chunk c into its output in the step it sends it).
 #include <algorithm>
 
 #include "common.h"
@@ -146,7 +147,13 @@ void broadcast_chain(StepBuilder& b) {
                  " sends at once)";
     }
     b.begin_step(phase, caption);
-    if (t == 0) root_local_copy(b);
+    // Out of place the root copies into its own output the chunk it injects, so that
+    // it reads each chunk once, while it is fresh, as the first link does.
+    if (t < c_count && !b.args().in_place) {
+      const auto c = static_cast<std::uint64_t>(t);
+      const std::uint64_t off = block_begin(b.count(), chunks, c);
+      b.copy(b.in(root, off), b.out(root, off), block_size(b.count(), chunks, c));
+    }
 
     for (std::int64_t i = first; i <= last; ++i) {
       const std::uint64_t c = static_cast<std::uint64_t>(t - i);
