@@ -23,9 +23,10 @@ struct AlgoCase {
   std::uint64_t count = 0;
   std::int32_t root = 0;
   bool in_place = false;
-  std::vector<std::int32_t> world_rank;  // empty: the group is the whole world
-  std::int32_t world = 0;                // world size when world_rank is used
-  std::int32_t ranks_per_node = 0;       // node boundaries (Schedule::ranks_per_node); 0: one node
+  std::vector<std::int32_t> world_rank;          // empty: the group is the whole world
+  std::int32_t world = 0;                        // world size when world_rank is used
+  std::int32_t ranks_per_node = 0;               // node boundaries (Schedule::ranks_per_node); 0: one node
+  std::uint64_t slice_bytes = kCacheSliceBytes;  // Schedule::slice_bytes (0: a backend that does not slice)
 };
 
 inline std::string describe(const AlgoCase& c) {
@@ -45,6 +46,7 @@ inline Schedule lower(const AlgoCase& c) {
   s.ranks = world;
   s.dtype = DType::float32;
   s.ranks_per_node = c.ranks_per_node;
+  s.slice_bytes = c.slice_bytes;
   BufferDecl in{"in", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
   BufferDecl out{"out", std::vector<std::uint64_t>(static_cast<std::size_t>(world), 0), false};
   for (std::int32_t g = 0; g < c.ranks; ++g) {
