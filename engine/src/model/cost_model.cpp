@@ -596,10 +596,10 @@ double predict_auto_us(const Schedule& s, const CostModel& m) {
   const auto deps = dataflow::compute_deps(s);
   // Every lane on a core of its own: nothing holds a lane back but what it waits for, so
   // a step's time runs inside the chain of waits, lane by lane. A rank with less to do
-  // in a step is not held to the slowest one's time (a 2-rank chain broadcast's receiver
-  // copies its chunks while the root copies its own buffer, in the same few
-  // microseconds: priced step by step, the root's copy and the chunks after it added up
-  // to 1.7x the measured time).
+  // in a step is not held to the slowest one's time (when the 2-rank chain broadcast's
+  // root still copied its whole buffer in the first step, the receiver copied its chunks
+  // meanwhile, in the same few microseconds: priced step by step, the root's copy and the
+  // chunks after it added up to 1.7x the measured time).
   const int cores = m.cores > 0 ? m.cores : s.ranks;
   // The memory serves every step's traffic in turn, though: the call takes at least the
   // time all of it takes together.
