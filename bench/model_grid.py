@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads what bench/model_grid.sh wrote and says how good the cost model is.
 
-  bench/model_grid.py [OUT] [--svg FILE] [--csv FILE]
+  bench/model_grid.py [OUT] [--svg FILE] [--csv FILE] [--pool DIR...]
 
 OUT defaults to build/bench-out/grid. Prints a markdown report: per collective and
 rank count, the geometric mean of |log(predicted / measured)| (as a percentage error),
@@ -16,6 +16,9 @@ measured just before it (raw/round-N/probed-predict-*.jsonl), that too, with aut
 regret under those prices.
 --svg writes a heatmap (rows: collective x algorithm; columns:
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
+--pool names more grids measured the same way: auto's picks by placement are then also
+judged against the fastest over every pass of OUT and of them (pooled_regrets), which
+three passes alone cannot tell apart from noise.
 Standard library only.
 """
 
@@ -234,6 +237,43 @@ def pass_regrets(out):
     return out_regrets
 
 
+def pooled_regrets(outs):
+    """auto's regret with the fastest judged over many passes: (coll, ranks, size) ->
+    (regret, passes, fastest). Every pass of every grid in `outs` priced with the placement
+    measured before its group (probed-predict-*) counts: its times over their geometric
+    mean (so that a slower pass weighs as much as a faster one), each algorithm's median of
+    those over the passes, and each pass's pick scored on those medians; the cell's regret
+    is the median of its passes' scores."""
+    passes = {}
+    for out in outs:
+        for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", "probed-predict-*.jsonl"))):
+            name = os.path.basename(predict_path)[len("probed-predict-"):-len(".jsonl")]
+            bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
+            if not os.path.exists(bench_path):
+                continue
+            coll, ranks, size = name.rsplit("-", 2)
+            pick = next((p["algorithm"] for p in read_jsonl(predict_path) if p.get("auto_pick")), None)
+            times = pass_times(bench_path)[0]
+            if pick in times and len(times) > 1:
+                passes.setdefault((coll, int(ranks), size), []).append((times, pick))
+    out_regrets = {}
+    for key, runs in passes.items():
+        algos = set.intersection(*[set(t) for t, _ in runs])
+        if len(algos) < 2:
+            continue
+        shares = {a: [] for a in algos}
+        for times, _ in runs:
+            mean = math.exp(sum(math.log(times[a]) for a in algos) / len(algos))
+            for a in algos:
+                shares[a].append(times[a] / mean)
+        median = {a: statistics.median(v) for a, v in shares.items()}
+        fastest = min(median, key=median.get)
+        scores = [median[pick] / median[fastest] for _, pick in runs if pick in median]
+        if scores:
+            out_regrets[key] = (statistics.median(scores), len(runs), fastest)
+    return out_regrets
+
+
 def read_meta(out):
     meta = {}
     path = os.path.join(out, "meta.txt")
@@ -388,6 +428,8 @@ def main():
     ap.add_argument("out", nargs="?", default=os.path.join("build", "bench-out", "grid"))
     ap.add_argument("--svg", help="write the heatmap here")
     ap.add_argument("--csv", help="write the cells here")
+    ap.add_argument("--pool", nargs="+", default=[], metavar="DIR",
+                    help="more grids measured the same way: judge auto's picks against every pass of all of them")
     a = ap.parse_args()
     cells, picks = read_cells(a.out)
     if not cells:
@@ -431,6 +473,21 @@ def main():
                   "placement has a geomean of %.3f, the worst %.2f, %d of %d cells above %.2f."
                   % (geomean(pooled), max(pooled), sum(1 for r in pooled if r > TARGET_REGRET_CELL), len(pooled),
                      TARGET_REGRET_CELL))
+    if a.pool:
+        pooled_reg = pooled_regrets([a.out] + a.pool)
+        if pooled_reg:
+            reg = [r for r, _, _ in pooled_reg.values()]
+            runs = [n for _, n, _ in pooled_reg.values()]
+            above = sorted(((r, key, best) for key, (r, _, best) in pooled_reg.items() if r > TARGET_REGRET_CELL),
+                           reverse=True)
+            count = "%d" % min(runs) if min(runs) == max(runs) else "%d-%d" % (min(runs), max(runs))
+            print("\nJudged on every pass of %d grids (%s passes a cell; each pass's times over their geometric "
+                  "mean, the median over the passes), auto's picks by placement have a regret geomean of %.3f, the "
+                  "worst %.2f, %d of %d cells above %.2f%s"
+                  % (1 + len(a.pool), count, geomean(reg), max(reg), len(above), len(reg), TARGET_REGRET_CELL,
+                     ":" if above else "."))
+            for r, (coll, ranks, size), best in above:
+                print("- %s on %d ranks, %s: %.2f (the fastest: %s)" % (coll, ranks, size, r, best))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

@@ -137,6 +137,40 @@ with tempfile.TemporaryDirectory() as out:
     # The ring's passes: 1.1 (median of 1, 3, 1.1), 1, 1.3: median 1.1, spread 1.3.
     check(ring_row and ring_row[0].startswith("reduce_scatter,2,8,8,ring,1.100,1.000,1,3,1.30"), "rows: %s" % ring_row)
 
+# Auto's picks judged on every pass of several grids (--pool): two grids, one of three
+# passes and one of two, of two cells.
+with tempfile.TemporaryDirectory() as top:
+    grids = [os.path.join(top, "a"), os.path.join(top, "b")]
+    # allreduce on 2 ranks at 8 B, (ring, flat, auto's pick) per pass:
+    allreduce = [[(1.0, 2.0, "ring"), (1.0, 2.0, "ring"), (1.6, 0.8, "flat")], [(2.0, 1.0, "ring"), (2.0, 1.0, "ring")]]
+    for out, runs in zip(grids, allreduce):
+        raw = os.path.join(out, "raw")
+        write_jsonl(os.path.join(raw, "predict-allreduce-2-8.jsonl"), [predict("ring", 1.0, True), predict("flat", 2.0, False)])
+        write_jsonl(os.path.join(raw, "predict-broadcast-2-64.jsonl"), [predict("flat", 1.0, False), predict("chain", 0.9, True)])
+        for i, (ring, flat, pick) in enumerate(runs, 1):
+            rnd = os.path.join(raw, "round-%d" % i)
+            write_jsonl(os.path.join(rnd, "bench-allreduce-2-8.jsonl"), [bench("ring", ring, 8), bench("flat", flat, 8)])
+            write_jsonl(os.path.join(rnd, "probed-predict-allreduce-2-8.jsonl"),
+                        [predict("ring", 1.0, pick == "ring"), predict("flat", 1.0, pick == "flat")])
+            # broadcast on 2 ranks at 64 B: chain 1 and flat 1.2 every pass, auto picks the chain.
+            write_jsonl(os.path.join(rnd, "bench-broadcast-2-64.jsonl"), [bench("flat", 1.2, 64), bench("chain", 1.0, 64)])
+            write_jsonl(os.path.join(rnd, "probed-predict-broadcast-2-64.jsonl"),
+                        [predict("flat", 1.0, False), predict("chain", 0.9, True)])
+    r = subprocess.run([sys.executable, script, grids[0], "--pool", grids[1]], capture_output=True, text=True)
+    check(r.returncode == 0, "pool: exit status %d: %s" % (r.returncode, r.stderr))
+    # Each pass over its geometric mean: the ring at sqrt(ring / flat), flat at its inverse:
+    # ring 0.707, 0.707, 1.414, 1.414, 1.414 (median 1.414), flat 1.414, 1.414, 0.707, 0.707,
+    # 0.707 (median 0.707). Flat is the fastest, though the first grid alone measured the
+    # ring faster in two passes of three; the four passes that picked the ring score 2, the
+    # one that picked flat 1: the median 2. The broadcast's chain is the fastest and picked:
+    # 1. Geomean sqrt(2).
+    check("Judged on every pass of 2 grids (5 passes a cell; each pass's times over their geometric mean, the median "
+          "over the passes), auto's picks by placement have a regret geomean of 1.414, the worst 2.00, 1 of 2 cells "
+          "above 1.10:" in r.stdout, "pooled line not in:\n%s" % r.stdout)
+    check("- allreduce on 2 ranks, 8: 2.00 (the fastest: flat)" in r.stdout, "the cell above")
+    r = subprocess.run([sys.executable, script, grids[0]], capture_output=True, text=True)
+    check("Judged on every pass" not in r.stdout, "no pooled line without --pool")
+
 if failures:
     print("model_grid.py test failed:\n  " + "\n  ".join(failures))
     sys.exit(1)
