@@ -30,6 +30,9 @@
 //
 //   buffer:  | slice 1 | slice 2 | slice 3 |      each slice: A B C D as above
 //
+//   A buffer of up to 2 slices' worth goes round in one piece: there the slices'
+//   extra rounds cost more than the cache saves (bench/RESULTS.md).
+//
 //   On a GPU the ring goes round once, unsliced: there every transfer is a kernel
 //   launch, and slices of 1 MiB would leave the GPU waiting for the host.
 //
@@ -130,10 +133,17 @@ namespace {
 
 // A slice holds about slice_bytes() (1 MiB on the cpu backend) of each rank's buffer,
 // and at least 64 KiB per block, so that many ranks do not cut a buffer into slivers
-// (nor a schedule into millions of transfers). slice_bytes() 0: one slice.
+// (nor a schedule into millions of transfers). slice_bytes() 0: one slice. Up to
+// kWholeSlices slices' worth is one slice: measured in turns on the 2-core machine of
+// bench/RESULTS.md, 2 MiB per rank went round 1.02-1.22x faster in one piece than in
+// 1 MiB slices on 2, 3, 4, 8 and 16 ranks; at 4 MiB one piece still won on 2 to 4 ranks
+// but lost on 8, and from 16 MiB on the slices win (1.1-1.4x).
+constexpr std::uint64_t kWholeSlices = 2;
+
 std::uint64_t ring_slices(const StepBuilder& b) {
   if (b.slice_bytes() == 0) return 1;
   const std::uint64_t bytes = b.count() * size_of(b.args().dtype);
+  if (bytes <= kWholeSlices * b.slice_bytes()) return 1;
   const std::uint64_t slice =
       std::max<std::uint64_t>(b.slice_bytes(), static_cast<std::uint64_t>(b.ranks()) * (64u << 10));
   return std::max<std::uint64_t>(1, (bytes + slice - 1) / slice);
