@@ -137,7 +137,7 @@ namespace {
 // kWholeSlices slices' worth is one slice: measured in turns on the 2-core machine of
 // bench/RESULTS.md, 2 MiB per rank went round 1.02-1.22x faster in one piece than in
 // 1 MiB slices on 2, 3, 4, 8 and 16 ranks; at 4 MiB one piece still won on 2 to 4 ranks
-// but lost on 8, and from 16 MiB on the slices win (1.1-1.4x).
+// but lost on 8, and at 16 MiB the slices win (1.06-1.43x over thirty passes).
 constexpr std::uint64_t kWholeSlices = 2;
 
 std::uint64_t ring_slices(const StepBuilder& b) {
