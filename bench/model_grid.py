@@ -17,7 +17,7 @@ regret under those prices.
 --svg writes a heatmap (rows: collective x algorithm; columns:
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
 --pool names more grids measured the same way: auto's picks by placement are then also
-judged against the fastest over every pass of OUT and of them (pooled_regrets), which
+judged against the fastest over every pass of OUT and of them (regrets_over_grids), which
 three passes alone cannot tell apart from noise.
 Standard library only.
 """
@@ -119,6 +119,23 @@ def as_one(measured, root):
     return {r: statistics.median(v) for r, v in groups.items()}
 
 
+def priced_passes(out, prefix):
+    """Every pass of a grid that was priced on its own (raw/round-N/PREFIX*.jsonl) and
+    measured: ((coll, ranks, size), predict's rows, the pass's time per algorithm)."""
+    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", prefix + "*.jsonl"))):
+        name = os.path.basename(predict_path)[len(prefix):-len(".jsonl")]
+        bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
+        if not os.path.exists(bench_path):
+            continue
+        coll, ranks, size = name.rsplit("-", 2)
+        yield (coll, int(ranks), size), read_jsonl(predict_path), pass_times(bench_path)[0]
+
+
+def auto_pick(rows):
+    """The algorithm predict's rows mark as auto's pick (None: none)."""
+    return next((p["algorithm"] for p in rows if p.get("auto_pick")), None)
+
+
 def paired_ratios(out, prefix="predict-", picks=None, pooled=None):
     """(coll, ranks, size, algorithm) -> [predicted / measured of each pass priced with its own
     calibration (prefix "probed-predict-": with the placement measured before the cell's
@@ -126,25 +143,18 @@ def paired_ratios(out, prefix="predict-", picks=None, pooled=None):
     -> [auto's regret in each pass, with that pass's prices]; `pooled` the same with the
     algorithms that run the same steps measured as one (as_one)."""
     ratios = {}
-    for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", prefix + "*.jsonl"))):
-        name = os.path.basename(predict_path)[len(prefix):-len(".jsonl")]
-        bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
-        if not os.path.exists(bench_path):
-            continue
-        coll, ranks, size = name.rsplit("-", 2)
-        rows = read_jsonl(predict_path)
+    for key, rows, measured in priced_passes(out, prefix):
         pred = {p["algorithm"]: p["predicted_us"] for p in rows}
-        measured, _ = pass_times(bench_path)
         for algo, t in measured.items():
             if pred.get(algo, 0) > 0:
-                ratios.setdefault((coll, int(ranks), size, algo), []).append(pred[algo] / t)
-        pick = next((p["algorithm"] for p in rows if p.get("auto_pick")), None)
+                ratios.setdefault(key + (algo,), []).append(pred[algo] / t)
+        pick = auto_pick(rows)
         if picks is not None and pick in measured and len(measured) > 1:
-            picks.setdefault((coll, int(ranks), size), []).append(measured[pick] / min(measured.values()))
+            picks.setdefault(key, []).append(measured[pick] / min(measured.values()))
         if pooled is not None and pick in measured and len(measured) > 1:
             root = same_steps(rows)
             one = as_one(measured, root)
-            pooled.setdefault((coll, int(ranks), size), []).append(one[root.get(pick, pick)] / min(one.values()))
+            pooled.setdefault(key, []).append(one[root.get(pick, pick)] / min(one.values()))
     return ratios
 
 
@@ -237,7 +247,7 @@ def pass_regrets(out):
     return out_regrets
 
 
-def pooled_regrets(outs):
+def regrets_over_grids(outs):
     """auto's regret with the fastest judged over many passes: (coll, ranks, size) ->
     (regret, passes, fastest). Every pass of every grid in `outs` priced with the placement
     measured before its group (probed-predict-*) counts: its times over their geometric
@@ -246,16 +256,10 @@ def pooled_regrets(outs):
     is the median of its passes' scores."""
     passes = {}
     for out in outs:
-        for predict_path in sorted(glob.glob(os.path.join(out, "raw", "round-*", "probed-predict-*.jsonl"))):
-            name = os.path.basename(predict_path)[len("probed-predict-"):-len(".jsonl")]
-            bench_path = os.path.join(os.path.dirname(predict_path), "bench-" + name + ".jsonl")
-            if not os.path.exists(bench_path):
-                continue
-            coll, ranks, size = name.rsplit("-", 2)
-            pick = next((p["algorithm"] for p in read_jsonl(predict_path) if p.get("auto_pick")), None)
-            times = pass_times(bench_path)[0]
+        for key, rows, times in priced_passes(out, "probed-predict-"):
+            pick = auto_pick(rows)
             if pick in times and len(times) > 1:
-                passes.setdefault((coll, int(ranks), size), []).append((times, pick))
+                passes.setdefault(key, []).append((times, pick))
     out_regrets = {}
     for key, runs in passes.items():
         algos = set.intersection(*[set(t) for t, _ in runs])
@@ -474,11 +478,11 @@ def main():
                   % (geomean(pooled), max(pooled), sum(1 for r in pooled if r > TARGET_REGRET_CELL), len(pooled),
                      TARGET_REGRET_CELL))
     if a.pool:
-        pooled_reg = pooled_regrets([a.out] + a.pool)
-        if pooled_reg:
-            reg = [r for r, _, _ in pooled_reg.values()]
-            runs = [n for _, n, _ in pooled_reg.values()]
-            above = sorted(((r, key, best) for key, (r, _, best) in pooled_reg.items() if r > TARGET_REGRET_CELL),
+        over_grids = regrets_over_grids([a.out] + a.pool)
+        if over_grids:
+            reg = [r for r, _, _ in over_grids.values()]
+            runs = [n for _, n, _ in over_grids.values()]
+            above = sorted(((r, key, best) for key, (r, _, best) in over_grids.items() if r > TARGET_REGRET_CELL),
                            reverse=True)
             count = "%d" % min(runs) if min(runs) == max(runs) else "%d-%d" % (min(runs), max(runs))
             print("\nJudged on every pass of %d grids (%s passes a cell; each pass's times over their geometric "
