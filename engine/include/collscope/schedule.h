@@ -80,6 +80,9 @@ struct BufferDecl {
   std::string name;
   std::vector<std::uint64_t> count;  // elements, one entry per rank
   bool scratch = false;              // created by an algorithm, not by the user
+  // An algorithm's scratch: the first step of the call that took it last
+  // (StepBuilder::add_scratch hands it on to a later call of the same shape).
+  std::int32_t taken_at = -1;
 };
 
 // Who sends how much to whom, and where, for a collective whose counts differ per pair

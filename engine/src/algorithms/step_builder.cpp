@@ -46,11 +46,29 @@ Loc StepBuilder::send_block(std::int32_t s, std::int32_t d) const { return in(s,
 Loc StepBuilder::recv_block(std::int32_t d, std::int32_t s) const { return out(d, peers_ ? peers_->recv_at(d, s) : 0); }
 
 std::int32_t StepBuilder::add_scratch(const std::string& name, std::uint64_t count_per_rank) {
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(s_.ranks), 0);
+  for (std::int32_t r = 0; r < args_.ranks; ++r) count[static_cast<std::size_t>(world_of(args_, r))] = count_per_rank;
+  // The work space an earlier call of the same shape took (the same name, the same size on
+  // every rank) is taken again: a program that repeats an all-reduce a thousand times needs
+  // it once, not a thousand times, as `bench`'s repeated calls run one schedule on one set of
+  // buffers. The dependencies order this call's writes after the earlier call's reads. What
+  // this call took already is not taken twice. (The parts of a split group, lowered one
+  // after another and then run in the same steps, never share one: their ranks differ.)
+  const std::string prefix = "~" + name + "#";
+  for (std::size_t b = s_.buffers.size(); b-- > 0;) {
+    BufferDecl& d = s_.buffers[b];
+    if (!d.scratch || d.taken_at < 0 || d.taken_at >= first_step_ || d.count != count ||
+        d.name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    d.taken_at = first_step_;
+    scratch_bufs_.push_back(static_cast<std::int32_t>(b));
+    return static_cast<std::int32_t>(scratch_bufs_.size() - 1);
+  }
   BufferDecl d;
-  d.name = "~" + name + "#" + std::to_string(call_);
-  d.count.assign(static_cast<std::size_t>(s_.ranks), 0);
-  for (std::int32_t r = 0; r < args_.ranks; ++r) d.count[static_cast<std::size_t>(world_of(args_, r))] = count_per_rank;
+  d.name = prefix + std::to_string(call_);
+  d.count = std::move(count);
   d.scratch = true;
+  d.taken_at = first_step_;
   s_.buffers.push_back(std::move(d));
   scratch_bufs_.push_back(static_cast<std::int32_t>(s_.buffers.size() - 1));
   return static_cast<std::int32_t>(scratch_bufs_.size() - 1);
