@@ -42,16 +42,12 @@ Error fails(const std::string& text) {
   return s.error();
 }
 
-RunOutcome run_ok(const std::string& text, RunMode mode = RunMode::fast) {
-  auto s = parse_scenario(text, "p.json");
-  REQUIRE(s.ok());
-  auto sched = lower_scenario(*s);
-  REQUIRE(sched.ok());
+// Runs a lowered scenario with the scenario's initial values.
+RunOutcome run_schedule(const Scenario& sc, const Schedule& sched, RunMode mode = RunMode::fast) {
   RunOptions o;
   o.mode = mode;
-  const Scenario sc = *s;
   auto out = execute(
-      *sched,
+      sched,
       [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
         return static_cast<std::size_t>(b) < sc.buffers.size()
                    ? initial_value(sc.buffers[static_cast<std::size_t>(b)], r, i)
@@ -60,6 +56,14 @@ RunOutcome run_ok(const std::string& text, RunMode mode = RunMode::fast) {
       o);
   REQUIRE(out.ok());
   return std::move(*out);
+}
+
+RunOutcome run_ok(const std::string& text, RunMode mode = RunMode::fast) {
+  auto s = parse_scenario(text, "p.json");
+  REQUIRE(s.ok());
+  auto sched = lower_scenario(*s);
+  REQUIRE(sched.ok());
+  return run_schedule(*s, *sched, mode);
 }
 
 std::int32_t element(const RunOutcome& o, std::int32_t buf, std::int32_t rank, std::size_t i) {
@@ -522,20 +526,9 @@ TEST_CASE("programs (property): calls of the same shape take the same scratch ag
           CHECK(scratch_of(*s) == scratch_of(*alone));
           CHECK(verify_symbolic(*s).ok());
           for (RunMode mode : {RunMode::fast, RunMode::observable}) {
-            RunOptions o;
-            o.mode = mode;
-            const Scenario& keep = *sc;
-            auto out = execute(
-                *s,
-                [&](std::int32_t b, std::int32_t r, std::uint64_t i) {
-                  return static_cast<std::size_t>(b) < keep.buffers.size()
-                             ? initial_value(keep.buffers[static_cast<std::size_t>(b)], r, i)
-                             : 0.0;
-                },
-                o);
-            REQUIRE(out.ok());
-            CHECK_MESSAGE(out->verified(), out->numeric.message());
-            CHECK(out->numeric.checked > 0);
+            const RunOutcome out = run_schedule(*sc, *s, mode);
+            CHECK_MESSAGE(out.verified(), out.numeric.message());
+            CHECK(out.numeric.checked > 0);
           }
         }
       }
