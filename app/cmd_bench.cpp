@@ -106,14 +106,16 @@ Result<std::pair<double, double>> probe_memory(std::uint64_t bytes) {
   return std::pair{*single, *all};
 }
 
-// Every process of a multi-process run builds the reference of every rank (run.h):
-// beyond 64 MiB of buffers in all, bench leaves the check out rather than fill the machine.
-bool multi_process_check_too_large(const Schedule& s) {
+// The bytes of every rank's buffers.
+std::uint64_t buffer_bytes(const Schedule& s) {
   std::uint64_t n = 0;
   for (const auto& b : s.buffers)
     for (auto c : b.count) n += c;
-  return n * size_of(s.dtype) > (64ull << 20);
+  return n * size_of(s.dtype);
 }
+// Every process of a multi-process run builds the reference of every rank (run.h):
+// beyond 64 MiB of buffers in all, bench leaves the check out rather than fill the machine.
+bool multi_process_check_too_large(const Schedule& s) { return buffer_bytes(s) > (64ull << 20); }
 
 struct Row {
   double time_us = 0, algbw = 0, busbw = 0;  // time_us: the median batch's, per call (run.h, time_calls)
@@ -124,49 +126,101 @@ struct Row {
   std::string algorithm;
 };
 
-// `machine` prices the row, and `auto` picks with it, as for `collscope run`.
-Result<Row> measure(const BenchFlags& f, const QuickSpec& q, std::uint64_t bytes_msg, const Machine& machine) {
+// One measurement of a size: an algorithm, out of place or in place. The session holds
+// on to the schedule, and the inputs' function on to the scenario: a Measurement stays
+// where it was made (unique_ptr).
+struct Measurement {
+  QuickSpec q;
+  Scenario scenario;
+  Schedule schedule;
+  InitFn init;  // reads `scenario`
+  Row row;
+  std::unique_ptr<Session> session;
+};
+
+// Lowered and priced; `machine` prices the row, and `auto` picks with it, as for `collscope run`.
+Result<std::unique_ptr<Measurement>> prepare(const BenchFlags& f, const QuickSpec& q, const Machine& machine) {
   auto scenario = scenario_from_spec(q);
   if (!scenario) return scenario.error();
   LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
   lowering.machine = &machine;
   auto schedule = lower_scenario(*scenario, lowering);
   if (!schedule) return schedule.error();
-  Row row;
-  row.algorithm = schedule->calls.empty() ? "" : schedule->calls[0].algorithm;
-  const Prediction prediction = predict(*schedule, machine, true);
-  row.predicted_us = prediction.us;
-  row.priced = prediction.unpriced.empty();
-  const InitFn init = scenario_init(*scenario);
-  {
-    auto backend = find_backend(f.backend);
-    if (!backend) return backend.error();
-    SessionOptions so;
-    so.record_events = false;
-    auto session = (*backend)->open(*schedule, so);
-    if (!session) return session.error();
-    if (auto st = load_inputs(**session, *schedule, init); !st) return st.error();
-    if (f.warmup > 0)
-      if (auto st = (*session)->run_all(f.warmup); !st) return st.error();
-    auto timing = time_calls(**session, std::max(1, f.iters), kTimingBatches);
-    if (!timing) return timing.error();
-    row.time_us = timing->median_us;
-    row.mean_us = timing->mean_us;
+  auto m = std::make_unique<Measurement>();
+  m->q = q;
+  m->scenario = std::move(*scenario);
+  m->schedule = std::move(*schedule);
+  m->row.algorithm = m->schedule.calls.empty() ? "" : m->schedule.calls[0].algorithm;
+  const Prediction prediction = predict(m->schedule, machine, true);
+  m->row.predicted_us = prediction.us;
+  m->row.priced = prediction.unpriced.empty();
+  m->init = scenario_init(m->scenario);
+  return m;
+}
+
+Status open_session(const BenchFlags& f, Measurement& m) {
+  auto backend = find_backend(f.backend);
+  if (!backend) return backend.error();
+  SessionOptions so;
+  so.record_events = false;
+  auto session = (*backend)->open(m.schedule, so);
+  if (!session) return session.error();
+  m.session = std::move(*session);
+  return load_inputs(*m.session, m.schedule, m.init);
+}
+
+// Sessions of a size held open at once, all of them taking turns, while their buffers
+// take at most this in all (the same figure in every process of a multi-process run);
+// beyond it each turn opens its session and closes it, in kReopenedRounds rounds. A
+// backend with devices measures one algorithm after another, each in one turn, as
+// before turns were taken (its sessions set up communicators that take long to open).
+constexpr std::uint64_t kHeldBytes = 2ull << 30;
+constexpr std::int32_t kReopenedRounds = 2;
+
+// Every measurement of one size, taken in turns (run.h, plan_turns), then its row
+// filled: the time, the bandwidths, the check.
+Status measure_in_turns(const BenchFlags& f, std::vector<std::unique_ptr<Measurement>>& ms, std::uint64_t bytes_msg) {
+  std::uint64_t total = 0;
+  for (const auto& m : ms) total += buffer_bytes(m->schedule);
+  const bool devices = capabilities_of(f.backend).devices;
+  const bool hold = !devices && total <= kHeldBytes;
+  const std::int32_t rounds = devices ? 1 : hold ? kTurnRounds : kReopenedRounds;
+  if (hold)
+    for (auto& m : ms)
+      if (auto st = open_session(f, *m); !st) return st;
+  auto take = [&](std::size_t k) -> Result<Session*> {
+    Measurement& m = *ms[k];
+    if (!m.session)
+      if (auto st = open_session(f, m); !st) return st.error();
+    return m.session.get();
+  };
+  auto done = [&](std::size_t k) {
+    if (!hold) ms[k]->session.reset();
+  };
+  auto timings = time_in_turns(ms.size(), take, done, std::max(1, f.iters), f.warmup, kTimingBatches, rounds);
+  for (auto& m : ms) m->session.reset();
+  if (!timings) return timings.error();
+  for (std::size_t k = 0; k < ms.size(); ++k) {
+    Measurement* m = ms[k].get();
+    const CallTiming& timing = (*timings)[k];
+    Row& row = m->row;
+    row.time_us = timing.median_us;
+    row.mean_us = timing.mean_us;
+    const double sec = row.time_us * 1e-6;
+    row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
+    row.busbw = row.algbw * bus_factor(m->q.coll, m->q.ranks);
+    // Several processes: each builds the whole reference, so large sizes go unchecked (N/A).
+    if (f.check && !(capabilities_of(f.backend).multi_process && multi_process_check_too_large(m->schedule))) {
+      RunOptions o;
+      o.backend = f.backend;
+      o.record_events = false;
+      o.snapshot_budget = 0;
+      auto out = execute(m->schedule, m->init, o);
+      if (!out) return out.error();
+      row.wrong = static_cast<std::int64_t>(out->numeric.wrong) + (out->symbolic.ok() ? 0 : 1);
+    }
   }
-  const double sec = row.time_us * 1e-6;
-  row.algbw = sec > 0 ? static_cast<double>(bytes_msg) / 1e9 / sec : 0;
-  row.busbw = row.algbw * bus_factor(q.coll, q.ranks);
-  // Several processes: each builds the whole reference, so large sizes go unchecked (N/A).
-  if (f.check && !(capabilities_of(f.backend).multi_process && multi_process_check_too_large(*schedule))) {
-    RunOptions o;
-    o.backend = f.backend;
-    o.record_events = false;
-    o.snapshot_budget = 0;
-    auto out = execute(*schedule, init, o);
-    if (!out) return out.error();
-    row.wrong = static_cast<std::int64_t>(out->numeric.wrong) + (out->symbolic.ok() ? 0 : 1);
-  }
-  return row;
+  return ok_status();
 }
 
 // The calls of the sweep: one per algorithm of --algo A,B,..., every one of them at
@@ -428,19 +482,31 @@ int bench_here(const BenchFlags& f) {
   for (std::size_t i = 0; i < sizes->size(); ++i) {
     const std::uint64_t count = (*sizes)[i] / per_count;
     const std::uint64_t bytes = message_bytes(q0.coll, q0.ranks, count, q0.dtype);
-    for (const QuickSpec& qa : *specs) {
-      std::vector<Row> rows;
+    // Every algorithm, out of place and in place, measured in turns; a row per algorithm.
+    std::vector<std::unique_ptr<Measurement>> ms;
+    for (const QuickSpec& qa : *specs)
       for (int in_place = 0; in_place <= (both ? 1 : 0); ++in_place) {
         QuickSpec q = qa;
         q.count = count;
         q.in_place = in_place != 0;
-        auto row = measure(f, q, bytes, *machine);
-        if (!row) {
+        auto m = prepare(f, q, *machine);
+        if (!m) {
           progress.interrupted();
-          return report_error(row.error());
+          return report_error(m.error());
         }
-        if (row->wrong > 0) total_wrong += static_cast<std::uint64_t>(row->wrong);
-        rows.push_back(*row);
+        ms.push_back(std::move(*m));
+      }
+    if (auto st = measure_in_turns(f, ms, bytes); !st) {
+      progress.interrupted();
+      return report_error(st.error());
+    }
+    const std::size_t modes = both ? 2 : 1;
+    for (std::size_t a = 0; a < specs->size(); ++a) {
+      std::vector<Row> rows;
+      for (std::size_t k = 0; k < modes; ++k) {
+        const Row& row = ms[a * modes + k]->row;
+        if (row.wrong > 0) total_wrong += static_cast<std::uint64_t>(row.wrong);
+        rows.push_back(row);
       }
       print_row(f, q0, bytes, count, rows, *machine);
     }

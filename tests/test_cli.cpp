@@ -206,6 +206,35 @@ TEST_CASE("cli: bench prints the nccl-tests table and checks every size") {
   CHECK(o.out.find("# time: per call, the median of 3 batches of the 3 timed calls") != std::string::npos);
 }
 
+TEST_CASE(
+    "cli: bench with several algorithms measures them in turns, then checks each: a row each, in the order asked") {
+  auto o = collscope(
+      "bench --coll allreduce --ranks 3 --algo ring,recursive_doubling,tree -b 8 -e 32K -f 8 -n 10 -w 2 --probe 0 "
+      "--json");
+  REQUIRE(o.code == 0);
+  std::vector<nlohmann::json> rows;
+  std::size_t start = 0;
+  for (std::size_t end; (end = o.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    const auto line = o.out.substr(start, end - start);
+    if (line.empty() || line[0] != '{') continue;
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("size")) rows.push_back(j);
+  }
+  const std::vector<std::string> algos = {"ring", "recursive_doubling", "tree"};
+  const std::vector<std::uint64_t> sizes = {8, 64, 512, 4096, 32768};
+  REQUIRE(rows.size() == algos.size() * sizes.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[i]["size"].get<std::uint64_t>() == sizes[i / algos.size()]);
+    CHECK(rows[i]["algorithm"].get<std::string>() == algos[i % algos.size()]);
+    for (const char* mode : {"out_of_place", "in_place"}) {
+      CAPTURE(mode);
+      CHECK(rows[i][mode]["wrong"].get<std::int64_t>() == 0);  // checked, and right, at every size
+      CHECK(rows[i][mode]["time_us"].get<double>() > 0);
+    }
+  }
+}
+
 TEST_CASE("cli: bench --json gives each mode's median time and its plain mean") {
   auto o = collscope("bench --coll allreduce --ranks 2 -b 64 -e 64 -n 40 -w 2 --probe 0 --json");
   REQUIRE(o.code == 0);

@@ -340,6 +340,12 @@ TEST_CASE("mpi: bench runs our algorithms and MPI's own on the same processes") 
     CHECK(count_of(o.out, "Out of bounds values : 0 OK") == 1);
     CHECK(count_of(o.out, "# collscope bench") == 1);
   }
+  // Several algorithms at every size, their sessions open together and taking turns,
+  // then each checked: every row right, size after size.
+  auto o = job("bench --backend mpi --ranks 3 --algo ring,recursive_doubling,mpi -b 8 -e 32K -f 8 -n 6 -w 1 --probe 0");
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  CHECK(count_of(o.out, "Out of bounds values : 0 OK") == 1);
+  CHECK(count_of(o.out, " recursive_doubling\n") == 5);
 }
 
 TEST_CASE("mpi: the double binary tree across nodes runs on shared memory and on messages between nodes") {

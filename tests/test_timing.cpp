@@ -145,3 +145,168 @@ TEST_CASE("timing: the median of an even count of batches is the mean of the mid
   CHECK(t.slowest_us == doctest::Approx(100));
   CHECK(call_timing({}, {}).batches == 0);
 }
+
+TEST_CASE("timing: a warm-up leads the timed calls in one run on a marking backend, and its batches are left out") {
+  // 100 calls in 4 batches of 25 after 30 warm-up calls: the warm-up takes 2 whole
+  // batches (50 calls), slow ones; then 25, 25, a 500 us pause, 25.
+  MarkingSession s({1100, 1200, 1225, 1250, 1775}, 1000, 800);
+  std::vector<double> batch_us;
+  std::vector<std::int32_t> calls;
+  REQUIRE(time_batches(s, 30, 100, 4, batch_us, calls));
+  CHECK(s.calls == std::vector<std::int32_t>{150});  // one run: the ranks never stop between the two
+  CHECK(s.every_ == std::vector<std::int32_t>{25, 0});
+  CHECK(calls == std::vector<std::int32_t>{25, 25, 25, 25});
+  REQUIRE(batch_us.size() == 4);
+  CHECK(batch_us[0] == doctest::Approx(25));
+  CHECK(batch_us[2] == doctest::Approx(525));
+  const CallTiming t = call_timing(batch_us, calls);
+  CHECK(t.median_us == doctest::Approx(1.0));
+  CHECK(t.mean_us == doctest::Approx(6.0));  // the warm-up's 200 us are not in it
+
+  // Marks missing: the timed calls' mean, from the end of the warm-up where it was seen.
+  MarkingSession missing({1100, 1200}, 1000, 800);
+  batch_us.clear();
+  calls.clear();
+  REQUIRE(time_batches(missing, 30, 100, 4, batch_us, calls));
+  CHECK(calls == std::vector<std::int32_t>{100});
+  CHECK(batch_us == std::vector<double>{600});
+
+  // A backend that does not mark runs the warm-up on its own first; no warm-up, no run.
+  ScriptedSession plain({});
+  batch_us.clear();
+  calls.clear();
+  REQUIRE(time_batches(plain, 7, 20, 4, batch_us, calls));
+  CHECK(plain.calls == std::vector<std::int32_t>{7, 5, 5, 5, 5});
+  CHECK(calls == std::vector<std::int32_t>{5, 5, 5, 5});
+  ScriptedSession cold({});
+  batch_us.clear();
+  calls.clear();
+  REQUIRE(time_batches(cold, 0, 20, 4, batch_us, calls));
+  CHECK(cold.calls == std::vector<std::int32_t>{5, 5, 5, 5});
+}
+
+TEST_CASE(
+    "timing (property): turns give every measurement all its calls and batches, once a round, in turning orders") {
+  for (std::size_t k = 1; k <= 6; ++k)
+    for (std::int32_t n : {0, 1, 2, 3, 7, 10, 23, 200, 1000})
+      for (std::int32_t w : {0, 1, 2, 5, 100})
+        for (std::int32_t b : {1, 2, 4, 10})
+          for (std::int32_t r : {1, 2, 3, 5, 8}) {
+            CAPTURE(k);
+            CAPTURE(n);
+            CAPTURE(w);
+            CAPTURE(b);
+            CAPTURE(r);
+            const auto plan = plan_turns(k, n, w, b, r);
+            const std::int32_t iters = std::max(1, n), batches = std::clamp(b, 1, iters);
+            CHECK(plan.size() == static_cast<std::size_t>(std::min(r, batches)));
+            std::vector<std::int32_t> got_iters(k, 0), got_batches(k, 0), got_warm(k, 0), first(k, 0);
+            std::vector<std::size_t> position_sum(k, 0);
+            for (const auto& round : plan) {
+              REQUIRE(round.size() == k);
+              std::vector<int> seen(k, 0);
+              for (std::size_t j = 0; j < round.size(); ++j) {
+                const Turn& t = round[j];
+                REQUIRE(t.measurement < k);
+                ++seen[t.measurement];
+                CHECK(t.batches >= 1);
+                CHECK(t.batches <= t.iterations);
+                got_iters[t.measurement] += t.iterations;
+                got_batches[t.measurement] += t.batches;
+                got_warm[t.measurement] += t.warmup;
+                position_sum[t.measurement] += j;
+                if (j == 0) ++first[t.measurement];
+              }
+              CHECK(seen == std::vector<int>(k, 1));
+            }
+            const auto rounds = static_cast<std::int32_t>(plan.size());
+            for (std::size_t m = 0; m < k; ++m) {
+              CHECK(got_iters[m] == iters);
+              CHECK(got_batches[m] == batches);
+              CHECK(got_warm[m] >= w);
+              CHECK(got_warm[m] < w + rounds);
+              if (w == 0) CHECK(got_warm[m] == 0);
+              // Nobody goes first every time; over two rounds every one stands, on
+              // average, in the middle.
+              if (rounds >= 2 && k >= 2) CHECK(first[m] < rounds);
+              if (rounds == 2) CHECK(position_sum[m] == k - 1);
+            }
+          }
+}
+
+namespace {
+
+// Sessions on one machine that runs slow for its first `slow_calls` calls (a host
+// bringing a core up to speed), whichever session makes them: each call takes 1 us, or
+// 2 us while the machine is slow.
+struct WarmingMachine {
+  std::int32_t slow_calls = 0;
+  std::int32_t made = 0;
+};
+class WarmingSession : public ScriptedSession {
+ public:
+  explicit WarmingSession(WarmingMachine& m) : ScriptedSession({}), m_(m) {}
+  Status run_all(std::int32_t iterations) override {
+    last_ = 0;
+    for (std::int32_t i = 0; i < iterations; ++i) last_ += m_.made++ < m_.slow_calls ? 2.0 : 1.0;
+    return ok_status();
+  }
+  double last_run_us() const override { return last_; }
+
+ private:
+  WarmingMachine& m_;
+  double last_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "timing: measurements taken in turns see the same machine; taken one after another, the first pays its warming") {
+  // Three sessions running the same calls, 100 each in 10 batches; the machine is slow
+  // for the first 120 calls it makes.
+  auto measure = [](std::int32_t rounds) {
+    WarmingMachine machine{120, 0};
+    std::vector<std::unique_ptr<WarmingSession>> sessions;
+    for (int i = 0; i < 3; ++i) sessions.push_back(std::make_unique<WarmingSession>(machine));
+    std::vector<int> taken(3, 0), given(3, 0);
+    auto out = time_in_turns(
+        3,
+        [&](std::size_t k) -> Result<Session*> {
+          ++taken[k];
+          return sessions[k].get();
+        },
+        [&](std::size_t k) { ++given[k]; }, 100, 0, 10, rounds);
+    REQUIRE(out);
+    CHECK(taken == std::vector<int>(3, rounds));
+    CHECK(given == taken);
+    std::vector<double> medians;
+    for (const auto& t : *out) {
+      CHECK(t.batches == 10);
+      medians.push_back(t.median_us);
+    }
+    return medians;
+  };
+  // One after another: the first one's whole measurement falls in the slow stretch.
+  const auto in_a_row = measure(1);
+  CHECK(in_a_row[0] == doctest::Approx(2.0));
+  CHECK(in_a_row[1] == doctest::Approx(1.0));
+  // In turns: a slow batch or two each, and every median the machine's own speed.
+  for (double m : measure(kTurnRounds)) CHECK(m == doctest::Approx(1.0));
+}
+
+TEST_CASE("timing: a turn that fails stops the turns with its error, its session given back") {
+  ScriptedSession ok({}), bad({});
+  bad.fail_at_ = 0;
+  std::vector<int> given(2, 0);
+  auto out = time_in_turns(
+      2, [&](std::size_t k) -> Result<Session*> { return k == 0 ? static_cast<Session*>(&ok) : &bad; },
+      [&](std::size_t k) { ++given[k]; }, 10, 0);
+  REQUIRE_FALSE(out);
+  CHECK(out.error().id == "backend.timeout");
+  CHECK(given == std::vector<int>{1, 1});
+  auto refused = time_in_turns(
+      2, [&](std::size_t) -> Result<Session*> { return make_error("backend.unavailable", "no session", ""); },
+      [&](std::size_t k) { ++given[k]; }, 10, 0);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().id == "backend.unavailable");
+}

@@ -53,6 +53,39 @@ Result<CallTiming> time_calls(Session& session, std::int32_t iterations, std::in
 // The same statistic over batch times already measured: batch k took batch_us[k] for
 // calls[k] calls.
 CallTiming call_timing(const std::vector<double>& batch_us, const std::vector<std::int32_t>& calls);
+// time_calls's measurement without the statistic, after `warmup` untimed calls: appends
+// each batch's time and calls. On a backend that marks its runs the warm-up leads the
+// timed calls in one run, rounded up to whole batches.
+Status time_batches(Session& session, std::int32_t warmup, std::int32_t iterations, std::int32_t batches,
+                    std::vector<double>& batch_us, std::vector<std::int32_t>& calls);
+
+// Several measurements taken in turns (`collscope bench`'s algorithms, out of place and
+// in place, at one size): `rounds` rounds, in each of which every measurement runs its
+// share of the warm-up calls (untimed) and of the timed calls and batches, every other
+// round in the order of the one before run backwards and each pair of rounds starting
+// one measurement further on, so that all of them sample the same stretch of the
+// machine's time. Taken one after another, whichever ran first in a process measured
+// 1.2-1.4x slower than the same schedule run again a few milliseconds later on the
+// machine of bench/RESULTS.md ("Algorithms measured in turns"), and the algorithms
+// listed last gained most. plan_turns(...)[r] is round r, in its order; over the rounds
+// a measurement gets every timed call and batch (batches at most `iterations`, rounds
+// at most the batches), and each round's warm-up is the whole warm-up over the rounds,
+// rounded up (none for none).
+inline constexpr std::int32_t kTurnRounds = 5;
+struct Turn {
+  std::size_t measurement = 0;
+  std::int32_t warmup = 0, iterations = 0, batches = 0;
+};
+std::vector<std::vector<Turn>> plan_turns(std::size_t measurements, std::int32_t iterations, std::int32_t warmup,
+                                          std::int32_t batches = kTimingBatches, std::int32_t rounds = kTurnRounds);
+// The measurements timed as plan_turns lays them out: `take(k)` gives measurement k's
+// session for its turn (opened then, or held open throughout), `done(k)` says the turn
+// is over. Each measurement's CallTiming over all its batches; the first error stops it.
+Result<std::vector<CallTiming>> time_in_turns(std::size_t measurements,
+                                              const std::function<Result<Session*>(std::size_t)>& take,
+                                              const std::function<void(std::size_t)>& done, std::int32_t iterations,
+                                              std::int32_t warmup, std::int32_t batches = kTimingBatches,
+                                              std::int32_t rounds = kTurnRounds);
 
 // The numeric reference: every call's definition (not its schedule) applied to the
 // inputs, in the dtype's own arithmetic, folding ranks in order. Where the inputs
