@@ -199,7 +199,8 @@ TEST_CASE(
             CAPTURE(r);
             const auto plan = plan_turns(k, n, w, b, r);
             const std::int32_t iters = std::max(1, n), batches = std::clamp(b, 1, iters);
-            CHECK(plan.size() == static_cast<std::size_t>(std::min(r, batches)));
+            const std::int32_t expected = std::clamp(std::min(r, iters / kMinTurnCalls), 1, batches);
+            CHECK(plan.size() == static_cast<std::size_t>(expected));
             std::vector<std::int32_t> got_iters(k, 0), got_batches(k, 0), got_warm(k, 0), first(k, 0);
             std::vector<std::size_t> position_sum(k, 0);
             for (const auto& round : plan) {
@@ -211,6 +212,7 @@ TEST_CASE(
                 ++seen[t.measurement];
                 CHECK(t.batches >= 1);
                 CHECK(t.batches <= t.iterations);
+                if (plan.size() > 1) CHECK(t.iterations >= kMinTurnCalls);  // runs long enough to time
                 got_iters[t.measurement] += t.iterations;
                 got_batches[t.measurement] += t.batches;
                 got_warm[t.measurement] += t.warmup;

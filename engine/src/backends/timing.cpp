@@ -87,7 +87,7 @@ std::vector<std::vector<Turn>> plan_turns(std::size_t measurements, std::int32_t
                                           std::int32_t batches, std::int32_t rounds) {
   iterations = std::max<std::int32_t>(1, iterations);
   batches = std::clamp<std::int32_t>(batches, 1, iterations);
-  rounds = std::clamp<std::int32_t>(rounds, 1, batches);
+  rounds = std::clamp<std::int32_t>(std::min(rounds, iterations / kMinTurnCalls), 1, batches);
   // Shares as even as they go, the first rounds taking one more: no round has more
   // batches than calls, since there are no more batches than calls.
   auto share = [&](std::int32_t total, std::int32_t r) { return total / rounds + (r < total % rounds ? 1 : 0); };
@@ -112,12 +112,17 @@ Result<std::vector<CallTiming>> time_in_turns(std::size_t measurements,
                                               std::int32_t warmup, std::int32_t batches, std::int32_t rounds) {
   std::vector<std::vector<double>> batch_us(measurements);
   std::vector<std::vector<std::int32_t>> calls(measurements);
-  for (const auto& round : plan_turns(measurements, iterations, warmup, batches, rounds))
+  const auto plan = plan_turns(measurements, iterations, warmup, batches, rounds);
+  for (const auto& round : plan)
     for (const Turn& t : round) {
       auto session = take(t.measurement);
       if (!session) return session.error();
-      const Status st =
-          time_batches(**session, t.warmup, t.iterations, t.batches, batch_us[t.measurement], calls[t.measurement]);
+      // In one round, a measurement's warm-up runs on its own first, as time_calls's callers run it.
+      Status st = ok_status();
+      if (plan.size() == 1 && t.warmup > 0) st = (*session)->run_all(t.warmup);
+      if (st)
+        st = time_batches(**session, plan.size() == 1 ? 0 : t.warmup, t.iterations, t.batches, batch_us[t.measurement],
+                          calls[t.measurement]);
       done(t.measurement);
       if (!st) return st.error();
     }
