@@ -171,6 +171,25 @@ TEST_CASE("timing: a warm-up leads the timed calls in one run on a marking backe
   CHECK(calls == std::vector<std::int32_t>{100});
   CHECK(batch_us == std::vector<double>{600});
 
+  // One batch after a warm-up: still one run, the batch timed from the warm-up's last
+  // mark, not from its last rank's start.
+  MarkingSession one({1300}, 1000, 500);
+  batch_us.clear();
+  calls.clear();
+  REQUIRE(time_batches(one, 1, 2, 1, batch_us, calls));
+  CHECK(one.calls == std::vector<std::int32_t>{4});  // the warm-up rounded up to a whole batch of 2
+  CHECK(one.every_ == std::vector<std::int32_t>{2, 0});
+  CHECK(calls == std::vector<std::int32_t>{2});
+  CHECK(batch_us == std::vector<double>{200});
+  // No warm-up and one batch: a plain run.
+  MarkingSession bare({}, 1000, 500);
+  batch_us.clear();
+  calls.clear();
+  REQUIRE(time_batches(bare, 0, 2, 1, batch_us, calls));
+  CHECK(bare.calls == std::vector<std::int32_t>{2});
+  CHECK(bare.every_.empty());
+  CHECK(batch_us == std::vector<double>{500});
+
   // A backend that does not mark runs the warm-up on its own first; no warm-up, no run.
   ScriptedSession plain({});
   batch_us.clear();

@@ -69,12 +69,14 @@ Status time_batches(Session& session, std::int32_t warmup, std::int32_t iteratio
 // machine of bench/RESULTS.md ("Algorithms measured in turns"), and the algorithms
 // listed last gained most. plan_turns(...)[r] is round r, in its order; over the rounds
 // a measurement gets every timed call and batch (batches at most `iterations`, rounds
-// at most the batches, and each turn at least kMinTurnCalls calls: a run of a call or
-// two is timed from its last rank's start, which with ranks outnumbering the cores
-// comes after the others have done much of the call, and 8-rank broadcasts of 16 MiB
-// measured in turns of one call read 0.3x their time), and each round's warm-up is
-// the whole warm-up over the rounds, rounded up (none for none). With one round each
-// measurement is taken as time_calls takes it, after its warm-up run.
+// at most the batches, and each turn at least kMinTurnCalls calls, whatever the size:
+// a turn starts with the other measurements' bytes in the caches and its ranks
+// settling, which its first calls pay; 4-rank all-reduces of 2 MiB measured 1.4-1.9x
+// their steady time in turns of 2 calls after a warm-up call, 1.0-1.2x in turns of 10,
+// and runs of a call or two without a warm-up are timed from their last rank's start),
+// and each round's warm-up is the whole warm-up over the rounds, rounded up (none for
+// none). With one round each measurement is taken as time_calls takes it, after its
+// warm-up run.
 inline constexpr std::int32_t kTurnRounds = 5;
 inline constexpr std::int32_t kMinTurnCalls = 20;
 struct Turn {

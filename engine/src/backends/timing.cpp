@@ -40,8 +40,9 @@ Status time_batches(Session& session, std::int32_t warmup, std::int32_t iteratio
   // stay back to back, as in a training loop, with no start and end between batches.
   // The warm-up leads the same run, in whole batches, and its batches are left out: a
   // run of its own would end with the ranks asleep, and the first timed batch would pay
-  // for waking them.
-  if (batches > 1 && session.mark_every(every)) {
+  // for waking them (and a run is timed from its last rank's start, which with more
+  // ranks than cores comes after the others have done much of a long call).
+  if ((batches > 1 || warmup > 0) && session.mark_every(every)) {
     const std::int32_t lead = (warmup + every - 1) / every;  // warm-up batches
     const Status st = session.run_all(lead * every + iterations);
     session.mark_every(0);
