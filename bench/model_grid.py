@@ -461,6 +461,10 @@ def main():
                   "the worst %.2f, %d of %d cells above %.2f; the geomean error is %s the target."
                   % (geomean(reg), max(reg), sum(1 for r in reg if r > TARGET_REGRET_CELL), len(reg),
                      TARGET_REGRET_CELL, "within" if g <= TARGET_GEOMEAN else "above"))
+            above = sorted(((statistics.median(v), key) for key, v in probed_picks.items()
+                            if statistics.median(v) > TARGET_REGRET_CELL), reverse=True)
+            for r, (coll, ranks, size) in above:
+                print("- %s on %d ranks, %s: %.2f" % (coll, ranks, size, r))
     per_pass, per_cell = twin_spread(a.out)
     if per_pass:
         above = sum(1 for r in per_pass if r > TARGET_REGRET_CELL)

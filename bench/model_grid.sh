@@ -95,15 +95,17 @@ if [ "$calibrate_now" = 1 ] && [ "$each_pass" = 0 ]; then
   median_calibration
 fi
 
-# Timed and warm-up iterations per size: many where a call takes microseconds.
+# Timed and warm-up iterations per size: many where a call takes microseconds, and
+# enough up to 16 MiB for the algorithms to take turns (bench takes them in turns of at
+# least 20 calls: five rounds up to 2 MiB, two at 16 MiB). At 64 MiB they run one after
+# another: turns would take minutes a cell.
 iters_for() {
   case $1 in
     8 | 64 | 512) echo "1000 100" ;;
     4K) echo "500 50" ;;
     32K) echo "200 20" ;;
-    256K) echo "50 5" ;;
-    2M) echo "10 2" ;;
-    16M) echo "4 1" ;;
+    256K | 2M) echo "100 10" ;;
+    16M) echo "40 4" ;;
     *) echo "2 1" ;;
   esac
 }
