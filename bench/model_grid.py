@@ -37,6 +37,7 @@ UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 # The targets: geomean error, the worst cell, auto's regret (each cell, geomean).
 TARGET_GEOMEAN = 1.15
 TARGET_WORST = 2.0
+SMALL_BYTES = 64 << 10  # below: a cell priced mostly by wake-ups
 TARGET_REGRET_CELL = 1.10
 TARGET_REGRET_GEOMEAN = 1.03
 
@@ -331,6 +332,15 @@ def report(cells, regret, meta, model, floor=(), paired=None):
     reg = [v[0] for v in regret.values()]
     lines.append("| **all** | | %d | **%s** | %d/%d | %.2fx off | **%.3f** | **%.2f** |"
                  % (len(cells), pct(g), within, len(cells), worst_ratio, geomean(reg), max(reg)))
+    # Small cells are a wake-up or two, which the host's placement of the cores moves from
+    # one pass to the next; large ones are bytes moved: the two errors apart.
+    parts = []
+    for label, sub in (("below 64 KiB", [c for c in cells if c["bytes"] < SMALL_BYTES]),
+                       ("64 KiB and up", [c for c in cells if c["bytes"] >= SMALL_BYTES])):
+        if sub:
+            parts.append("%s %s (%d cells)" % (label, pct(error_geomean(sub)), len(sub)))
+    lines.append("")
+    lines.append("Geomean error by the cells' size: %s." % "; ".join(parts))
     lines.append("")
     lines.append("Worst cells:")
     lines.append("")

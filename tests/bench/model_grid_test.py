@@ -57,6 +57,9 @@ with tempfile.TemporaryDirectory() as out:
     geo = math.exp(sum(logs) / 4)
     check("**%.1f%%**" % ((geo - 1) * 100) in text, "geomean error %.1f%% not in:\n%s" % ((geo - 1) * 100, text))
     check("4/4" in text, "every cell within 2x")
+    # Every cell below 64 KiB: the one part of the split by size, the whole grid's error.
+    check("Geomean error by the cells' size: below 64 KiB %.1f%% (4 cells)." % ((geo - 1) * 100) in text,
+          "the split by size")
     # Regrets: allreduce 1 (ring is fastest), broadcast 1.2: geomean sqrt(1.2), worst 1.2.
     check("**%.3f**" % math.sqrt(1.2) in text, "regret geomean %.3f" % math.sqrt(1.2))
     check("(worst 1.20; 1 of 2 cells above)" in text, "one cell above 1.10 regret")
@@ -125,6 +128,7 @@ with tempfile.TemporaryDirectory() as out:
     # auto picks the ring: regret 1, 1/0.9, 1.3, the median 1.11; measured as one with
     # pairwise (the mean of the two: 1.1, 0.95, 1.15) against recursive halving's 1.5: 1.
     check("has a geomean of 1.111, the worst 1.11, 1 of 1 cells above 1.10" in r.stdout, "plain regret by placement")
+    check("\n- reduce_scatter on 2 ranks, 8: 1.11\n" in r.stdout, "the cell above 1.10 by placement, listed")
     check("With each such set measured as one schedule (the median of its members), auto's regret by placement has a "
           "geomean of 1.000, the worst 1.00, 0 of 1 cells above 1.10." in r.stdout, "pooled regret line")
     # Bench files with several rows of an algorithm (runs appended): their median.
@@ -170,6 +174,19 @@ with tempfile.TemporaryDirectory() as top:
     check("- allreduce on 2 ranks, 8: 2.00 (the fastest: flat)" in r.stdout, "the cell above")
     r = subprocess.run([sys.executable, script, grids[0]], capture_output=True, text=True)
     check("Judged on every pass" not in r.stdout, "no pooled line without --pool")
+
+# The split by size: a cell of 8 B priced at twice its time, one of 1 MiB at its time.
+with tempfile.TemporaryDirectory() as out:
+    raw = os.path.join(out, "raw")
+    write_jsonl(os.path.join(raw, "predict-allreduce-2-8.jsonl"), [predict("ring", 2.0, True)])
+    write_jsonl(os.path.join(raw, "predict-allreduce-2-1M.jsonl"), [predict("ring", 300.0, True)])
+    for i in (1, 2, 3):
+        write_jsonl(os.path.join(raw, "round-%d" % i, "bench-allreduce-2-8.jsonl"), [bench("ring", 1.0, 8)])
+        write_jsonl(os.path.join(raw, "round-%d" % i, "bench-allreduce-2-1M.jsonl"), [bench("ring", 300.0, 1 << 20)])
+    r = subprocess.run([sys.executable, script, out], capture_output=True, text=True)
+    check(r.returncode == 0, "sizes: exit status %d: %s" % (r.returncode, r.stderr))
+    check("Geomean error by the cells' size: below 64 KiB 100.0% (1 cells); 64 KiB and up 0.0% (1 cells)." in r.stdout,
+          "the split by size, both parts, not in:\n%s" % r.stdout)
 
 if failures:
     print("model_grid.py test failed:\n  " + "\n  ".join(failures))
