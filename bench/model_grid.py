@@ -37,9 +37,10 @@ UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 # The targets: geomean error, the worst cell, auto's regret (each cell, geomean).
 TARGET_GEOMEAN = 1.15
 TARGET_WORST = 2.0
-SMALL_BYTES = 64 << 10  # below: a cell priced mostly by wake-ups
 TARGET_REGRET_CELL = 1.10
 TARGET_REGRET_GEOMEAN = 1.03
+# The report's split by size: cells below it are priced mostly by wake-ups.
+SMALL_BYTES = 64 << 10
 
 
 def size_bytes(label):
@@ -335,8 +336,9 @@ def report(cells, regret, meta, model, floor=(), paired=None):
     # Small cells are a wake-up or two, which the host's placement of the cores moves from
     # one pass to the next; large ones are bytes moved: the two errors apart.
     parts = []
-    for label, sub in (("below 64 KiB", [c for c in cells if c["bytes"] < SMALL_BYTES]),
-                       ("64 KiB and up", [c for c in cells if c["bytes"] >= SMALL_BYTES])):
+    small = "%d KiB" % (SMALL_BYTES >> 10)
+    for label, sub in (("below " + small, [c for c in cells if c["bytes"] < SMALL_BYTES]),
+                       (small + " and up", [c for c in cells if c["bytes"] >= SMALL_BYTES])):
         if sub:
             parts.append("%s %s (%d cells)" % (label, pct(error_geomean(sub)), len(sub)))
     lines.append("")
@@ -465,14 +467,14 @@ def main():
             probed, "Each (collective, ranks) group of each pass priced with the cores' placement measured just "
             "before it (`calibrate --placement`)", "placement")
         print("\n".join(lines))
-        reg = [statistics.median(v) for v in probed_picks.values()]
+        medians = {key: statistics.median(v) for key, v in probed_picks.items()}
+        reg = list(medians.values())
         if reg:
             print("\nWith those prices auto's regret (a cell: the median over its passes) has a geomean of %.3f, "
                   "the worst %.2f, %d of %d cells above %.2f; the geomean error is %s the target."
                   % (geomean(reg), max(reg), sum(1 for r in reg if r > TARGET_REGRET_CELL), len(reg),
                      TARGET_REGRET_CELL, "within" if g <= TARGET_GEOMEAN else "above"))
-            above = sorted(((statistics.median(v), key) for key, v in probed_picks.items()
-                            if statistics.median(v) > TARGET_REGRET_CELL), reverse=True)
+            above = sorted(((r, key) for key, r in medians.items() if r > TARGET_REGRET_CELL), reverse=True)
             for r, (coll, ranks, size) in above:
                 print("- %s on %d ranks, %s: %.2f" % (coll, ranks, size, r))
     per_pass, per_cell = twin_spread(a.out)
