@@ -26,6 +26,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,9 @@ double best_gbps(double bytes, int reps, double budget_s, F&& f) {
 }
 
 enum class Kernel { copy, reduce, reduce_copy };
+
+// The in-cache kernels' buffers: inside any L2.
+constexpr std::size_t kSmallBytes = 256 << 10;
 
 // A kernel's buffers, zeroed (no denormals or infinities slow a floating sum down), in
 // memory the cpu backend's own allocator gives (cpu::allocate_memory: large buffers on
@@ -131,38 +135,119 @@ double copy_gbps(std::size_t bytes, int inner, double budget_s) {
   return one_thread_gbps(Kernel::copy, DType::uint8, bytes, inner, budget_s);
 }
 
-// The kernels inside the cache, the way a collective's ranks run them: every core at
-// once, each on buffers of its own (three of `bytes`, zeros: no denormals), the rate of
-// a typical call (the median of up to `calls`) on the slowest core, in GB/s of `bytes`
-// written per call. A step waits for its slowest rank, and on the machine of
-// bench/RESULTS.md one thread's best call was 1.2-1.7x faster than what each of two
-// cores gets at once (a virtual machine's cores share more than their caches say).
+// The kernels inside the caches, the way a collective's ranks run them: every core at
+// once, each on buffers of its own (three of `small` bytes, inside a core's own cache,
+// and three of `far`, in the shared one; zeros: no denormals), the rate of the mean
+// call on the slowest core, in GB/s of the bytes written per call. A step waits for its
+// slowest rank, and on the machine of bench/RESULTS.md one thread's best call was
+// 1.2-1.7x faster than what each of two cores gets at once (a virtual machine's cores
+// share more than their caches say).
+//
+// The kernels take turns, round after round (a warm-up call, then a few timed ones
+// each, the cores starting each kernel together), so that every rate sees the same
+// stretches of the host; and the mean, not the median: there a core's calls of one
+// kernel came in two kinds, one twice as long as the other (the host's other work on
+// the core), about half of each, and the median fell on one side or the other kernel
+// by kernel. Measured one kernel after the other, with the median, a float32 sum in the
+// cache read 11 GB/s in one calibration and 25 in the next (an int32 sum the reverse),
+// and algorithms were priced against each other with rates from different stretches.
+struct CacheKernel {
+  Kernel k;
+  DType t;
+  bool far;     // on the `far` buffers
+  double* out;  // the rate, GB/s
+};
 
-double all_cores_gbps(Kernel k, DType t, int cores, std::size_t bytes, int calls, double budget_s) {
+void cache_rates(int cores, std::size_t small, std::size_t far, const std::vector<CacheKernel>& kernels,
+                 double budget_s) {
+  if (kernels.empty()) return;
   const std::vector<int> pin = cpu::cores_to_pin();
-  std::vector<double> rate(static_cast<std::size_t>(cores), 0.0);
-  std::atomic<int> ready{0};
+  const std::size_t K = kernels.size();
+  // us[c][i]: core c's timed calls of kernel i.
+  std::vector<std::vector<std::vector<double>>> us(static_cast<std::size_t>(cores),
+                                                   std::vector<std::vector<double>>(K));
+  std::atomic<std::size_t> arrived{0};
+  std::atomic<bool> stop{false};
+  const auto n = static_cast<std::size_t>(cores);
+  const auto start = Clock::now();
+  constexpr int kMinRounds = 5, kMaxRounds = 2000;
   std::vector<std::thread> pool;
   for (int c = 0; c < cores; ++c)
     pool.emplace_back([&, c] {
-      if (pin.size() >= static_cast<std::size_t>(cores))
-        cpu::pin_this_thread(pin[static_cast<std::size_t>(c)]);  // best effort
-      Buffers b(bytes, k);
-      ready.fetch_add(1);
-      while (ready.load() < cores) std::this_thread::yield();  // start together
-      std::vector<double> us;
-      const auto start = Clock::now();
-      for (int i = 0; i < calls && (i < 5 || seconds_since(start) < budget_s); ++i) {
-        const auto t0 = Clock::now();
-        b.run(k, t, bytes);
-        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      if (pin.size() >= n) cpu::pin_this_thread(pin[static_cast<std::size_t>(c)]);  // best effort
+      Buffers near_b(small, Kernel::reduce_copy);
+      std::unique_ptr<Buffers> far_b = far > 0 ? std::make_unique<Buffers>(far, Kernel::reduce_copy) : nullptr;
+      std::size_t passed = 0;
+      auto together = [&] {  // every core here before any goes on
+        ++passed;
+        arrived.fetch_add(1);
+        while (arrived.load() < passed * n) std::this_thread::yield();
+      };
+      auto& mine = us[static_cast<std::size_t>(c)];
+      for (int round = 0; round < kMaxRounds; ++round) {
+        if (c == 0 && round >= kMinRounds && seconds_since(start) >= budget_s) stop.store(true);
+        together();
+        if (stop.load()) break;
+        for (std::size_t i = 0; i < K; ++i) {
+          const CacheKernel& e = kernels[i];
+          Buffers& b = e.far && far_b ? *far_b : near_b;
+          const std::size_t bytes = e.far && far_b ? far : small;
+          together();
+          b.run(e.k, e.t, bytes);  // back into this cache after the others' turns
+          for (int j = 0; j < (e.far ? 2 : 4); ++j) {
+            const auto t0 = Clock::now();
+            b.run(e.k, e.t, bytes);
+            mine[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+          }
+        }
       }
-      std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
-      const double median = us[us.size() / 2];
-      if (median > 0) rate[static_cast<std::size_t>(c)] = static_cast<double>(bytes) / median / 1e3;
     });
   for (auto& th : pool) th.join();
-  return *std::min_element(rate.begin(), rate.end());
+  for (std::size_t i = 0; i < K; ++i) {
+    double slowest = 0;
+    for (std::size_t c = 0; c < n; ++c) {
+      auto& v = us[c][i];
+      if (v.empty()) continue;
+      // The mean call, without the slowest twentieth (a call the host interrupted).
+      std::sort(v.begin(), v.end());
+      const std::size_t kept = std::max<std::size_t>(1, v.size() - v.size() / 20);
+      const double mean =
+          std::accumulate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(kept), 0.0) / static_cast<double>(kept);
+      const double bytes = static_cast<double>(kernels[i].far ? far : small);
+      const double rate = mean > 0 ? bytes / mean / 1e3 : 0;
+      slowest = slowest == 0 ? rate : std::min(slowest, rate);
+    }
+    *kernels[i].out = slowest;
+  }
+}
+
+// The shared cache's buffers, where a core has one of its own inside it (`near` bytes):
+// per core three buffers that together are at least twice its own cache, all cores'
+// buffers at most half the shared one (2 MiB each on 2 cores with 1 MiB L2s and a 32 MiB
+// L3); 0 where there is no room between the two caches to measure.
+std::size_t far_bytes(double near, double cache, int cores) {
+  if (near <= 0) return 0;
+  std::size_t far = 256 << 10;
+  while (3.0 * static_cast<double>(far) < 2 * near) far *= 2;
+  return 3.0 * static_cast<double>(far) * cores <= cache / 2 ? far : 0;
+}
+
+// Every in-cache rate of c, in one cache_rates run: a copy and per dtype a reduce and a
+// reduce-copy on `small` bytes, and on `far` bytes (where > 0) a copy, and a float32
+// reduce and reduce-copy.
+void in_cache_rates(Calibration& c, std::size_t small, std::size_t far, double budget_s) {
+  std::vector<CacheKernel> kernels{{Kernel::copy, DType::uint8, false, &c.copy_in_cache_gbps}};
+  for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
+    const auto t = static_cast<DType>(i);
+    kernels.push_back({Kernel::reduce, t, false, &c.reduce_in_cache_gbps[i]});
+    kernels.push_back({Kernel::reduce_copy, t, false, &c.reduce_copy_in_cache_gbps[i]});
+  }
+  if (far > 0) {
+    kernels.push_back({Kernel::copy, DType::uint8, true, &c.copy_far_cache_gbps});
+    kernels.push_back({Kernel::reduce, DType::float32, true, &c.reduce_far_cache_gbps});
+    kernels.push_back({Kernel::reduce_copy, DType::float32, true, &c.reduce_copy_far_cache_gbps});
+  }
+  cache_rates(c.cores > 0 ? c.cores : 1, small, far, kernels, budget_s);
 }
 
 // Each core's buffers (three: a reduce-copy's), for every kernel of shared_rates.
@@ -495,39 +580,23 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   const double sysfs_cache = CostModel::cpu_default().cache_bytes;
   c.cache_bytes = sysfs_cache > 0 ? sysfs_cache : measured_cache_bytes(256u << 20, budget_s * 0.15);
   const std::size_t big = memory_bytes(c.cache_bytes);
-  const std::size_t small = 256 << 10;  // inside any L2
-  const int calls = 2000;
+  const std::size_t small = kSmallBytes;
   const double share = budget_s * 0.45 / (4 + 2 * static_cast<double>(kCalibratedDTypes));
 
   say("copy bandwidth");
   c.copy_gbps = copy_gbps(big, 1, share);
-  c.copy_in_cache_gbps = all_cores_gbps(Kernel::copy, DType::uint8, c.cores, small, calls, share * 0.5);
   for (std::size_t i = 0; i < kCalibratedDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     say("reduce bandwidth, " + std::string(name_of(t)));
     c.reduce_gbps[i] = one_thread_gbps(Kernel::reduce, t, big, 1, share * 0.6);
     c.reduce_copy_gbps[i] = one_thread_gbps(Kernel::reduce_copy, t, big, 1, share * 0.4);
-    c.reduce_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce, t, c.cores, small, calls, share * 0.3);
-    c.reduce_copy_in_cache_gbps[i] = all_cores_gbps(Kernel::reduce_copy, t, c.cores, small, calls, share * 0.3);
   }
-  // The shared cache, where a core has one of its own inside it: per core three buffers
-  // that together are at least twice its own cache, all cores' buffers at most half
-  // the shared one (2 MiB each on 2 cores with 1 MiB L2s and a 32 MiB L3).
   c.near_cache_bytes = own_cache_bytes(c.cache_bytes);
-  if (c.near_cache_bytes > 0) {
-    std::size_t far = 256 << 10;
-    while (3.0 * static_cast<double>(far) < 2 * c.near_cache_bytes) far *= 2;
-    if (3.0 * static_cast<double>(far) * c.cores <= c.cache_bytes / 2) {
-      say("copy and reduce bandwidth in the shared cache");
-      const int far_calls = 500;
-      c.copy_far_cache_gbps = all_cores_gbps(Kernel::copy, DType::uint8, c.cores, far, far_calls, share * 0.5);
-      c.reduce_far_cache_gbps = all_cores_gbps(Kernel::reduce, DType::float32, c.cores, far, far_calls, share * 0.5);
-      c.reduce_copy_far_cache_gbps =
-          all_cores_gbps(Kernel::reduce_copy, DType::float32, c.cores, far, far_calls, share * 0.5);
-    } else {
-      c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
-    }
-  }
+  const std::size_t far = far_bytes(c.near_cache_bytes, c.cache_bytes, c.cores);
+  if (far == 0) c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
+  say(far > 0 ? "copy and reduce bandwidth in a core's own cache and in the shared cache"
+              : "copy and reduce bandwidth in the cache");
+  in_cache_rates(c, small, far, share * (0.5 + 0.6 * static_cast<double>(kCalibratedDTypes) + 1.5));
   if (c.near_cache_bytes > 0) say("copy into lines another core holds");
   held_rates(c, c.cache_bytes, share * 0.5);
   say("memory bandwidth shared by " + std::to_string(c.cores) + " cores");
@@ -566,6 +635,19 @@ Calibration measure_placement(const Calibration& base, double budget_s) {
   const double share = budget_s / 8;
   shared_rates(c, cores, memory_bytes(cache) / static_cast<std::size_t>(cores), share);
   held_rates(c, cache, share);
+  {
+    Calibration at = c;  // the in-cache rates with the cores as they are placed now
+    at.cores = cores;
+    in_cache_rates(at, kSmallBytes, far_bytes(c.near_cache_bytes, cache, cores), share);
+    c.copy_in_cache_gbps = at.copy_in_cache_gbps;
+    c.reduce_in_cache_gbps = at.reduce_in_cache_gbps;
+    c.reduce_copy_in_cache_gbps = at.reduce_copy_in_cache_gbps;
+    if (c.near_cache_bytes > 0) {
+      c.copy_far_cache_gbps = at.copy_far_cache_gbps;
+      c.reduce_far_cache_gbps = at.reduce_far_cache_gbps;
+      c.reduce_copy_far_cache_gbps = at.reduce_copy_far_cache_gbps;
+    }
+  }
   c.wake_us = wake_us(std::min(2, cores), share);
   if (c.remote_look_us > 0 && c.switch_us > 0) c.remote_look_us = remote_look_us(cores, c.switch_us, share);
   c.date = utc_now();
