@@ -14,11 +14,9 @@ void add_calibrate_command(CLI::App& app, CalibrateFlags& f) {
   f.command->add_option("--seconds", f.seconds, "time to spend measuring, 2 to 60 (default 30)");
   f.command->add_option("-o,--output", f.output, "write here instead of the config folder's calibration.json");
   f.command->add_flag("--json", f.json, "print the calibration as JSON");
-  f.command->add_flag(
-      "--placement", f.placement,
-      "measure again, in about a second, only what the host's placement of the cores changes "
-      "(memory shared by the cores, rates in the caches, lines between cores, wake-ups) on top of the kept "
-      "calibration");
+  f.command->add_flag("--placement", f.placement,
+                      "measure again, in about a second, only what the host's placement of the cores changes "
+                      "(memory shared by the cores, lines between cores, wake-ups) on top of the kept calibration");
 }
 
 namespace {
@@ -46,10 +44,6 @@ int cmd_placement(const CalibrateFlags& f, const std::string& path) {
       "%.2f within its first level (was %.2f)\n",
       c.held_gbps, base->held_gbps, c.held_far_gbps, base->held_far_gbps, c.held_first_gbps, base->held_first_gbps);
   std::printf("  memory, %d cores:       %7.2f GB/s copied (was %.2f)\n", c.cores, c.shared_gbps, base->shared_gbps);
-  const auto f32 = static_cast<std::size_t>(DType::float32);
-  std::printf("  in the cache, %d cores: %7.2f GB/s copied (was %.2f), %.2f float32 summed (was %.2f)\n", c.cores,
-              c.copy_in_cache_gbps, base->copy_in_cache_gbps, c.reduce_in_cache_gbps[f32],
-              base->reduce_in_cache_gbps[f32]);
   std::printf("written to %s\n", path.c_str());
   return 0;
 }

@@ -311,14 +311,7 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK((o.out.find("lines another core holds") != std::string::npos) == (c->held_gbps > 0));
 
   // --placement measures again only what the cores' placement changes, on top of the
-  // kept calibration: the rest is kept as it was. (The kept in-cache rates marked
-  // first, a thousandth of what was measured: --placement measures them again.)
-  {
-    collscope::Calibration marked = *c;
-    marked.copy_in_cache_gbps /= 1000;
-    for (auto& r : marked.reduce_in_cache_gbps) r /= 1000;
-    REQUIRE(collscope::save_calibration(marked, path).ok());
-  }
+  // kept calibration: the rest is kept as it was.
   auto placed = test_shell::shell(env + COLLSCOPE_BINARY + " calibrate --placement 2>&1");
   REQUIRE_MESSAGE(placed.code == 0, placed.out);
   CHECK(placed.out.find("placement measured again") != std::string::npos);
@@ -328,20 +321,11 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(again->cache_bytes == doctest::Approx(c->cache_bytes));
   CHECK(again->barrier_us == doctest::Approx(c->barrier_us));
   CHECK(again->reduce_gbps == c->reduce_gbps);
+  CHECK(again->reduce_in_cache_gbps == c->reduce_in_cache_gbps);
+  CHECK(again->copy_far_cache_gbps == doctest::Approx(c->copy_far_cache_gbps));
   CHECK(again->shared_gbps > 0);
   CHECK(again->wake_us > 0);
   CHECK((again->held_gbps > 0) == (c->held_gbps > 0));
-  // The rates in the caches too, every one of them (a core's own and, where measured,
-  // the shared one).
-  CHECK(placed.out.find("in the cache, ") != std::string::npos);
-  CHECK(again->copy_in_cache_gbps > c->copy_in_cache_gbps / 100);
-  for (std::size_t i = 0; i < collscope::kCalibratedDTypes; ++i) {
-    CAPTURE(i);
-    CHECK(again->reduce_in_cache_gbps[i] > c->reduce_in_cache_gbps[i] / 100);
-    CHECK(again->reduce_copy_in_cache_gbps[i] > 0);
-  }
-  CHECK((again->copy_far_cache_gbps > 0) == (c->copy_far_cache_gbps > 0));
-  CHECK((again->reduce_copy_far_cache_gbps > 0) == (c->reduce_copy_far_cache_gbps > 0));
   CHECK(again->seconds < 10);
   // Without a calibration to refresh: one clear error.
   const auto empty = dir / "empty";

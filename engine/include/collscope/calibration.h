@@ -88,9 +88,8 @@ CpuModel cpu_model_for(DType dtype, const std::string& config_dir);
 // done and what is being measured.
 Calibration measure_machine(double budget_s, const std::function<void(double, const std::string&)>& progress);
 // What the host's placement of the cores changes, measured again on top of `base` in
-// about `budget_s` seconds (0.2 to 10): the memory bandwidth all cores share, the rates
-// in the caches, copies into lines another core holds, the 2-rank wake-up and a look
-// across cores. On a virtual
+// about `budget_s` seconds (0.2 to 10): the memory bandwidth all cores share, copies
+// into lines another core holds, the 2-rank wake-up and a look across cores. On a virtual
 // machine the host moves the cores near each other and apart for minutes at a time
 // (bench/RESULTS.md: wake-ups 0.14 against 0.49 us, lines between cores 9 against 2.3
 // GB/s); the rest of a calibration stays.

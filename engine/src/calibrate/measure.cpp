@@ -635,19 +635,6 @@ Calibration measure_placement(const Calibration& base, double budget_s) {
   const double share = budget_s / 8;
   shared_rates(c, cores, memory_bytes(cache) / static_cast<std::size_t>(cores), share);
   held_rates(c, cache, share);
-  {
-    Calibration at = c;  // the in-cache rates with the cores as they are placed now
-    at.cores = cores;
-    in_cache_rates(at, kSmallBytes, far_bytes(c.near_cache_bytes, cache, cores), share);
-    c.copy_in_cache_gbps = at.copy_in_cache_gbps;
-    c.reduce_in_cache_gbps = at.reduce_in_cache_gbps;
-    c.reduce_copy_in_cache_gbps = at.reduce_copy_in_cache_gbps;
-    if (c.near_cache_bytes > 0) {
-      c.copy_far_cache_gbps = at.copy_far_cache_gbps;
-      c.reduce_far_cache_gbps = at.reduce_far_cache_gbps;
-      c.reduce_copy_far_cache_gbps = at.reduce_copy_far_cache_gbps;
-    }
-  }
   c.wake_us = wake_us(std::min(2, cores), share);
   if (c.remote_look_us > 0 && c.switch_us > 0) c.remote_look_us = remote_look_us(cores, c.switch_us, share);
   c.date = utc_now();
