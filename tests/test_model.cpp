@@ -133,6 +133,32 @@ TEST_CASE("model: bytes touched again within the cache come from it, not from me
   CHECK(predict_us(half, m) == doctest::Approx(fresh + (4.0 * n + 8.0 * n) / 1000.0));
 }
 
+TEST_CASE("model: a slice that several transfers of a step read counts once on the cache's clock") {
+  // A flat broadcast of 1 MB to 7 ranks, called back to back: 8 MB of distinct bytes a
+  // call (the root's buffer and the 7 copies), 14 MB of transfers' traffic (each reads
+  // the root's buffer). In a cache of 20 MB (bytes touched within its half are sure to be found) the next call
+  // finds all of it: no memory traffic, as with a cache without end.
+  CostModel m;
+  m.alpha_us = 0;
+  m.beta_gbps = m.gamma_gbps = 1e9;
+  m.shared_gbps = 1.0;  // a step's time in us is its memory bytes / 1000
+  m.cores = 0;
+  m.repeated_calls = true;
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  Schedule s = world(8, n);
+  std::vector<Transfer> to_all;
+  for (std::int32_t r = 1; r < 8; ++r) to_all.push_back(copy(0, r, n));
+  step(s, to_all);
+  m.cache_bytes = 1e15;
+  const double endless = predict_us(s, m);
+  CHECK(endless < 1.0);
+  m.cache_bytes = 20e6;
+  CHECK(predict_us(s, m) == doctest::Approx(endless).epsilon(1e-3));
+  // Without a cache, all 14 MB a call come from memory.
+  m.cache_bytes = 0;
+  CHECK(predict_us(s, m) == doctest::Approx(7 * 2.0 * 4 * n / 1000.0).epsilon(1e-3));
+}
+
 TEST_CASE("model: the ring in slices stays in a 32 MiB cache, the whole ring and rabenseifner do not") {
   // A memory system of 5 GB/s (about what this class of machine measures for its
   // reads and writes together), so that memory traffic decides.
