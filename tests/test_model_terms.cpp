@@ -15,6 +15,7 @@
 #include "collscope/model.h"
 #include "collscope/schedule.h"
 #include "hand_schedules.h"
+#include "model/reuse.h"
 
 using namespace collscope;
 
@@ -368,6 +369,18 @@ TEST_CASE(
     CHECK(all_theirs - predict_steps_us(*s, m)[1] ==
           doctest::Approx(bytes * 0.5 * (1 - tail) * (1 / 5.0 - 1 / 10.0) / 1e3));
   }
+}
+
+TEST_CASE("model terms: the cache's clock read further on (a step's own traffic) finds fewer bytes") {
+  const std::uint64_t n = 250000;  // 1 MB of float32
+  Schedule s = two_buffers(n);
+  collscope::model_detail::Reuse r(s, 8e6);  // found for sure within 4 MB, none beyond 16 MB
+  r.touch({0, 0, 0}, n);
+  r.advance(2e6);
+  CHECK(r.missed({0, 0, 0}, n, 4.0) == doctest::Approx(0.0));
+  // 12 MB on: a third of the way from 16 MB back to 4 MB, a third found.
+  CHECK(r.missed({0, 0, 0}, n, 4.0, 0, 10e6) == doctest::Approx(4.0 * n * 2 / 3));
+  CHECK(r.missed({0, 0, 0}, n, 4.0, 0, 20e6) == doctest::Approx(4.0 * n));
 }
 
 TEST_CASE("model terms: writing lines another core holds takes each from that core first") {

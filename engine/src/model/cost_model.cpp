@@ -327,6 +327,7 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
       for (const auto& x : st.transfers)
         if (x.count > 0 && x.action != Action::compute && turn_of(x) == g)
           step_traffic[core_of(x.dst.rank)] += touched_bytes(x, esize);
+      const double step_all = std::accumulate(step_traffic.begin(), step_traffic.end(), 0.0);
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& x = st.transfers[i];
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
@@ -393,6 +394,12 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         // reduce-scatter overwrites what the other core read while that core runs a
         // reduce-copy of its own, paid nothing for them, and a 2-rank flat all-reduce,
         // whose other core waits idle with the tail of the sum it copied out, paid.)
+        // Lines held beyond that core's own cache age as the step runs, by half its traffic
+        // on average (every core's, as the last level sees it): on the machine of
+        // bench/RESULTS.md a 2-rank all-reduce of 16 MiB in two steps, whose reduce-copy
+        // overwrites 8 MiB the other core read a step before while both stream 48 MiB,
+        // measured 1.7-2.4 ms on five passes of six while those lines, at their rate, priced
+        // it at 2.3-2.5 with the cores apart.
         double held_far = 0, held_first = 0;
         if (m.beta_held_gbps > 0 && near_reach > 0)
           for (std::size_t c = 0; c < by_core.size(); ++c)
@@ -405,7 +412,8 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
               held = std::max(held, near - first);
               held_first = std::max(held_first, first);
               if (m.beta_held_far_gbps > 0)
-                held_far = std::max(held_far, std::max(0.0, bytes - by_core[c].missed(x.dst, x.count, esize) - near));
+                held_far = std::max(
+                    held_far, std::max(0.0, bytes - by_core[c].missed(x.dst, x.count, esize, 0, step_all / 2) - near));
             }
         const double dst = x.action == Action::reduce ? 2 : 1;
         const double dst_miss = touched.missed(x.dst, x.count, esize);

@@ -24,8 +24,8 @@ class Reuse {
 
   // Bytes of [a, b) (elements of esize bytes) last touched more than the cache ago, or
   // never: what comes from memory. `within` > 0: more than that ago instead (a smaller,
-  // nearer cache).
-  double missed(const Loc& at, std::uint64_t n, double esize, double within = 0) const {
+  // nearer cache). `later`: as if the clock stood that much further on.
+  double missed(const Loc& at, std::uint64_t n, double esize, double within = 0, double later = 0) const {
     const double reach = within > 0 ? within : cache_;
     const auto found = pieces_.find(slot(at));
     if (found == pieces_.end()) return static_cast<double>(n) * esize;
@@ -48,7 +48,7 @@ class Reuse {
     for (; it != m.end() && it->first < b; ++it) {
       const std::uint64_t lo = std::max(a, it->first), hi = std::min(b, it->second.end);
       if (lo >= hi) continue;
-      const double d = now_ - it->second.when;
+      const double d = now_ - it->second.when + later;
       if (d <= sure) hit += static_cast<double>(hi - lo);
       else if (d < gone) hit += static_cast<double>(hi - lo) * (gone - d) / (gone - sure);
     }
