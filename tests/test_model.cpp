@@ -136,8 +136,9 @@ TEST_CASE("model: bytes touched again within the cache come from it, not from me
 TEST_CASE("model: a slice that several transfers of a step read counts once on the cache's clock") {
   // A flat broadcast of 1 MB to 7 ranks, called back to back: 8 MB of distinct bytes a
   // call (the root's buffer and the 7 copies), 14 MB of transfers' traffic (each reads
-  // the root's buffer). In a cache of 20 MB (bytes touched within its half are sure to be found) the next call
-  // finds all of it: no memory traffic, as with a cache without end.
+  // the root's buffer). In a cache of 20 MB (bytes touched within its half are sure to
+  // be found) the next call finds all of it: no memory traffic, as with a cache without
+  // end.
   CostModel m;
   m.alpha_us = 0;
   m.beta_gbps = m.gamma_gbps = 1e9;

@@ -61,9 +61,6 @@ double best_gbps(double bytes, int reps, double budget_s, F&& f) {
 
 enum class Kernel { copy, reduce, reduce_copy };
 
-// The in-cache kernels' buffers: inside any L2.
-constexpr std::size_t kSmallBytes = 256 << 10;
-
 // A kernel's buffers, zeroed (no denormals or infinities slow a floating sum down), in
 // memory the cpu backend's own allocator gives (cpu::allocate_memory: large buffers on
 // huge pages): on the machine of bench/RESULTS.md a copy from memory on 4 KiB pages ran
@@ -580,7 +577,7 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   const double sysfs_cache = CostModel::cpu_default().cache_bytes;
   c.cache_bytes = sysfs_cache > 0 ? sysfs_cache : measured_cache_bytes(256u << 20, budget_s * 0.15);
   const std::size_t big = memory_bytes(c.cache_bytes);
-  const std::size_t small = kSmallBytes;
+  const std::size_t small = 256 << 10;  // inside any L2
   const double share = budget_s * 0.45 / (4 + 2 * static_cast<double>(kCalibratedDTypes));
 
   say("copy bandwidth");
