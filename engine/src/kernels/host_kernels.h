@@ -1,7 +1,8 @@
 // The cpu backend's transfer kernels: copy, reduce (dst = dst op src), reduce-copy
 // (dst = aux op src) and scale,
-// for every dtype. Plain loops over typed pointers that the compiler vectorises (and for
-// half precision, whose conversions it cannot vectorise, half_kernels.h where the cpu has it).
+// for every dtype. Plain loops over typed pointers that the compiler vectorises (the
+// reduce built a second time for AVX2 in wide_kernels.h, and for half precision, whose
+// conversions it cannot vectorise, half_kernels.h, each where the cpu has it).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "collscope/elementwise.h"
 #include "collscope/schedule.h"
 #include "kernels/half_kernels.h"
+#include "kernels/wide_kernels.h"
 
 namespace collscope::kernels {
 
@@ -26,8 +28,9 @@ inline OpKind op_kind(ReduceOp op) {
   }
 }
 
+// Always inlined: wide_kernels.cpp builds it into its AVX2 functions.
 template <class T, OpKind K>
-void reduce_loop(T* __restrict dst, const T* __restrict src, std::uint64_t n) {
+[[gnu::always_inline]] inline void reduce_loop(T* __restrict dst, const T* __restrict src, std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) dst[i] = combine<T>(K, dst[i], src[i]);
 }
 
@@ -115,9 +118,10 @@ void with_type(DType t, F&& f) {
 }
 
 // float16 and bfloat16 sums and products go eight at a time where the cpu can
-// (half_kernels.h), with the same bits as the loops here.
+// (half_kernels.h), and the other dtypes' reductions in place 32 bytes at a time
+// (wide_kernels.h), with the same bits as the loops here.
 inline void reduce_bytes(DType t, OpKind k, void* dst, const void* src, std::uint64_t n) {
-  if (half_combine(t, k, dst, nullptr, src, n)) return;
+  if (half_combine(t, k, dst, nullptr, src, n) || wide_reduce(t, k, dst, src, n)) return;
   with_type(t, [&]<class T>() { reduce_typed<T>(k, dst, src, n); });
 }
 
