@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Reductions in place 32 bytes at a time (AVX2) against the same loop built for any
-# x86-64, in one run of the same binary: `collscope bench` of collectives whose steps add
-# into a buffer (dst = dst op src: the pairwise reduce-scatter's later steps, the flat
-# all-reduce's fan-in) with COLLSCOPE_NO_WIDE_SIMD=1 and =0 (the same environment's size on
-# both sides: it moves the stack, and an A/A run with one more variable on one side
-# measured 64 MiB all-reduces up to 6% apart), the two sides taking turns for ROUNDS
-# rounds (default 3), which goes first alternating. Prints each (case, dtype, size)'s
-# median time per side and the speed-up.
+# A kernel switch's two sides in one run of the same binary: by default the reductions in
+# place 32 bytes at a time (AVX2) against the same loop built for any x86-64, with
+# `collscope bench` of collectives whose steps add into a buffer (dst = dst op src: the
+# pairwise reduce-scatter's later steps, the flat all-reduce's fan-in); bench/half.sh runs
+# it for the half-precision kernels. The switch is set to 1 on one side and to 0 on the
+# other (the same environment's size on both sides: it moves the stack, and an A/A run with
+# one more variable on one side measured 64 MiB all-reduces up to 6% apart); the two sides
+# take turns for ROUNDS rounds (default 3), which goes first alternating. Prints each
+# (case, dtype, size)'s median time per side and the speed-up.
 #
 #   bench/wide.sh [OUT]        (OUT defaults to build/bench-out/wide)
 #
-# Environment: COLLSCOPE (default build/collscope), ROUNDS, CASES (COLL:ALGO:RANKS, default
-# "reduce_scatter:pairwise:8 allreduce:flat:4"), DTYPES (default "float32 int8 float64"),
-# SIZES (default "-b 64K -e 16M -f 4"), ITERS (timed and warm-up calls, default "20 4").
+# Environment: COLLSCOPE (default build/collscope), ROUNDS, SWITCH (the variable, default
+# COLLSCOPE_NO_WIDE_SIMD), CASES (COLL:ALGO:RANKS, default "reduce_scatter:pairwise:8
+# allreduce:flat:4"), DTYPES (default "float32 int8 float64"), SIZES (default "-b 64K -e 16M
+# -f 4"), ITERS (timed and warm-up calls, default "20 4").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${COLLSCOPE:-$root/build/collscope}
 out=${1:-$root/build/bench-out/wide}
 rounds=${ROUNDS:-3}
+switch=${SWITCH:-COLLSCOPE_NO_WIDE_SIMD}
 read -r -a cases <<< "${CASES:-reduce_scatter:pairwise:8 allreduce:flat:4}"
 read -r -a dtypes <<< "${DTYPES:-float32 int8 float64}"
 read -r -a sizes <<< "${SIZES:--b 64K -e 16M -f 4}"
@@ -32,7 +35,7 @@ for round in $(seq "$rounds"); do
       order="wide narrow"
       [ $((round % 2)) = 1 ] || order="narrow wide"
       for side in $order; do
-        if [ "$side" = narrow ]; then export COLLSCOPE_NO_WIDE_SIMD=1; else export COLLSCOPE_NO_WIDE_SIMD=0; fi
+        if [ "$side" = narrow ]; then export "$switch=1"; else export "$switch=0"; fi
         "$bin" bench --coll "$coll" --algo "$algo" --ranks "$ranks" -d "$dtype" "${sizes[@]}" -n "$n" -w "$w" -c 0 \
           --probe 0 --json >> "$out/$coll-$algo-$ranks-$dtype-$side.jsonl"
       done
@@ -50,7 +53,7 @@ def read(path):
             j = json.loads(line)
             times.setdefault(j["size"], []).append(j["out_of_place"]["time_us"])
     return {k: statistics.median(v) for k, v in times.items()}
-print("| collective, algorithm, ranks | dtype | size | any x86-64 / AVX2 (us) | speed-up |")
+print("| collective, algorithm, ranks | dtype | size | switched off / on (us) | speed-up |")
 print("|---|---|---:|---:|---:|")
 for path in sorted(glob.glob(os.path.join(out, "*-wide.jsonl"))):
     name = os.path.basename(path)[:-len("-wide.jsonl")]

@@ -6,6 +6,7 @@
 #include "kernels/half_kernels.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
@@ -20,9 +21,13 @@ namespace collscope::kernels {
 namespace {
 
 // COLLSCOPE_NO_HALF_SIMD=1: the element-wise loop instead (the baseline of
-// bench/RESULTS.md's comparison, in the same binary). Read once.
+// bench/RESULTS.md's comparison, in the same binary); =0 (or nothing) as unset, as
+// COLLSCOPE_NO_WIDE_SIMD. Read once.
 bool simd_off() {
-  static const bool off = std::getenv("COLLSCOPE_NO_HALF_SIMD") != nullptr;
+  static const bool off = [] {
+    const char* v = std::getenv("COLLSCOPE_NO_HALF_SIMD");
+    return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
+  }();
   return off;
 }
 
