@@ -13,6 +13,7 @@
 #include "collscope/elementwise.h"
 #include "kernels/half_kernels.h"
 #include "kernels/host_kernels.h"
+#include "kernels/switches.h"
 
 using namespace collscope;
 
@@ -91,8 +92,7 @@ TEST_CASE("half kernels: eight at a time, the same bits as the element-wise loop
   // Where the cpu converts half precision in hardware (x86-64 with AVX2 and F16C: every
   // one of the last ten years) sums and products of 8 elements or more take the fast path.
   if (kernels::half_simd(DType::float16) && kernels::half_simd(DType::bfloat16)) CHECK(fast > 0);
-  const char* off = std::getenv("COLLSCOPE_NO_HALF_SIMD");
-  if (off && *off && std::strcmp(off, "0") != 0) {
+  if (kernels::switched_on("COLLSCOPE_NO_HALF_SIMD")) {
     CHECK_FALSE(kernels::half_simd(DType::float16));
     CHECK_FALSE(kernels::half_simd(DType::bfloat16));
   } else {

@@ -15,6 +15,7 @@
 
 #include "collscope/elementwise.h"
 #include "kernels/host_kernels.h"
+#include "kernels/switches.h"
 #include "kernels/wide_kernels.h"
 
 using namespace collscope;
@@ -48,25 +49,14 @@ std::vector<unsigned char> values(DType t, std::size_t n, std::mt19937& rng) {
   for (std::size_t i = 0; i < n; ++i) {
     const int k = pick(rng);
     if (k < 4) continue;  // the random bit pattern
-    if (t == DType::float32) {
-      const float specials[] = {0.0f,
-                                -0.0f,
-                                std::numeric_limits<float>::infinity(),
-                                -std::numeric_limits<float>::infinity(),
-                                std::numeric_limits<float>::quiet_NaN(),
-                                std::numeric_limits<float>::denorm_min(),
-                                std::numeric_limits<float>::max()};
-      put(i, k < 8 ? static_cast<float>(real(rng)) : specials[static_cast<std::size_t>(byte(rng)) % 7]);
-    } else if (t == DType::float64) {
-      const double specials[] = {0.0,
-                                 -0.0,
-                                 std::numeric_limits<double>::infinity(),
-                                 -std::numeric_limits<double>::infinity(),
-                                 std::numeric_limits<double>::quiet_NaN(),
-                                 std::numeric_limits<double>::denorm_min(),
-                                 std::numeric_limits<double>::max()};
-      put(i, k < 8 ? real(rng) : specials[static_cast<std::size_t>(byte(rng)) % 7]);
-    }
+    // An ordinary value (k < 8) or one of the specials, as F.
+    auto one = [&]<class F>(F) {
+      using L = std::numeric_limits<F>;
+      const F specials[] = {F(0), -F(0), L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(), L::max()};
+      put(i, k < 8 ? static_cast<F>(real(rng)) : specials[static_cast<std::size_t>(byte(rng)) % std::size(specials)]);
+    };
+    if (t == DType::float32) one(float{});
+    if (t == DType::float64) one(double{});
   }
   return v;
 }
@@ -112,8 +102,7 @@ TEST_CASE("wide kernels: 32 bytes at a time, the same bits as the loop they are 
   // x86-64 cpu with AVX2 (every one of the last ten years) unless switched off.
   CHECK_FALSE(kernels::wide_simd(DType::float16));
   CHECK_FALSE(kernels::wide_simd(DType::bfloat16));
-  const char* off = std::getenv("COLLSCOPE_NO_WIDE_SIMD");
-  if (off && *off && std::strcmp(off, "0") != 0) {
+  if (kernels::switched_on("COLLSCOPE_NO_WIDE_SIMD")) {
     CHECK_FALSE(kernels::wide_simd(DType::float32));
     CHECK(fast == 0);
   } else {

@@ -5,8 +5,7 @@
 // where the cpu has them.
 #include "kernels/half_kernels.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "kernels/switches.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
@@ -24,10 +23,7 @@ namespace {
 // bench/RESULTS.md's comparison, in the same binary); =0 (or nothing) as unset, as
 // COLLSCOPE_NO_WIDE_SIMD. Read once.
 bool simd_off() {
-  static const bool off = [] {
-    const char* v = std::getenv("COLLSCOPE_NO_HALF_SIMD");
-    return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
-  }();
+  static const bool off = switched_on("COLLSCOPE_NO_HALF_SIMD");
   return off;
 }
 

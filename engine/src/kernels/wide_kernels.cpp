@@ -1,10 +1,8 @@
 // See wide_kernels.h.
 #include "kernels/wide_kernels.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "kernels/host_kernels.h"
+#include "kernels/switches.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COLLSCOPE_WIDE_SIMD 1
@@ -22,10 +20,7 @@ namespace {
 // stack, and on that machine moved 64 MiB all-reduces by up to 6% where nothing else
 // differed). Read once.
 bool simd_off() {
-  static const bool off = [] {
-    const char* v = std::getenv("COLLSCOPE_NO_WIDE_SIMD");
-    return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
-  }();
+  static const bool off = switched_on("COLLSCOPE_NO_WIDE_SIMD");
   return off;
 }
 
