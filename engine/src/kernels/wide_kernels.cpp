@@ -14,6 +14,8 @@ namespace collscope::kernels {
 
 namespace {
 
+#if COLLSCOPE_WIDE_SIMD
+
 // COLLSCOPE_NO_WIDE_SIMD=1: the loop as built for any x86-64 instead (the baseline of
 // bench/RESULTS.md's comparison, in the same binary); =0 as unset, so that both sides of
 // that comparison run with environments of one size (the environment's size moves the
@@ -28,8 +30,6 @@ bool handled(DType t) {
   return t == DType::int8 || t == DType::uint8 || t == DType::int32 || t == DType::int64 || t == DType::float32 ||
          t == DType::float64;
 }
-
-#if COLLSCOPE_WIDE_SIMD
 
 bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");  // the cpu has it and the system saves its registers
