@@ -88,7 +88,7 @@ TEST_CASE("wide kernels: 32 bytes at a time, the same bits as the loop they are 
           CHECK(wide == kernels::wide_simd(t));
           if (!wide) kernels::reduce_bytes_elementwise(t, k, got.data() + off, b.data() + off, n);
           fast += wide;
-          REQUIRE(std::memcmp(got.data(), want.data(), got.size()) == 0);
+          REQUIRE(got == want);
           // Through the kernels the backends call: in place, and dst = aux op src.
           auto got3 = a;
           kernels::reduce_bytes(t, k, got3.data() + off, b.data() + off, n);
