@@ -28,7 +28,7 @@ inline OpKind op_kind(ReduceOp op) {
   }
 }
 
-// Always inlined: wide_kernels.cpp builds it into its AVX2 functions.
+// Always inlined, as reduce_typed: wide_kernels.cpp builds them into its AVX2 function.
 template <class T, OpKind K>
 [[gnu::always_inline]] inline void reduce_loop(T* __restrict dst, const T* __restrict src, std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) dst[i] = combine<T>(K, dst[i], src[i]);
@@ -61,7 +61,7 @@ void reduce_copy_typed(OpKind k, void* dst, const void* aux, const void* src, st
 }
 
 template <class T>
-void reduce_typed(OpKind k, void* dst, const void* src, std::uint64_t n) {
+[[gnu::always_inline]] inline void reduce_typed(OpKind k, void* dst, const void* src, std::uint64_t n) {
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
   switch (k) {

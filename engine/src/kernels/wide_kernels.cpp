@@ -36,24 +36,10 @@ bool have_avx2() {
   return yes;
 }
 
-// host_kernels.h's loop, inlined here and so vectorised for AVX2.
-template <class T, OpKind K>
-__attribute__((target("avx2"))) void reduce_avx2(void* dst, const void* src, std::uint64_t n) {
-  reduce_loop<T, K>(static_cast<T*>(dst), static_cast<const T*>(src), n);
-}
-
+// host_kernels.h's reduce, inlined here and so vectorised for AVX2.
 template <class T>
-void run(OpKind k, void* dst, const void* src, std::uint64_t n) {
-  switch (k) {
-    case OpKind::sum:
-      return reduce_avx2<T, OpKind::sum>(dst, src, n);
-    case OpKind::prod:
-      return reduce_avx2<T, OpKind::prod>(dst, src, n);
-    case OpKind::min:
-      return reduce_avx2<T, OpKind::min>(dst, src, n);
-    case OpKind::max:
-      return reduce_avx2<T, OpKind::max>(dst, src, n);
-  }
+__attribute__((target("avx2"))) void reduce_avx2(OpKind k, void* dst, const void* src, std::uint64_t n) {
+  reduce_typed<T>(k, dst, src, n);
 }
 
 #endif
@@ -73,7 +59,7 @@ bool wide_reduce(DType t, OpKind k, void* dst, const void* src, std::uint64_t n)
   if (!wide_simd(t)) return false;
 #if COLLSCOPE_WIDE_SIMD
   with_type(t, [&]<class T>() {
-    if constexpr (sizeof(T) != 2) run<T>(k, dst, src, n);
+    if constexpr (sizeof(T) != 2) reduce_avx2<T>(k, dst, src, n);
   });
   return true;
 #else
