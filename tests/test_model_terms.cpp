@@ -592,6 +592,33 @@ TEST_CASE("model terms: ranks reading the same bytes in one step bring them from
   CHECK(predict_us(big, m) == doctest::Approx(m.alpha_us + 4 * 10 * mb));
 }
 
+TEST_CASE("model terms: two cores streaming one buffer at once find of it what their drift leaves") {
+  CostModel m = machine();
+  m.repeated_calls = false;
+  m.shared_gbps = 1.0;             // memory traffic decides
+  m.beta_gbps = 1000;              // the ranks' own work is quick
+  const std::uint64_t n = 250000;  // 1 MB of float32, never touched before
+  // Ranks 0 and 1, one on each core, copy rank 0's second buffer at the same time: 2 MB
+  // of traffic each, 4 MB in flight.
+  Schedule w = world(2, n);
+  w.dtype = DType::float32;
+  w.buffers.push_back(w.buffers[0]);
+  step(w, {Transfer{{0, 1, 0}, {0, 0, 0}, n, Action::copy, 1}, Transfer{{0, 1, 0}, {1, 0, 0}, n, Action::copy, 1}});
+  const double mb = 4.0 * n / 1e3;  // us per MB at 1 GB/s
+  // Twice the cache covers what is in flight: the source comes from memory once, and
+  // the two writes.
+  m.cache_bytes = 8e6;
+  CHECK(predict_us(w, m) == doctest::Approx(m.alpha_us + 3 * mb));
+  m.cache_bytes = 2e6;  // just covers it
+  CHECK(predict_us(w, m) == doctest::Approx(m.alpha_us + 3 * mb));
+  // Twice the cache covers half, then a quarter, of the 4 MB: the second core finds that
+  // share of the source and brings the rest again.
+  m.cache_bytes = 1e6;
+  CHECK(predict_us(w, m) == doctest::Approx(m.alpha_us + 3.5 * mb));
+  m.cache_bytes = 0.5e6;
+  CHECK(predict_us(w, m) == doctest::Approx(m.alpha_us + 3.75 * mb));
+}
+
 TEST_CASE("model terms: a reduce's and a reduce-copy's memory traffic move at rates of their own") {
   CostModel m = machine();
   m.repeated_calls = false;

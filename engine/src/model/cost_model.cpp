@@ -288,7 +288,18 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
   // is within its share of the last level (`since`, on that core's clock). On the machine
   // of bench/RESULTS.md an 8-rank recursive doubling all-reduce of 64 MiB, whose partners
   // share a core in two steps of three, took 2.3x its prediction while every pair's reads
-  // counted once.
+  // counted once. And cores that read the same bytes at the same time drift apart as
+  // they stream: a core finds what another brought in only while the traffic between
+  // their two reads of a line is within the last level's far end (twice its size, as in
+  // Reuse::missed). With the lag anywhere from nothing to a whole transfer, that is the
+  // share twice the cache makes of the traffic every core moves during one transfer of
+  // its own (1 where that fits). On that machine a 2-rank recursive doubling all-reduce
+  // of 16 MiB, each rank reading both inputs (96 MiB in flight: found 2/3), took 1.2x
+  // (median of 18 passes) what the reduce-scatter-then-all-gather algorithms took, while
+  // counting all of the second core's reads as found priced it 0.93x theirs; counting
+  // none, auto picked the binomial broadcast of 16 MiB on 8 ranks, 1.41x slower than
+  // the flat one, whose seven receivers read the root's buffer (64 MiB in flight: all
+  // found). bench/RESULTS.md, "Two cores reading one buffer at once".
   std::vector<Reuse> read_by(C, Reuse(s, 0.5)), since;
   std::vector<std::size_t> reading;  // the cores that read something in the step, in order
   const double core_share = m.cache_bytes / static_cast<double>(std::max<std::size_t>(1, std::min(C, lanes)));
@@ -328,6 +339,16 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         if (x.count > 0 && x.action != Action::compute && turn_of(x) == g)
           step_traffic[core_of(x.dst.rank)] += touched_bytes(x, esize);
       const double step_all = std::accumulate(step_traffic.begin(), step_traffic.end(), 0.0);
+      double found_together = 1;
+      {
+        std::vector<double> on_core(C, 0.0);
+        for (const auto& x : st.transfers)
+          if (x.count > 0 && x.action != Action::compute && turn_of(x) == g) on_core[core_of(x.dst.rank)] += 1;
+        double in_flight = 0;
+        for (std::size_t c = 0; c < C; ++c)
+          if (on_core[c] > 0) in_flight += step_traffic[c] / on_core[c];
+        if (in_flight > 0) found_together = std::min(1.0, 2 * m.cache_bytes / in_flight);
+      }
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& x = st.transfers[i];
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
@@ -338,7 +359,10 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         for_each_read(x, [&](const Loc& l) {
           double miss = std::min(touched.missed(l, x.count, esize), since[core].missed(l, x.count, esize, core_share));
           for (const std::size_t c : reading)
-            if (c != core) miss = std::min(miss, read_by[c].missed(l, x.count, esize));
+            if (c != core) {
+              const double theirs = read_by[c].missed(l, x.count, esize);
+              if (theirs < miss) miss -= (miss - theirs) * found_together;
+            }
           read += miss;
           reads += bytes;
           if (core_of(l.rank) != core_of(x.dst.rank)) {
