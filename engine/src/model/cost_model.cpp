@@ -334,21 +334,17 @@ std::vector<double> steps_us(const Schedule& s, const CostModel& m, const std::v
         r.begin_step();
       }
       reading.clear();
-      std::vector<double> step_traffic(C, 0.0);
+      std::vector<double> step_traffic(C, 0.0), on_core(C, 0.0);  // bytes and transfers by core
       for (const auto& x : st.transfers)
-        if (x.count > 0 && x.action != Action::compute && turn_of(x) == g)
+        if (x.count > 0 && x.action != Action::compute && turn_of(x) == g) {
           step_traffic[core_of(x.dst.rank)] += touched_bytes(x, esize);
+          on_core[core_of(x.dst.rank)] += 1;
+        }
       const double step_all = std::accumulate(step_traffic.begin(), step_traffic.end(), 0.0);
-      double found_together = 1;
-      {
-        std::vector<double> on_core(C, 0.0);
-        for (const auto& x : st.transfers)
-          if (x.count > 0 && x.action != Action::compute && turn_of(x) == g) on_core[core_of(x.dst.rank)] += 1;
-        double in_flight = 0;
-        for (std::size_t c = 0; c < C; ++c)
-          if (on_core[c] > 0) in_flight += step_traffic[c] / on_core[c];
-        if (in_flight > 0) found_together = std::min(1.0, 2 * m.cache_bytes / in_flight);
-      }
+      double in_flight = 0;  // what every core moves during one transfer of its own
+      for (std::size_t c = 0; c < C; ++c)
+        if (on_core[c] > 0) in_flight += step_traffic[c] / on_core[c];
+      const double found_together = in_flight > 0 ? std::min(1.0, 2 * m.cache_bytes / in_flight) : 1.0;
       for (std::size_t i = 0; i < st.transfers.size(); ++i) {
         const Transfer& x = st.transfers[i];
         if (x.count == 0 || x.action == Action::compute || turn_of(x) != g) continue;
