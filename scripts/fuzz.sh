@@ -17,7 +17,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 dir=build-fuzz
 if [ ! -f "$dir/CMakeCache.txt" ]; then
-  CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+  CXX=clang++ cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
     -DCOLLSCOPE_FUZZ=ON -DCOLLSCOPE_TESTS=OFF -DCOLLSCOPE_CUDA=OFF -DCOLLSCOPE_GUI=OFF >/dev/null
 fi
 jobs=${COLLSCOPE_JOBS:-$(nproc)}

@@ -5,7 +5,7 @@
 #   tsan  build-tsan/: ThreadSanitizer, the tests that run the cpu backend's threads
 #         (see TSAN_TESTS below);
 #   all   both (the default).
-# -O1 with debug info: fast enough to build and run, with readable stacks.
+# -O1 with line tables (-g1): fast enough to build and run, with file:line in every stack.
 # Extra arguments go to ctest (e.g. -R 'cpu backend').
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ MPI_TESTS='^mpi:'
 build() {  # build DIR SANITIZERS
   local dir=$1 san=$2
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+    cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
       -DCOLLSCOPE_SANITIZE="$san" -DCOLLSCOPE_CUDA=OFF -DCOLLSCOPE_GUI=OFF >/dev/null
   fi
   cmake --build "$dir" -j "$jobs"
