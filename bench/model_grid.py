@@ -18,7 +18,9 @@ regret under those prices.
 ranks x size; colour: log ratio), --csv the cells it read (the raw data of the table).
 --pool names more grids measured the same way: auto's picks by placement are then also
 judged against the fastest over every pass of OUT and of them (regrets_over_grids), which
-three passes alone cannot tell apart from noise.
+three passes alone cannot tell apart from noise; and the model's error is taken over every
+pass of them too (errors_over_grids), with the cells it gets wrong the same way in (nearly)
+every pass: errors of the model, not of the host.
 Standard library only.
 """
 
@@ -39,6 +41,10 @@ TARGET_GEOMEAN = 1.15
 TARGET_WORST = 2.0
 TARGET_REGRET_CELL = 1.10
 TARGET_REGRET_GEOMEAN = 1.03
+# A cell the model gets wrong the same way, not by chance: at least this share of its passes
+# err in one direction, and their median is further off than this.
+CONSISTENT_SHARE = 0.9
+CONSISTENT_OFF = 1.25
 # The report's split by size: cells below it are priced mostly by wake-ups.
 SMALL_BYTES = 64 << 10
 
@@ -280,6 +286,32 @@ def regrets_over_grids(outs):
     return out_regrets
 
 
+def errors_over_grids(outs):
+    """The model's error over every pass of every grid in `outs`, each (collective, ranks)
+    group of a pass priced with the placement measured before it: (coll, ranks, size,
+    algorithm) -> [predicted / measured of each pass]."""
+    ratios = {}
+    for out in outs:
+        for key, v in paired_ratios(out, "probed-predict-").items():
+            ratios.setdefault(key, []).extend(v)
+    return ratios
+
+
+def consistent_errors(ratios):
+    """The cells whose passes err the same way (at least CONSISTENT_SHARE of them on one
+    side of the measured time) by more than CONSISTENT_OFF (their median): [(median, key,
+    share of the passes on that side, passes)], furthest off first."""
+    out = []
+    for key, v in ratios.items():
+        if len(v) < 3:
+            continue
+        m = statistics.median(v)
+        same = sum(1 for r in v if (r < 1) == (m < 1)) / len(v)
+        if same >= CONSISTENT_SHARE and max(m, 1 / m) > CONSISTENT_OFF:
+            out.append((m, key, same, len(v)))
+    return sorted(out, key=lambda e: -abs(math.log(e[0])))
+
+
 def read_meta(out):
     meta = {}
     path = os.path.join(out, "meta.txt")
@@ -508,6 +540,23 @@ def main():
                      ":" if above else "."))
             for r, (coll, ranks, size), best in above:
                 print("- %s on %d ranks, %s: %.2f (the fastest: %s)" % (coll, ranks, size, r, best))
+        pooled_ratios = errors_over_grids([a.out] + a.pool)
+        if pooled_ratios:
+            lines, g, within, n = paired_report(
+                pooled_ratios, "Priced by placement, over every pass of the %d grids" % (1 + len(a.pool)), "pooled")
+            print("\n".join(lines))
+            wrong = consistent_errors(pooled_ratios)
+            print("\n%d of %d cells err the same way in at least %d%% of their passes by more than %.2fx (the "
+                  "model's own errors, not the host's)%s"
+                  % (len(wrong), n, round(100 * CONSISTENT_SHARE), CONSISTENT_OFF, ":" if wrong else "."))
+            if wrong:
+                print("\n| collective | ranks | size | algorithm | predicted / measured (median) | passes on that side |")
+                print("|---|---:|---:|---|---:|---:|")
+                for m, (coll, ranks, size, algo), same, runs in wrong[:20]:
+                    print("| %s | %d | %s | %s | %.2f | %d of %d |" % (coll, ranks, size, algo, m, round(same * runs),
+                                                                      runs))
+                if len(wrong) > 20:
+                    print("\n(and %d more)" % (len(wrong) - 20))
     if a.svg:
         with open(a.svg, "w", encoding="utf-8") as f:
             f.write(svg(cells, "collscope cost model against measured time, %s (%s)"

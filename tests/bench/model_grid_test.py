@@ -159,7 +159,7 @@ with tempfile.TemporaryDirectory() as top:
             # broadcast on 2 ranks at 64 B: chain 1 and flat 1.2 every pass, auto picks the chain.
             write_jsonl(os.path.join(rnd, "bench-broadcast-2-64.jsonl"), [bench("flat", 1.2, 64), bench("chain", 1.0, 64)])
             write_jsonl(os.path.join(rnd, "probed-predict-broadcast-2-64.jsonl"),
-                        [predict("flat", 1.0, False), predict("chain", 0.9, True)])
+                        [predict("flat", 0.8, False), predict("chain", 0.9, True)])
     r = subprocess.run([sys.executable, script, grids[0], "--pool", grids[1]], capture_output=True, text=True)
     check(r.returncode == 0, "pool: exit status %d: %s" % (r.returncode, r.stderr))
     # Each pass over its geometric mean: the ring at sqrt(ring / flat), flat at its inverse:
@@ -172,6 +172,19 @@ with tempfile.TemporaryDirectory() as top:
           "over the passes), auto's picks by placement have a regret geomean of 1.414, the worst 2.00, 1 of 2 cells "
           "above 1.10:" in r.stdout, "pooled line not in:\n%s" % r.stdout)
     check("- allreduce on 2 ranks, 8: 2.00 (the fastest: flat)" in r.stdout, "the cell above")
+    # The error over all five passes, every one priced at ring 1, flat 1: the ring's ratios
+    # 1, 1, 0.625, 0.5, 0.5 (median 0.625), flat's 0.5, 0.5, 1.25, 1, 1 (median 1); the
+    # broadcast's flat 0.8 / 1.2 and chain 0.9 every pass.
+    logs = [math.log(1 / 0.625), 0.0, math.log(1.2 / 0.8), math.log(1 / 0.9)]
+    pooled = (math.exp(sum(logs) / 4) - 1) * 100
+    check("Priced by placement, over every pass of the 2 grids (a cell: the median over its passes of predicted / "
+          "measured): geomean error %.1f%%, 4 of 4 cells within 2x, the worst 1.60x off." % pooled in r.stdout,
+          "pooled error (%.1f%%) not in:\n%s" % (pooled, r.stdout))
+    # Only the broadcast's flat errs the same way in every pass by more than 1.25x (the
+    # ring's two passes at its time are not on the low side; the chain is 1.11x off).
+    check("1 of 4 cells err the same way in at least 90% of their passes by more than 1.25x" in r.stdout,
+          "consistent count")
+    check("| broadcast | 2 | 64 | flat | 0.67 | 5 of 5 |" in r.stdout, "the consistent cell's row")
     r = subprocess.run([sys.executable, script, grids[0]], capture_output=True, text=True)
     check("Judged on every pass" not in r.stdout, "no pooled line without --pool")
 
