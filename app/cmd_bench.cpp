@@ -197,7 +197,8 @@ Status measure_in_turns(const BenchFlags& f, std::vector<std::unique_ptr<Measure
   auto done = [&](std::size_t k) {
     if (!hold) ms[k]->session.reset();
   };
-  auto timings = time_in_turns(ms.size(), take, done, std::max(1, f.iters), f.warmup, kTimingBatches, rounds);
+  auto timings = time_in_turns(ms.size(), take, done, std::max(1, f.iters), f.warmup, kTimingBatches, rounds,
+                               min_turn_calls(bytes_msg));
   for (auto& m : ms) m->session.reset();
   if (!timings) return timings.error();
   for (std::size_t k = 0; k < ms.size(); ++k) {

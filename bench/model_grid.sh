@@ -96,9 +96,10 @@ if [ "$calibrate_now" = 1 ] && [ "$each_pass" = 0 ]; then
 fi
 
 # Timed and warm-up iterations per size: many where a call takes microseconds, and
-# enough up to 16 MiB for the algorithms to take turns (bench takes them in turns of at
-# least 20 calls: five rounds up to 2 MiB, two at 16 MiB). At 64 MiB they run one after
-# another: turns would take minutes a cell.
+# enough for the algorithms to take turns (bench takes them in turns of at least 20
+# calls: five rounds up to 2 MiB, two at 16 MiB; at 64 MiB turns of two calls after a
+# warm-up call, five rounds, or two of five calls where the sessions' buffers are
+# reopened each turn).
 iters_for() {
   case $1 in
     8 | 64 | 512) echo "1000 100" ;;
@@ -106,7 +107,7 @@ iters_for() {
     32K) echo "200 20" ;;
     256K | 2M) echo "100 10" ;;
     16M) echo "40 4" ;;
-    *) echo "2 1" ;;
+    *) echo "10 5" ;;
   esac
 }
 

@@ -210,49 +210,69 @@ TEST_CASE(
     for (std::int32_t n : {0, 1, 2, 3, 7, 10, 23, 200, 1000})
       for (std::int32_t w : {0, 1, 2, 5, 100})
         for (std::int32_t b : {1, 2, 4, 10})
-          for (std::int32_t r : {1, 2, 3, 5, 8}) {
-            CAPTURE(k);
-            CAPTURE(n);
-            CAPTURE(w);
-            CAPTURE(b);
-            CAPTURE(r);
-            const auto plan = plan_turns(k, n, w, b, r);
-            const std::int32_t iters = std::max(1, n), batches = std::clamp(b, 1, iters);
-            const std::int32_t expected = std::clamp(std::min(r, iters / kMinTurnCalls), 1, batches);
-            CHECK(plan.size() == static_cast<std::size_t>(expected));
-            std::vector<std::int32_t> got_iters(k, 0), got_batches(k, 0), got_warm(k, 0), first(k, 0);
-            std::vector<std::size_t> position_sum(k, 0);
-            for (const auto& round : plan) {
-              REQUIRE(round.size() == k);
-              std::vector<int> seen(k, 0);
-              for (std::size_t j = 0; j < round.size(); ++j) {
-                const Turn& t = round[j];
-                REQUIRE(t.measurement < k);
-                ++seen[t.measurement];
-                CHECK(t.batches >= 1);
-                CHECK(t.batches <= t.iterations);
-                if (plan.size() > 1) CHECK(t.iterations >= kMinTurnCalls);  // runs long enough to time
-                got_iters[t.measurement] += t.iterations;
-                got_batches[t.measurement] += t.batches;
-                got_warm[t.measurement] += t.warmup;
-                position_sum[t.measurement] += j;
-                if (j == 0) ++first[t.measurement];
+          for (std::int32_t r : {1, 2, 3, 5, 8})
+            for (std::int32_t least : {kMinTurnCalls, kMinShortTurnCalls}) {
+              CAPTURE(k);
+              CAPTURE(n);
+              CAPTURE(w);
+              CAPTURE(b);
+              CAPTURE(r);
+              CAPTURE(least);
+              const auto plan = plan_turns(k, n, w, b, r, least);
+              const std::int32_t iters = std::max(1, n), batches = std::clamp(b, 1, iters);
+              const std::int32_t expected = std::clamp(std::min(r, iters / least), 1, batches);
+              CHECK(plan.size() == static_cast<std::size_t>(expected));
+              std::vector<std::int32_t> got_iters(k, 0), got_batches(k, 0), got_warm(k, 0), first(k, 0);
+              std::vector<std::size_t> position_sum(k, 0);
+              for (const auto& round : plan) {
+                REQUIRE(round.size() == k);
+                std::vector<int> seen(k, 0);
+                for (std::size_t j = 0; j < round.size(); ++j) {
+                  const Turn& t = round[j];
+                  REQUIRE(t.measurement < k);
+                  ++seen[t.measurement];
+                  CHECK(t.batches >= 1);
+                  CHECK(t.batches <= t.iterations);
+                  if (plan.size() > 1) CHECK(t.iterations >= least);  // runs long enough to time
+                  got_iters[t.measurement] += t.iterations;
+                  got_batches[t.measurement] += t.batches;
+                  got_warm[t.measurement] += t.warmup;
+                  position_sum[t.measurement] += j;
+                  if (j == 0) ++first[t.measurement];
+                }
+                CHECK(seen == std::vector<int>(k, 1));
               }
-              CHECK(seen == std::vector<int>(k, 1));
+              const auto rounds = static_cast<std::int32_t>(plan.size());
+              for (std::size_t m = 0; m < k; ++m) {
+                CHECK(got_iters[m] == iters);
+                CHECK(got_batches[m] == batches);
+                CHECK(got_warm[m] >= w);
+                CHECK(got_warm[m] < w + rounds);
+                if (w == 0) CHECK(got_warm[m] == 0);
+                // Nobody goes first every time; over two rounds every one stands, on
+                // average, in the middle.
+                if (rounds >= 2 && k >= 2) CHECK(first[m] < rounds);
+                if (rounds == 2) CHECK(position_sum[m] == k - 1);
+              }
             }
-            const auto rounds = static_cast<std::int32_t>(plan.size());
-            for (std::size_t m = 0; m < k; ++m) {
-              CHECK(got_iters[m] == iters);
-              CHECK(got_batches[m] == batches);
-              CHECK(got_warm[m] >= w);
-              CHECK(got_warm[m] < w + rounds);
-              if (w == 0) CHECK(got_warm[m] == 0);
-              // Nobody goes first every time; over two rounds every one stands, on
-              // average, in the middle.
-              if (rounds >= 2 && k >= 2) CHECK(first[m] < rounds);
-              if (rounds == 2) CHECK(position_sum[m] == k - 1);
-            }
-          }
+}
+
+TEST_CASE("timing: the largest messages take turns of a few calls, the others of kMinTurnCalls") {
+  CHECK(min_turn_calls(8) == kMinTurnCalls);
+  CHECK(min_turn_calls(16ull << 20) == kMinTurnCalls);
+  CHECK(min_turn_calls(kShortTurnBytes - 1) == kMinTurnCalls);
+  CHECK(min_turn_calls(kShortTurnBytes) == kMinShortTurnCalls);
+  CHECK(min_turn_calls(64ull << 20) == kMinShortTurnCalls);
+  CHECK(kMinShortTurnCalls < kMinTurnCalls);
+  // 10 calls of 64 MiB: five rounds of two, a warm-up call leading each; of 2 MiB: one run.
+  const auto large = plan_turns(3, 10, 5, kTimingBatches, kTurnRounds, min_turn_calls(64ull << 20));
+  REQUIRE(large.size() == 5);
+  for (const auto& round : large)
+    for (const Turn& t : round) {
+      CHECK(t.iterations == 2);
+      CHECK(t.warmup == 1);
+    }
+  CHECK(plan_turns(3, 10, 5, kTimingBatches, kTurnRounds, min_turn_calls(2ull << 20)).size() == 1);
 }
 
 namespace {

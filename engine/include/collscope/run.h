@@ -69,8 +69,8 @@ Status time_batches(Session& session, std::int32_t warmup, std::int32_t iteratio
 // machine of bench/RESULTS.md ("Algorithms measured in turns"), and the algorithms
 // listed last gained most. plan_turns(...)[r] is round r, in its order; over the rounds
 // a measurement gets every timed call and batch (batches at most `iterations`, rounds
-// at most the batches, and each turn at least kMinTurnCalls calls, whatever the size:
-// a turn starts with the other measurements' bytes in the caches and its ranks
+// at most the batches, and each turn at least `min_calls` calls, min_turn_calls of the
+// size in bench: a turn starts with the other measurements' bytes in the caches and its ranks
 // settling, which its first calls pay; 4-rank all-reduces of 2 MiB measured 1.4-1.9x
 // their steady time in turns of 2 calls after a warm-up call, 1.0-1.2x in turns of 10,
 // and runs of a call or two without a warm-up are timed from their last rank's start),
@@ -79,12 +79,22 @@ Status time_batches(Session& session, std::int32_t warmup, std::int32_t iteratio
 // warm-up run.
 inline constexpr std::int32_t kTurnRounds = 5;
 inline constexpr std::int32_t kMinTurnCalls = 20;
+// Messages of kShortTurnBytes and more are long enough to time one call at a time, and
+// their bytes push the other measurements' out of every cache within the first call: their
+// turns need only kMinShortTurnCalls calls (after the turn's warm-up). Timed in two calls
+// after one warm-up, one algorithm after another, 4-rank all-gathers of 64 MiB measured
+// no slower than in runs of 20 calls (bench/RESULTS.md, "Turns for the largest sizes").
+inline constexpr std::uint64_t kShortTurnBytes = 32ull << 20;
+inline constexpr std::int32_t kMinShortTurnCalls = 2;
+// The least calls a turn takes for a message of `message_bytes` (bench's size).
+std::int32_t min_turn_calls(std::uint64_t message_bytes);
 struct Turn {
   std::size_t measurement = 0;
   std::int32_t warmup = 0, iterations = 0, batches = 0;
 };
 std::vector<std::vector<Turn>> plan_turns(std::size_t measurements, std::int32_t iterations, std::int32_t warmup,
-                                          std::int32_t batches = kTimingBatches, std::int32_t rounds = kTurnRounds);
+                                          std::int32_t batches = kTimingBatches, std::int32_t rounds = kTurnRounds,
+                                          std::int32_t min_calls = kMinTurnCalls);
 // The measurements timed as plan_turns lays them out: `take(k)` gives measurement k's
 // session for its turn (opened then, or held open throughout), `done(k)` says the turn
 // is over. Each measurement's CallTiming over all its batches; the first error stops it.
@@ -92,7 +102,8 @@ Result<std::vector<CallTiming>> time_in_turns(std::size_t measurements,
                                               const std::function<Result<Session*>(std::size_t)>& take,
                                               const std::function<void(std::size_t)>& done, std::int32_t iterations,
                                               std::int32_t warmup, std::int32_t batches = kTimingBatches,
-                                              std::int32_t rounds = kTurnRounds);
+                                              std::int32_t rounds = kTurnRounds,
+                                              std::int32_t min_calls = kMinTurnCalls);
 
 // The numeric reference: every call's definition (not its schedule) applied to the
 // inputs, in the dtype's own arithmetic, folding ranks in order. Where the inputs

@@ -84,11 +84,15 @@ Result<CallTiming> time_calls(Session& session, std::int32_t iterations, std::in
   return call_timing(batch_us, calls);
 }
 
+std::int32_t min_turn_calls(std::uint64_t message_bytes) {
+  return message_bytes >= kShortTurnBytes ? kMinShortTurnCalls : kMinTurnCalls;
+}
+
 std::vector<std::vector<Turn>> plan_turns(std::size_t measurements, std::int32_t iterations, std::int32_t warmup,
-                                          std::int32_t batches, std::int32_t rounds) {
+                                          std::int32_t batches, std::int32_t rounds, std::int32_t min_calls) {
   iterations = std::max<std::int32_t>(1, iterations);
   batches = std::clamp<std::int32_t>(batches, 1, iterations);
-  rounds = std::clamp<std::int32_t>(std::min(rounds, iterations / kMinTurnCalls), 1, batches);
+  rounds = std::clamp<std::int32_t>(std::min(rounds, iterations / std::max<std::int32_t>(1, min_calls)), 1, batches);
   // Shares as even as they go, the first rounds taking one more: no round has more
   // batches than calls, since there are no more batches than calls.
   auto share = [&](std::int32_t total, std::int32_t r) { return total / rounds + (r < total % rounds ? 1 : 0); };
@@ -110,10 +114,11 @@ std::vector<std::vector<Turn>> plan_turns(std::size_t measurements, std::int32_t
 Result<std::vector<CallTiming>> time_in_turns(std::size_t measurements,
                                               const std::function<Result<Session*>(std::size_t)>& take,
                                               const std::function<void(std::size_t)>& done, std::int32_t iterations,
-                                              std::int32_t warmup, std::int32_t batches, std::int32_t rounds) {
+                                              std::int32_t warmup, std::int32_t batches, std::int32_t rounds,
+                                              std::int32_t min_calls) {
   std::vector<std::vector<double>> batch_us(measurements);
   std::vector<std::vector<std::int32_t>> calls(measurements);
-  const auto plan = plan_turns(measurements, iterations, warmup, batches, rounds);
+  const auto plan = plan_turns(measurements, iterations, warmup, batches, rounds, min_calls);
   for (const auto& round : plan)
     for (const Turn& t : round) {
       auto session = take(t.measurement);
