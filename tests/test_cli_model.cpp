@@ -296,6 +296,13 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
     CHECK(c->copy_far_cache_gbps == 0);
     CHECK(o.out.find("in the shared cache") == std::string::npos);
   }
+  // The cache as a copy sees it: measured where the kernel names the last level, between
+  // an eighth of it and twice it, printed when a step was seen.
+  if (c->cache_seen_bytes > 0) {
+    CHECK(c->cache_seen_bytes >= c->cache_bytes / 8 - 8192);
+    CHECK(c->cache_seen_bytes <= 2 * c->cache_bytes);
+  }
+  CHECK((o.out.find("as a copy sees it") != std::string::npos) == (c->cache_seen_bytes > 0));
   // A look at a rank on another core: measured with two cores or more, never more than
   // handing the core over, printed when it was measured.
   if (c->cores < 2) CHECK(c->remote_look_us == 0);

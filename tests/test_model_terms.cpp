@@ -721,6 +721,22 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   REQUIRE(back.ok());
   CHECK(back->step_us == doctest::Approx(0.3));
   CHECK(back->reduce_copy_in_cache_gbps[static_cast<std::size_t>(DType::float32)] == doctest::Approx(12));
+  // The cache as a copy sees it is kept in the file, and the model counts the kernel's.
+  Calibration seen = c;
+  seen.cache_bytes = 32 << 20;
+  seen.cache_seen_bytes = 22 << 20;
+  auto seen_back = parse_calibration(to_json(seen), "seen.json");
+  REQUIRE(seen_back.ok());
+  CHECK(seen_back->cache_seen_bytes == doctest::Approx(22 << 20));
+  CHECK(seen.model(DType::float32).cache_bytes == doctest::Approx(32 << 20));
+  std::string negative = to_json(seen);
+  const auto seen_at = negative.find("\"cache_seen_bytes\": ");
+  REQUIRE(seen_at != std::string::npos);
+  negative.insert(seen_at + std::string("\"cache_seen_bytes\": ").size(), "-");
+  auto refused = parse_calibration(negative, "seen.json");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().id == "calibration.parse");
+  CHECK(refused.error().where.pointer == "/cache_seen_bytes");
   // A calibration written before reduce-copies had a rate of their own still reads, and
   // prices them as reduces.
   std::string old = to_json(c);

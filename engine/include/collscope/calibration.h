@@ -22,7 +22,13 @@ struct Calibration {
   std::string machine;  // "2 cores, x86_64, AMD EPYC 7B13"
   double seconds = 0;   // how long the measurement took
   int cores = 0;
-  double cache_bytes = 0;         // last-level cache, shared by the cores
+  double cache_bytes = 0;  // last-level cache, shared by the cores
+  // The bytes one core's copy streams through the last level before it slows to halfway
+  // from the cache's rate to the memory's (source and destination; 0: not measured).
+  // Measured beside the kernel's cache_bytes, which the model counts: on the machine of
+  // bench/RESULTS.md the grid was priced best with 32 MiB on one host and 20-24 MiB on
+  // another, both with a 32 MiB L3 ("A smaller last-level cache, priced again").
+  double cache_seen_bytes = 0;
   double copy_in_cache_gbps = 0;  // every core at once, each on buffers that stay in its cache
   double copy_gbps = 0;           // one thread, from memory to memory
   // Reduce (dst = dst + src, per dtype): one thread from memory, and every core at once

@@ -89,6 +89,7 @@ std::string to_json(const Calibration& c) {
   j["seconds"] = c.seconds;
   j["cores"] = c.cores;
   j["cache_bytes"] = c.cache_bytes;
+  j["cache_seen_bytes"] = c.cache_seen_bytes;
   j["copy_gbps"] = c.copy_gbps;
   j["copy_in_cache_gbps"] = c.copy_in_cache_gbps;
   nlohmann::ordered_json red = nlohmann::ordered_json::object(), red_copy = nlohmann::ordered_json::object(),
@@ -161,6 +162,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   for (auto [key, out, req] : {std::tuple{"seconds", &c.seconds, false},
                                std::tuple{"cores", &cores, true},
                                std::tuple{"cache_bytes", &c.cache_bytes, false},
+                               std::tuple{"cache_seen_bytes", &c.cache_seen_bytes, false},
                                std::tuple{"copy_gbps", &c.copy_gbps, true},
                                std::tuple{"copy_in_cache_gbps", &c.copy_in_cache_gbps, false},
                                std::tuple{"shared_gbps", &c.shared_gbps, true},
