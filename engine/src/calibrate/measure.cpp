@@ -609,9 +609,10 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   // grid fits best with 32).
   const double sysfs_cache = CostModel::cpu_default().cache_bytes;
   c.cache_bytes = sysfs_cache > 0 ? sysfs_cache : measured_cache_bytes(256u << 20, budget_s * 0.15);
+  const double own_cache = own_cache_bytes(c.cache_bytes);
   if (sysfs_cache > 0) {
     say("the last-level cache as a copy sees it");
-    c.cache_seen_bytes = seen_cache_bytes(c.cache_bytes, own_cache_bytes(c.cache_bytes), budget_s * 0.1);
+    c.cache_seen_bytes = seen_cache_bytes(c.cache_bytes, own_cache, budget_s * 0.1);
   }
   const std::size_t big = memory_bytes(c.cache_bytes);
   const std::size_t small = 256 << 10;  // inside any L2
@@ -625,7 +626,7 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
     c.reduce_gbps[i] = one_thread_gbps(Kernel::reduce, t, big, 1, share * 0.6);
     c.reduce_copy_gbps[i] = one_thread_gbps(Kernel::reduce_copy, t, big, 1, share * 0.4);
   }
-  c.near_cache_bytes = own_cache_bytes(c.cache_bytes);
+  c.near_cache_bytes = own_cache;
   const std::size_t far = far_bytes(c.near_cache_bytes, c.cache_bytes, c.cores);
   if (far == 0) c.near_cache_bytes = 0;  // no room between the two caches to measure: one level
   say(far > 0 ? "copy and reduce bandwidth in a core's own cache and in the shared cache"
