@@ -100,8 +100,8 @@ int cmd_calibrate(const CalibrateFlags& f) {
   if (c.cache_seen_bytes > 0)
     std::printf(
         "  as a copy sees it:     %7.1f MiB touched before one core's copy is halfway to the memory's rate "
-        "(kept, not priced)\n",
-        c.cache_seen_bytes / (1 << 20));
+        "(priced as %.1f MiB)\n",
+        c.cache_seen_bytes / (1 << 20), c.priced_cache_bytes() / (1 << 20));
   std::printf("  wake-up:               %7.2f us with a core per rank, %.2f us per rank per core beyond\n", c.wake_us,
               c.switch_us);
   std::printf("  a step's own cost:     %7.2f us (fast mode, nothing to wait for)\n", c.step_us);

@@ -721,14 +721,16 @@ TEST_CASE("model terms: a calibration changes the prediction, term by term") {
   REQUIRE(back.ok());
   CHECK(back->step_us == doctest::Approx(0.3));
   CHECK(back->reduce_copy_in_cache_gbps[static_cast<std::size_t>(DType::float32)] == doctest::Approx(12));
-  // The cache as a copy sees it is kept in the file, and the model counts the kernel's.
+  // The cache as a copy sees it is kept in the file, and the model counts the cache it
+  // implies (the properties below, in their own test).
   Calibration seen = c;
   seen.cache_bytes = 32 << 20;
-  seen.cache_seen_bytes = 22 << 20;
+  seen.cache_seen_bytes = 16 << 20;
   auto seen_back = parse_calibration(to_json(seen), "seen.json");
   REQUIRE(seen_back.ok());
-  CHECK(seen_back->cache_seen_bytes == doctest::Approx(22 << 20));
-  CHECK(seen.model(DType::float32).cache_bytes == doctest::Approx(32 << 20));
+  CHECK(seen_back->cache_seen_bytes == doctest::Approx(16 << 20));
+  CHECK(seen.model(DType::float32).cache_bytes == doctest::Approx(seen.priced_cache_bytes()));
+  CHECK(seen.model(DType::float32).cache_bytes < 32 << 20);
   std::string negative = to_json(seen);
   const auto seen_at = negative.find("\"cache_seen_bytes\": ");
   REQUIRE(seen_at != std::string::npos);
@@ -853,4 +855,49 @@ TEST_CASE("model terms: back to back, a call waits for the ranks still busy with
   const double repeated = predict_sync_us(s, m);
   CHECK(repeated > alone);
   CHECK(repeated <= m.step_us + m.wake_us + 1e-9);
+}
+
+TEST_CASE("model terms: the cache a copy sees is priced as the cache whose fade gives its halfway rate") {
+  const double MiB = 1 << 20;
+  for (const double kernel : {8 * MiB, 32 * MiB, 256 * MiB})
+    for (const double lo : {4.0, 10.0})
+      for (const double q : {1.5, 3.6, 8.0})
+        for (const bool far : {false, true}) {
+          Calibration c;
+          c.cache_bytes = kernel;
+          c.copy_gbps = lo;
+          // The shared cache's rate, where the calibration has one, is the copy's "in the
+          // cache" (beyond a core's own cache); otherwise the in-cache rate.
+          c.copy_in_cache_gbps = far ? 100 : q * lo;
+          if (far) c.copy_far_cache_gbps = q * lo;
+          const double hi = q * lo;
+          // Nothing seen: the kernel's size.
+          CHECK(c.priced_cache_bytes() == doctest::Approx(kernel));
+          double before = 0;
+          for (const double share : {0.25, 0.4, 0.5, 0.625, 0.8, 1.2, 2.0}) {
+            CAPTURE(kernel);
+            CAPTURE(q);
+            CAPTURE(share);
+            c.cache_seen_bytes = share * kernel;
+            const double C = c.priced_cache_bytes();
+            CHECK(C <= kernel * (1 + 1e-12));
+            CHECK(C >= before);  // more seen, no smaller a cache
+            before = C;
+            CHECK(c.model(DType::float32).cache_bytes == doctest::Approx(C));
+            if (C < kernel) {
+              // The model's fade at the seen reuse distance (found within C/2, gone after
+              // 2C) prices a copy halfway between the two rates.
+              const double d = c.cache_seen_bytes;
+              REQUIRE(d > C / 2);
+              REQUIRE(d < 2 * C);
+              const double h = (2 * C - d) / (1.5 * C);
+              CHECK(1 / (h / hi + (1 - h) / lo) == doctest::Approx((hi + lo) / 2));
+            } else {
+              CHECK(C == doctest::Approx(kernel));
+            }
+          }
+          // A rate from memory no slower than the cache's: no step to read, the kernel's size.
+          c.copy_gbps = hi;
+          CHECK(c.priced_cache_bytes() == doctest::Approx(kernel));
+        }
 }

@@ -24,10 +24,9 @@ struct Calibration {
   int cores = 0;
   double cache_bytes = 0;  // last-level cache, shared by the cores
   // The bytes one core's copy streams through the last level before it slows to halfway
-  // from the cache's rate to the memory's (source and destination; 0: not measured).
-  // Measured beside the kernel's cache_bytes, which the model counts: on the machine of
-  // bench/RESULTS.md the grid was priced best with 32 MiB on one host and 20-24 MiB on
-  // another, both with a 32 MiB L3 ("A smaller last-level cache, priced again").
+  // from the cache's rate to the memory's (source and destination; 0: not measured). A
+  // host's other tenants share the last level: on the machine of bench/RESULTS.md, with a
+  // 32 MiB L3, 14-26 MiB. The model counts the cache it implies (priced_cache_bytes).
   double cache_seen_bytes = 0;
   double copy_in_cache_gbps = 0;  // every core at once, each on buffers that stay in its cache
   double copy_gbps = 0;           // one thread, from memory to memory
@@ -68,6 +67,11 @@ struct Calibration {
 
   // The cost model these figures give (dtype: the reduce bandwidth's).
   CostModel model(DType dtype) const;
+  // The last level the model counts: the kernel's cache_bytes, or where calibrate saw
+  // one core's copy slow (cache_seen_bytes), the size at which the model's reuse fade
+  // prices that copy halfway between the shared cache's rate and the memory's, never
+  // above the kernel's size.
+  double priced_cache_bytes() const;
 };
 
 // "" when neither $XDG_CONFIG_HOME nor $HOME is set.

@@ -605,8 +605,10 @@ Calibration measure_machine(double budget_s, const std::function<void(double, co
   // The last level as the kernel describes it (sysfs), measured only where it says
   // nothing: the copy rate falls in two steps (a private L2, then the shared L3), and
   // from one run to the next the measurement found one step or the other (8, 16 or
-  // 32 MiB on the machine of bench/RESULTS.md, whose L3 is 32 MiB; the cost model's
-  // grid fits best with 32).
+  // 32 MiB on the machine of bench/RESULTS.md, whose L3 is 32 MiB). Beside it, from the
+  // step above a core's own cache only, how much of it a copy uses (cache_seen_bytes:
+  // smaller where the host's other tenants share it), which the model counts
+  // (Calibration::priced_cache_bytes).
   const double sysfs_cache = CostModel::cpu_default().cache_bytes;
   c.cache_bytes = sysfs_cache > 0 ? sysfs_cache : measured_cache_bytes(256u << 20, budget_s * 0.15);
   const double own_cache = own_cache_bytes(c.cache_bytes);

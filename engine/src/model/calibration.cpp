@@ -21,10 +21,26 @@ DType dtype_at(std::size_t i) { return static_cast<DType>(i); }
 
 }  // namespace
 
+double Calibration::priced_cache_bytes() const {
+  // The model finds a byte reused after d other bytes with the chance h = (2C - d) / 1.5C
+  // between C/2 and 2C (model/reuse.h). A copy that finds the share h runs at
+  // 1 / (h / hi + (1 - h) / lo): halfway between the two rates, (hi + lo) / 2, where
+  // h = q / (q + 1) with q = hi / lo. The calibration saw that at d = cache_seen_bytes,
+  // so C = d / (2 - 1.5 h). On the machine of bench/RESULTS.md (a 32 MiB L3, seen at
+  // 14-26 MiB, q about 3.6: C about 1.2x what is seen) two grids priced so erred 12.0%
+  // and 12.7% where the kernel's 32 MiB gave 12.7% and 15.4% ("The cache a copy sees,
+  // priced").
+  if (cache_seen_bytes <= 0 || cache_bytes <= 0) return cache_bytes;
+  const double hi = copy_far_cache_gbps > 0 ? copy_far_cache_gbps : copy_in_cache_gbps;
+  if (copy_gbps <= 0 || hi <= copy_gbps) return cache_bytes;
+  const double q = hi / copy_gbps, h = q / (q + 1);
+  return std::min(cache_bytes, cache_seen_bytes / (2 - 1.5 * h));
+}
+
 CostModel Calibration::model(DType dtype) const {
   CostModel m = CostModel::cpu_default();
   if (cores > 0) m.cores = cores;
-  if (cache_bytes > 0) m.cache_bytes = cache_bytes;
+  if (cache_bytes > 0) m.cache_bytes = priced_cache_bytes();
   if (copy_gbps > 0) m.beta_gbps = copy_gbps;
   if (copy_in_cache_gbps > 0) m.beta_cache_gbps = copy_in_cache_gbps;
   const auto d = static_cast<std::size_t>(dtype);
