@@ -142,7 +142,7 @@ TEST_CASE("compare: a side the model cannot price shows no time and no bar, not 
   CHECK(bars[3].fraction[1] == 0.0f);
 }
 
-TEST_CASE("compare: one clock for both sides; the shorter holds at its end, done") {
+TEST_CASE("compare: one clock for both sides, the shorter holds at its end, done") {
   const Scenario s = parse_ok(allreduce_lesson(64, "ring"));
   auto m = run_compare(s, "tree", "cpu");
   REQUIRE(m.ok());

@@ -170,7 +170,7 @@ TEST_CASE("gui export: an 8-rank ring all-reduce as a GIF under 2 MB, one image 
   CHECK(bright > 2000);
 }
 
-TEST_CASE("gui export: --steps A..B films that range; a bad range is one clear error and writes nothing") {
+TEST_CASE("gui export: --steps A..B films that range, a bad range is one clear error and writes nothing") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");
     return;

@@ -517,7 +517,7 @@ TEST_CASE("gui views: panel layout follows the dragged fractions, within limits"
   CHECK(panel_layout(1600, 900, 1.0f, false, true, 0, 0.4f).timeline_h == doctest::Approx(360.0f));
 }
 
-TEST_CASE("gui views: settings persist in the config folder; a corrupt file is ignored") {
+TEST_CASE("gui views: settings persist in the config folder, a corrupt file is ignored") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("collscope-settings-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -791,7 +791,7 @@ std::vector<std::vector<Cell>> cells_of(const std::shared_ptr<LessonRun>& run, s
 
 }  // namespace
 
-TEST_CASE("gui views: colours count the program's inputs across calls; per call they start over") {
+TEST_CASE("gui views: colours count the program's inputs across calls, per call they start over") {
   // A hierarchical all-reduce written as three calls: inside each node of 4, across the
   // nodes, inside each node again. Every cell ends with the sum of all 8 ranks.
   const std::string hier = R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 8, "init": "rank_index"}},

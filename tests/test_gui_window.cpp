@@ -212,7 +212,7 @@ TEST_CASE("gui window: --step says the window's step, and two calls end gold wit
   CHECK(gold_pixels(img) > 2000);  // 4 ranks x 8 gold cells
 }
 
-TEST_CASE("gui window: 256 ranks open as the matrix; its gold spreads from the diagonal in the all-gather") {
+TEST_CASE("gui window: 256 ranks open as the matrix, its gold spreads from the diagonal in the all-gather") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");
     return;

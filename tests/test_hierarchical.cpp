@@ -138,7 +138,7 @@ TEST_CASE("hierarchical: executed on the cpu backend they are exact, in fast and
         }
 }
 
-TEST_CASE("hierarchical: rings leave every node on a card of their own; one ring leaves on one") {
+TEST_CASE("hierarchical: rings leave every node on a card of their own, one ring leaves on one") {
   // 4 nodes of 4 ranks. In any step of `rings`, node 0's transfers to other nodes come
   // from 4 different local ranks (4 cards); the plain ring crosses on one.
   auto crossing_sources = [](const std::string& algo) {
@@ -228,7 +228,7 @@ TEST_CASE("hierarchical: on one node a node-aware ring runs the plain ring's ste
   CHECK(steps_digest(lower(rd)) != steps_digest(lower(ring)));
 }
 
-TEST_CASE("steps_digest: names, captions and the order within a step do not count; what moves does") {
+TEST_CASE("steps_digest: names, captions and the order within a step do not count, what moves does") {
   const Schedule s = lower(AlgoCase{Collective::allreduce, "ring", 4, 1000});
   const std::uint64_t d = steps_digest(s);
   REQUIRE(s.steps.size() >= 2);

@@ -198,7 +198,7 @@ TEST_CASE("import: a dump of all_to_all_single has no split sizes: one error, an
   CHECK(lowered_tables(fixed->json) == std::vector<Table>{kHandwritten});
 }
 
-TEST_CASE("analyze: split sizes that do not match across ranks are a finding; import refuses them") {
+TEST_CASE("analyze: split sizes that do not match across ranks are a finding, import refuses them") {
   auto job = load_job({data("a2a/fr_mismatch")});
   REQUIRE_MESSAGE(job, (job ? "" : job.error().format()));
   const auto a = analyze_job(*job);

@@ -47,7 +47,7 @@ Schedule allreduce(const std::string& algo, std::int32_t ranks, std::uint64_t co
 
 }  // namespace
 
-TEST_CASE("model: a relay of R-1 hops waits R-2 times; independent transfers never wait") {
+TEST_CASE("model: a relay of R-1 hops waits R-2 times, independent transfers never wait") {
   for (std::int32_t ranks : {2, 5, 8}) {
     CAPTURE(ranks);
     Schedule relay = world(ranks, 4);
@@ -231,7 +231,7 @@ TEST_CASE("model: barriers wait once (central), log2 n - 1 times (dissemination)
 }
 
 TEST_CASE(
-    "model: linear all-to-all looks across cores once a call, pairwise at every step; a chain scatter or gather waits "
+    "model: linear all-to-all looks across cores once a call, pairwise at every step, a chain scatter or gather waits "
     "at every link") {
   CostModel no_looks = model(2);
   no_looks.remote_look_us = 0;

@@ -107,7 +107,7 @@ TEST_CASE("palette: a bad file is one clear error with its place") {
   CHECK(p.error().where.line == 1);
 }
 
-TEST_CASE("palette: COLLSCOPE_PALETTE names the file; a missing one is an error") {
+TEST_CASE("palette: COLLSCOPE_PALETTE names the file, a missing one is an error") {
   BuiltIn restore;
   PaletteFile f(R"({"ranks": ["#ff0000"]})");
   ::setenv("COLLSCOPE_PALETTE", f.path.string().c_str(), 1);

@@ -103,7 +103,7 @@ TEST_CASE("shapes: every shaped algorithm prices like its lowered schedule, over
   CHECK(compared > 2000);
 }
 
-TEST_CASE("shapes: the algorithms a cluster runs have one; others say they have none") {
+TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have none") {
   for (const char* algo :
        {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings", "double_tree"})
     CHECK_MESSAGE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), algo, 8).has_value(), algo);

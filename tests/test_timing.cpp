@@ -302,7 +302,7 @@ class WarmingSession : public ScriptedSession {
 }  // namespace
 
 TEST_CASE(
-    "timing: measurements taken in turns see the same machine; taken one after another, the first pays its warming") {
+    "timing: measurements taken in turns see the same machine, taken one after another, the first pays its warming") {
   // Three sessions running the same calls, 100 each in 10 batches; the machine is slow
   // for the first 120 calls it makes.
   auto measure = [](std::int32_t rounds) {

@@ -64,7 +64,7 @@ TEST_CASE("wait: a wait returns once the value arrives, from each stage, sleepin
   }
 }
 
-TEST_CASE("wait: ranks with a core each spin longer than a virtual machine's wake-up; with shared cores they yield") {
+TEST_CASE("wait: ranks with a core each spin longer than a virtual machine's wake-up, with shared cores they yield") {
   unsetenv("COLLSCOPE_WAIT");
   const WaitTuning own = wait_tuning(2, 2);
   CHECK(own.spin_us >= 200);  // a halted virtual core takes the host 25 to 100 us to wake
