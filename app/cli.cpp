@@ -100,6 +100,15 @@ Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {
   return ok_status();
 }
 
+Status check_nodes(std::int64_t nodes, std::int64_t ranks) {
+  if (nodes <= ranks) return ok_status();
+  return make_error("cli.usage",
+                    "--nodes " + std::to_string(nodes) + " leaves nodes without a rank: " + std::to_string(ranks) +
+                        (ranks == 1 ? " rank fills" : " ranks fill") + " at most " + std::to_string(ranks) +
+                        (ranks == 1 ? " node" : " nodes"),
+                    "give at most one node a rank, or more --ranks");
+}
+
 InitFn scenario_init(const Scenario& s) {
   // Scratch buffers come after the user's buffers in the schedule and start as zeros.
   return [&s](std::int32_t buf, std::int32_t rank, std::uint64_t index) {

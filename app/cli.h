@@ -54,6 +54,8 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f);
 // --ranks-per-node: 0 (from the topology) or 1..ranks; cli.usage otherwise.
 Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks);
 
+// --nodes: 0 (the topology's own) or at most one node a rank; cli.usage otherwise.
+Status check_nodes(std::int64_t nodes, std::int64_t ranks);
 // Inputs of a scenario's buffers as an InitFn.
 InitFn scenario_init(const Scenario& s);
 
@@ -126,7 +128,9 @@ int cmd_calibrate(const CalibrateFlags& f);
 // `collscope predict` (cmd_predict.cpp): the run flags that describe a call, plus where.
 struct PredictFlags {
   CLI::App* command = nullptr;
-  RunFlags run;  // the call, and --topology / --nodes
+  RunFlags run;                      // the call, and --topology / --nodes
+  std::string min_bytes, max_bytes;  // -b / -e: a sweep of sizes ("" = --count alone)
+  double factor = 2;                 // -f
 };
 void add_predict_command(CLI::App& app, PredictFlags& f);
 int cmd_predict(const PredictFlags& f);

@@ -20,6 +20,7 @@
 #include "collscope/machine.h"
 #include "collscope/processes.h"
 #include "mpi_launch.h"
+#include "sweep.h"
 
 namespace collscope::app {
 
@@ -32,34 +33,7 @@ constexpr std::uint64_t kMaxBenchBytes = kMaxTotalBytes;
 // Rows of one sweep: -b 1 -e 16G -f 1.1 takes about 250; a sweep of more is a mistake.
 constexpr std::size_t kMaxBenchRows = 1000;
 
-Result<std::uint64_t> parse_size(const std::string& text, const char* flag) {
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  std::string unit = text.substr(pos);
-  double mul = 1;
-  if (unit == "K" || unit == "k" || unit == "KB" || unit == "KiB") mul = 1024;
-  else if (unit == "M" || unit == "m" || unit == "MB" || unit == "MiB") mul = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g" || unit == "GB" || unit == "GiB") mul = 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) pos = 0;
-  if (pos == 0 || v < 0 || !std::isfinite(v))
-    return make_error("cli.usage", std::string("cannot read size \"") + text + "\" for " + flag,
-                      "write a byte count such as 8, 64K, 32M or 1G");
-  // Checked before the conversion, which would wrap (or be undefined) above 2^64.
-  const double bytes = v * mul;
-  if (bytes > static_cast<double>(kMaxBenchBytes))
-    return make_error(
-        "cli.usage", std::string("size \"") + text + "\" for " + flag + " is too large",
-        "the largest size is " + std::to_string(kMaxBenchBytes >> 30) + "G, the limit of all buffers together");
-  if (bytes != std::floor(bytes))
-    return make_error("cli.usage", std::string("size \"") + text + "\" for " + flag + " is not a whole number of bytes",
-                      "write a byte count such as 8, 64K, 32M or 1G");
-  return static_cast<std::uint64_t>(bytes);
-}
+const std::string kBenchLimit = "the limit of all buffers together";
 
 // Memory bandwidth as memcpy sees it, with one thread and with one per core:
 // the ceiling every cpu-backend number should be read against.
@@ -260,9 +234,9 @@ Error usage_error(const std::string& msg, const std::string& hint) { return make
 // -b and -e as bytes, and the flags that say how to time and check, refused when they
 // make no sense.
 Result<std::pair<std::uint64_t, std::uint64_t>> sweep_range(const BenchFlags& f) {
-  auto lo = parse_size(f.min_bytes, "-b");
+  auto lo = parse_size(f.min_bytes, "-b", kMaxBenchBytes, kBenchLimit);
   if (!lo) return lo.error();
-  auto hi = parse_size(f.max_bytes, "-e");
+  auto hi = parse_size(f.max_bytes, "-e", kMaxBenchBytes, kBenchLimit);
   if (!hi) return hi.error();
   if (f.iters < 1)
     return usage_error("-n " + std::to_string(f.iters) + " leaves no iteration to time",
@@ -280,34 +254,6 @@ Result<std::pair<std::uint64_t, std::uint64_t>> sweep_range(const BenchFlags& f)
   }
   if (*hi < *lo) return usage_error("-e is smaller than -b", "give -b <= -e");
   return std::pair{*lo, *hi};
-}
-
-// The sizes of the sweep, refused up front when there would be too many of them or
-// when -f is so close to 1 that a step does not even add one element.
-Result<std::vector<std::uint64_t>> sweep_sizes(const BenchFlags& f, std::uint64_t lo, std::uint64_t hi,
-                                               std::uint64_t per_count) {
-  std::vector<std::uint64_t> sizes;
-  for (double sz = static_cast<double>(lo);;) {
-    sizes.push_back(static_cast<std::uint64_t>(sz));
-    if (sz == 0) break;
-    const double next = sz * f.factor;
-    if (next > static_cast<double>(hi) * 1.000001) break;
-    if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "-f %.10g does not grow the size by one element per step (a step from %llu bytes reaches only %llu "
-                    "bytes; one element is %llu bytes)",
-                    f.factor, static_cast<unsigned long long>(sz), static_cast<unsigned long long>(next),
-                    static_cast<unsigned long long>(per_count));
-      return usage_error(text, "use a larger -f (e.g. 2) or a larger -b");
-    }
-    if (sizes.size() >= kMaxBenchRows)
-      return usage_error("the sweep from " + f.min_bytes + " to " + f.max_bytes + " by -f " + std::to_string(f.factor) +
-                             " has more than " + std::to_string(kMaxBenchRows) + " sizes",
-                         "use a larger -f or a narrower range");
-    sz = next;
-  }
-  return sizes;
 }
 
 // The memory probes: the host's memcpy with one thread and with all, and a device's own
@@ -448,13 +394,14 @@ int bench_here(const BenchFlags& f) {
 
   const QuickSpec q0 = specs->front();
   // What the predicted column prices with: this machine's cpu model or --topology's.
+  if (auto st = check_nodes(f.nodes, q0.ranks); !st) return report_error(st.error());
   auto machine = machine_for(f.topology, f.nodes, capabilities_of(f.backend), q0.dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
   machine->use_devices_found((*backend)->info().devices_found);  // the ranks share the GPUs found here
   const std::size_t e = size_of(q0.dtype);
   // Message bytes per unit of count (a barrier, which has none, sweeps like one element).
   const std::uint64_t per_count = std::max<std::uint64_t>(e, message_bytes(q0.coll, q0.ranks, 1, q0.dtype));
-  auto sizes = sweep_sizes(f, range->first, range->second, per_count);
+  auto sizes = sweep_sizes(f.min_bytes, f.max_bytes, f.factor, per_count, kMaxBenchBytes, kBenchLimit, kMaxBenchRows);
   if (!sizes) return report_error(sizes.error());
   // The largest row must fit the limits: refused now, not after the smaller rows ran.
   {

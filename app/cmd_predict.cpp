@@ -8,9 +8,12 @@
 
 #include "cli.h"
 #include "collscope/algorithms.h"
+#include "collscope/backend.h"
 #include "collscope/collective.h"
 #include "collscope/machine.h"
 #include "collscope/scenario.h"
+#include "flags.h"
+#include "sweep.h"
 
 namespace collscope::app {
 
@@ -20,17 +23,24 @@ void add_predict_command(CLI::App& app, PredictFlags& f) {
   f.command->add_option("scenario", f.run.file, "scenario JSON file (or describe one collective with the flags)");
   f.command->add_option("--coll", f.run.coll, "collective (default allreduce)");
   f.command->add_option("--algo", f.run.algo, "algorithm, auto (default) or all");
-  f.command->add_option("--ranks", f.run.ranks, "number of ranks (default 4)");
-  f.command->add_option("--count", f.run.count, "elements, with NCCL's meaning per collective (default 1024)");
+  f.command->add_option("--ranks", f.run.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
+  f.command->add_option("--count", f.run.count, "elements, with NCCL's meaning per collective (default 1024)")
+      ->check(whole_number<std::int64_t>());
+  f.command->add_option("-b,--minbytes", f.min_bytes, "a sweep of sizes as bench's: the smallest (e.g. 8, 1K, 32M)");
+  f.command->add_option("-e,--maxbytes", f.max_bytes, "the largest size of the sweep (default: -b's)");
+  f.command->add_option("-f,--stepfactor", f.factor, "multiply the size by this each step (default 2)");
   f.command->add_option("--dtype", f.run.dtype, "dtype (default float32)");
   f.command->add_option("--op", f.run.op, "reduction (default sum)");
-  f.command->add_option("--root", f.run.root, "root rank (default 0)");
+  f.command->add_option("--root", f.run.root, "root rank (default 0)")->check(whole_number<std::int32_t>());
   f.command->add_flag("--in-place", f.run.in_place, "in place");
   f.command->add_option("--topology", f.run.topology,
                         "this-machine (default), a preset (see `collscope list`) or a file");
-  f.command->add_option("--nodes", f.run.nodes, "nodes the ranks fill (default: the topology's)");
-  f.command->add_option("--ranks-per-node", f.run.ranks_per_node,
-                        "ranks per node for the node-aware algorithms (default: from the topology)");
+  f.command->add_option("--nodes", f.run.nodes, "nodes the ranks fill (default: the topology's)")
+      ->check(one_or_more<std::int64_t>());
+  f.command
+      ->add_option("--ranks-per-node", f.run.ranks_per_node,
+                   "ranks per node for the node-aware algorithms (default: from the topology)")
+      ->check(one_or_more<std::int32_t>());
   f.command->add_option("--backend", f.run.backend, "price for this backend (default cpu)");
   f.command->add_option("--mode", f.run.mode, "fast (default) or observable");
   f.command->add_flag("--json", f.run.json, "print one JSON object per row");
@@ -137,7 +147,7 @@ Result<Prediction> predict_flow(const CollArgs& args, const std::string& algorit
   return price_on_topology(s, m.topology, p);
 }
 
-int predict_by_shapes(const RunFlags& rf, bool all) {
+int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
   auto q = spec_from_flags(rf);
   if (!q) return report_error(q.error());
   if (rf.ranks > kMaxShapeRanks)
@@ -151,6 +161,7 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   auto machine = machine_for(rf.topology, rf.nodes, capabilities_of(rf.backend), q->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
   if (auto st = check_ranks_per_node(rf, rf.ranks); !st) return report_error(st.error());
+  if (auto st = check_nodes(rf.nodes, rf.ranks); !st) return report_error(st.error());
   if (machine->cpu)
     return report_error(
         make_error("cli.usage",
@@ -233,7 +244,7 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
     }
     return 0;
   }
-  std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
+  if (header) std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
   std::printf(
       "# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
       "# schedule is run beyond %d ranks)\n",
@@ -256,24 +267,15 @@ int predict_by_shapes(const RunFlags& rf, bool all) {
   return 0;
 }
 
-}  // namespace
-
-int cmd_predict(const PredictFlags& f) {
-  RunFlags rf = f.run;
-  if (!rf.file.empty() && !rf.coll.empty())
-    return report_error(make_error("cli.usage", "give either a scenario file or --coll, not both",
-                                   "collscope predict FILE, or collscope predict --coll allreduce ..."));
-  if (rf.coll.empty() && rf.file.empty()) rf.coll = "allreduce";
-  const bool all = rf.algo == "all";
-  if (all) rf.algo = "auto";
-  if (rf.mode != "fast" && rf.mode != "observable")
-    return report_error(
-        make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
+// One size: the collective of the flags (or the scenario file) priced; `header`: print
+// the model's line first (once per sweep).
+int predict_one(const RunFlags& rf, bool all, bool header) {
   const bool fast = rf.mode == "fast";
-  if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all);
+  if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all, header);
   auto scenario = load_scenario_or_spec(rf);
   if (!scenario) return report_error(scenario.error());
   if (auto st = check_ranks_per_node(rf, scenario->ranks); !st) return report_error(st.error());
+  if (auto st = check_nodes(rf.nodes, scenario->ranks); !st) return report_error(st.error());
   const BackendCapabilities caps = capabilities_of(rf.backend);
   auto machine = machine_for(rf.topology, rf.nodes, caps, scenario->dtype, user_config_dir());
   if (!machine) return report_error(machine.error());
@@ -341,8 +343,9 @@ int cmd_predict(const PredictFlags& f) {
     }
     rows.push_back(std::move(r));
   }
-  // auto's pick on this model: what the tuner lowers `auto` to (algorithms.h).
-  std::size_t pick = 0;
+  // auto's pick on this model: what the tuner lowers `auto` to (algorithms.h); none
+  // of the rows when one algorithm other than auto's was asked for.
+  std::size_t pick = rows.size();
   if (one_call) {
     QuickSpec q = *spec;
     q.algorithm = "auto";
@@ -357,7 +360,10 @@ int cmd_predict(const PredictFlags& f) {
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (!s->calls.empty() && rows[i].algorithm == s->calls[0].algorithm) pick = i;
   }
-  if (one_call && !all && rf.algo == "auto") rows = {rows[pick]}, pick = 0;
+  if (one_call && !all && rf.algo == "auto") {
+    if (pick == rows.size()) pick = 0;  // (the tuner's pick is among the algorithms priced)
+    rows = {rows[pick]}, pick = 0;
+  }
 
   const std::string label = machine->label();
   if (rf.json) {
@@ -367,12 +373,85 @@ int cmd_predict(const PredictFlags& f) {
     }
     return 0;
   }
-  std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
+  if (header) std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
   if (one_call)
     std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
+  // Where the node-aware algorithms split the ranks, and whether the nodes are even.
+  const Placement placed = machine->placement(scenario->ranks);
+  const std::int64_t per_node = rf.ranks_per_node > 0               ? rf.ranks_per_node
+                                : !machine->cpu && placed.nodes > 1 ? placed.ranks_per_node
+                                                                    : 0;
+  if (per_node > 0 && scenario->ranks % per_node != 0)
+    std::printf(
+        "# uneven nodes: %d ranks on nodes of %lld; the node-aware algorithms run as one ring (double_tree: "
+        "one tree over every rank)\n",
+        scenario->ranks, static_cast<long long>(per_node));
+  if (one_call && !fast && (all || rf.algo == "auto"))
+    std::printf("# auto picks by fast mode's prices, as a run's auto does in either mode\n");
   print_rows(rows, one_call && all ? pick : rows.size());
-  if (one_call && !all && f.run.algo == "auto") std::printf("auto picks %s\n", rows[0].algorithm.c_str());
+  if (one_call && !all && rf.algo == "auto") std::printf("auto picks %s\n", rows[0].algorithm.c_str());
+  return 0;
+}
+
+// The largest message predict prices, a sweep's -e included.
+constexpr std::uint64_t kMaxPredictBytes = std::uint64_t{1} << 40;
+
+}  // namespace
+
+int cmd_predict(const PredictFlags& f) {
+  RunFlags rf = f.run;
+  if (!rf.file.empty() && !rf.coll.empty())
+    return report_error(make_error("cli.usage", "give either a scenario file or --coll, not both",
+                                   "collscope predict FILE, or collscope predict --coll allreduce ..."));
+  if (rf.coll.empty() && rf.file.empty()) rf.coll = "allreduce";
+  const bool all = rf.algo == "all";
+  if (all) rf.algo = "auto";
+  if (rf.mode != "fast" && rf.mode != "observable")
+    return report_error(
+        make_error("cli.usage", "unknown mode \"" + rf.mode + "\" for --mode", "use fast or observable"));
+  // Any backend this build knows may be priced, available here or not.
+  if (auto st = known_backend(rf.backend); !st) return report_error(st.error());
+  if (rf.file.empty() && rf.ranks < 1)
+    return report_error(make_error("cli.usage", "--ranks " + std::to_string(rf.ranks) + " is below 1",
+                                   "give 1 to " + std::to_string(kMaxRanks) + " ranks on this machine, up to " +
+                                       std::to_string(kMaxShapeRanks) + " on a topology of nodes"));
+  const auto* cmd = f.command;
+  const bool count_given = cmd && cmd->count("--count") > 0;
+  const bool sweep = !f.min_bytes.empty() || !f.max_bytes.empty();
+  if (!sweep) {
+    if (cmd && cmd->count("--stepfactor") > 0)
+      return report_error(make_error("cli.usage", "-f sets the step of a sweep, and there is none",
+                                     "give the sweep's sizes with -b and -e, e.g. -b 8 -e 64M -f 2"));
+    return predict_one(rf, all, true);
+  }
+  if (!rf.file.empty())
+    return report_error(make_error("cli.usage", "a sweep of sizes (-b, -e) needs one collective described by flags",
+                                   "drop the scenario file, or -b and -e"));
+  if (count_given)
+    return report_error(make_error("cli.usage", "give either --count or a sweep of sizes (-b, -e), not both",
+                                   "drop --count: -b and -e say the sizes in bytes"));
+  auto q = spec_from_flags(rf);
+  if (!q) return report_error(q.error());
+  // Message bytes per unit of count, as bench sweeps (a barrier sweeps like one element).
+  const std::uint64_t per_count =
+      std::max<std::uint64_t>(size_of(q->dtype), message_bytes(q->coll, rf.ranks, 1, q->dtype));
+  auto sizes =
+      sweep_sizes(f.min_bytes.empty() ? std::string("8") : f.min_bytes, f.max_bytes.empty() ? f.min_bytes : f.max_bytes,
+                  f.factor, per_count, kMaxPredictBytes, "the largest message predict prices");
+  if (!sizes) return report_error(sizes.error());
+  // The largest size first, quietly for a schedule's limits: an error comes before any row.
+  if (rf.ranks <= kMaxRanks) {
+    QuickSpec big = *q;
+    big.count = sizes->back() / per_count;
+    if (auto sc = scenario_from_spec(big); !sc) return report_error(sc.error());
+  }
+  for (std::size_t i = 0; i < sizes->size(); ++i) {
+    RunFlags one = rf;
+    one.count = static_cast<std::int64_t>((*sizes)[i] / per_count);
+    if (i > 0 && !rf.json) std::printf("\n");
+    if (const int rc = predict_one(one, all, i == 0); rc != 0) return rc;
+  }
   return 0;
 }
 

@@ -344,6 +344,7 @@ int run_here(const RunFlags& f) {
   LowerOptions lowering = lower_options_for(capabilities_of(f.backend));
   lowering.machine = &*machine;
   if (auto st = check_ranks_per_node(f, scenario->ranks); !st) return run_error(f, st.error(), job);
+  if (auto st = check_nodes(f.nodes, scenario->ranks); !st) return run_error(f, st.error(), job);
   lowering.ranks_per_node = f.ranks_per_node;
   auto schedule_r = lower_scenario(*scenario, lowering);
   if (!schedule_r) return run_error(f, schedule_r.error(), job);

@@ -2,41 +2,21 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-#include <limits>
 #include <new>
 
 #include "cli.h"
 #include "cmd_import.h"
 #include "collscope/files.h"
+#include "flags.h"
 
 using namespace collscope;
+using app::one_or_more;
+using app::whole_number;
 
 namespace {
-
-// A whole number written in decimal that fits the flag's type. CLI11's own conversion
-// accepts 0x10 and 1e3 and saturates 99999999999999999999 to the largest value, which
-// would then be reported (and used) as a number the user never wrote.
-template <class T>
-CLI::Validator whole_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        T v{};
-        const char* first = text.data();
-        const char* last = first + text.size();
-        const auto [p, ec] = std::from_chars(first, last, v);
-        if (text.empty() || ec == std::errc::invalid_argument || p != last)
-          return "\"" + text + "\" is not a whole number (write digits, e.g. 4)";
-        if (ec == std::errc::result_out_of_range)
-          return "\"" + text + "\" is out of range " + std::to_string(std::numeric_limits<T>::min()) + ".." +
-                 std::to_string(std::numeric_limits<T>::max());
-        return {};
-      },
-      "", "whole_number");
-}
 
 // `collscope run`: its flags.
 CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
@@ -68,10 +48,11 @@ CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
   run->add_option("--flight-record", rf.flight_record,
                   "write every rank's last ops to this JSON file (`collscope analyze` reads it)");
   run->add_option("--topology", rf.topology, "predict for this topology: this-machine, a preset or a file");
-  run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)");
+  run->add_option("--nodes", rf.nodes, "nodes of that topology (default: its own)")->check(one_or_more<std::int64_t>());
   run->add_option(
-      "--ranks-per-node", rf.ranks_per_node,
-      "ranks per node for the node-aware algorithms (hierarchical, rings, double_tree); default: from --topology");
+         "--ranks-per-node", rf.ranks_per_node,
+         "ranks per node for the node-aware algorithms (hierarchical, rings, double_tree); default: from --topology")
+      ->check(one_or_more<std::int32_t>());
   run->add_option("--hostfile", rf.hostfile, "--backend mpi started by collscope: the machines (mpirun's --hostfile)");
   // For the window, which runs a lesson on several processes in a child: not for users.
   run->add_option("--run-record", rf.run_record)->group("");
@@ -102,7 +83,8 @@ CLI::App* add_bench_command(CLI::App& app, app::BenchFlags& bf) {
   bench->add_option("--probe", bf.probe, "measure memory bandwidth first (default 1)");
   bench->add_option("--topology", bf.topology,
                     "what the predicted column prices with: this-machine (default), a preset or a file");
-  bench->add_option("--nodes", bf.nodes, "nodes of that topology the ranks fill (default: the topology's)");
+  bench->add_option("--nodes", bf.nodes, "nodes of that topology the ranks fill (default: the topology's)")
+      ->check(one_or_more<std::int64_t>());
   return bench;
 }
 

@@ -214,6 +214,37 @@ TEST_CASE("cli predict: a scenario file beyond a run's ranks is priced on a topo
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("cli predict: programs and custom algorithms beyond a run's ranks are priced, and run refuses them") {
+  const auto dir = std::filesystem::temp_directory_path() / ("collscope-predict-program-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* lesson : {"22-custom-algorithm.json", "21-hybrid-parallel.json"}) {
+    std::ifstream in(std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/" + lesson);
+    nlohmann::json doc = nlohmann::json::parse(in);
+    doc["ranks"] = 1280;
+    doc.erase("expect");  // the lesson's expectations name its own ranks
+    const auto file = dir / lesson;
+    std::ofstream(file) << doc.dump(1);
+    auto o = cs("predict " + file.string() + " --topology dgx-h100 --nodes 160 --json", true);
+    REQUIRE_MESSAGE(o.code == 0, lesson << ": " << o.out);
+    const auto rows = json_lines(o.out);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0]["predicted_us"].get<double>() > 0);
+    auto run = cs("run " + file.string(), true);
+    CHECK(run.code == 2);
+    CHECK(run.out.find("/ranks: ranks 1280 is out of range 1..1024") != std::string::npos);
+  }
+  // A file of calls whose schedule is larger than a run's (two all-to-alls on 2048 ranks,
+  // 8.4 million transfers) is priced too.
+  const auto wide = dir / "two.json";
+  std::ofstream(wide) << R"({"version": 1, "ranks": 2048,
+    "buffers": {"a": {"count": 2048, "init": "rank_index"}, "b": {"count": 2048}},
+    "program": [{"op": "alltoall", "send": "a", "recv": "b", "algorithm": "linear"},
+                {"op": "alltoall", "send": "b", "recv": "a", "algorithm": "linear"}]})";
+  auto o = cs("predict " + wide.string() + " --topology dgx-h100 --nodes 256 --json", true);
+  REQUIRE_MESSAGE(o.code == 0, o.out);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("cli run and predict: --ranks-per-node splits the node-aware algorithms without a topology") {
   auto o = cs("run --coll allreduce --algo hierarchical --ranks 8 --ranks-per-node 4 --explain");
   REQUIRE(o.code == 0);
@@ -259,6 +290,93 @@ TEST_CASE("cli predict: bad topologies and flags are usage errors") {
   CHECK(o.out.find("error[topology.out_of_range] " + bad.string() + ":2:") != std::string::npos);
   CHECK(o.out.find("/devices/per_node") != std::string::npos);
   std::filesystem::remove(bad);
+}
+
+TEST_CASE("cli predict: -b -e -f sweep the sizes as bench does, every size with its own pick") {
+  auto o = cs("predict --coll allreduce --ranks 16 --topology dgx-h100 --nodes 2 --algo all -b 1K -e 32M -f 32 --json");
+  REQUIRE(o.code == 0);
+  const auto rows = json_lines(o.out);
+  const auto algos = collscope::algorithm_names(collscope::Collective::allreduce).size();
+  REQUIRE(rows.size() == 4 * algos);  // 1K, 32K, 1M, 32M
+  std::map<std::uint64_t, int> picks, per_size;
+  for (const auto& r : rows) {
+    const auto bytes = r["bytes"].get<std::uint64_t>();
+    per_size[bytes]++;
+    if (r["auto_pick"].get<bool>()) picks[bytes]++;
+  }
+  CHECK(per_size == std::map<std::uint64_t, int>{{1024, static_cast<int>(algos)},
+                                                 {32768, static_cast<int>(algos)},
+                                                 {1048576, static_cast<int>(algos)},
+                                                 {33554432, static_cast<int>(algos)}});
+  for (const auto& [bytes, n] : per_size) CHECK(picks[bytes] == 1);
+  // Larger messages take no less time, algorithm by algorithm (small ones are latency alone),
+  // and the largest longer than the smallest.
+  for (std::size_t i = algos; i < rows.size(); ++i)
+    CHECK(rows[i]["predicted_us"].get<double>() >= rows[i - algos]["predicted_us"].get<double>());
+  for (std::size_t i = 0; i < algos; ++i)
+    CHECK(rows[3 * algos + i]["predicted_us"].get<double>() > rows[i]["predicted_us"].get<double>());
+  // The text names the model once and the count of every size (all-gather: bytes over ranks).
+  auto text = cs("predict --coll allgather --ranks 4 -b 64 -e 4K -f 4");
+  REQUIRE(text.code == 0);
+  std::size_t headers = 0;
+  for (std::size_t at = 0; (at = text.out.find("# predicted with", at)) != std::string::npos; ++at) ++headers;
+  CHECK(headers == 1);
+  for (const char* count : {"count 4 ", "count 16 ", "count 64 ", "count 256 "})
+    CHECK(text.out.find(count) != std::string::npos);
+  CHECK(text.out.find("count 1024 ") == std::string::npos);
+  // -b alone is one size; nonsense is a usage error before any row.
+  auto single = cs("predict --coll allreduce --ranks 4 -b 4K --json");
+  REQUIRE(single.code == 0);
+  REQUIRE(json_lines(single.out).size() == 1);
+  CHECK(json_lines(single.out)[0]["bytes"] == 4096);
+  for (const char* bad :
+       {"-b 8 --count 16", "-f 2", "-b 1M -e 8", "-b 8 -e 1M -f 1", "-b 8x", "-b 8 -e 2G --ranks 16"}) {
+    auto e = cs(std::string("predict --coll allreduce ") + bad, true);
+    CHECK_MESSAGE(e.code == 2, bad);
+    CHECK_MESSAGE(e.out.find("error[") != std::string::npos, bad);
+    CHECK_MESSAGE(e.out.find("# predicted") == std::string::npos, bad);
+  }
+  const auto file = std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/00-allreduce-ring.json";
+  CHECK(cs("predict " + file + " -b 8 -e 64").code == 2);
+}
+
+TEST_CASE("cli predict: auto_pick marks auto's own algorithm only") {
+  const std::string call = "predict --coll allreduce --ranks 16 --count 4194304 --topology dgx-h100 --nodes 2 --json";
+  auto o = cs(call);
+  REQUIRE(o.code == 0);
+  const auto pick = json_lines(o.out).at(0)["algorithm"].get<std::string>();
+  for (const auto& name : collscope::algorithm_names(collscope::Collective::allreduce)) {
+    auto one = cs(call + " --algo " + name);
+    REQUIRE(one.code == 0);
+    const auto rows = json_lines(one.out);
+    REQUIRE(rows.size() == 1);
+    CHECK_MESSAGE(rows[0]["auto_pick"].get<bool>() == (name == pick), name);
+  }
+  // Observable mode marks the same pick, and says that auto chooses by fast mode's prices.
+  auto text = cs("predict --coll allreduce --ranks 16 --mode observable --algo all");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("auto picks by fast mode's prices") != std::string::npos);
+}
+
+TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are usage errors") {
+  for (const char* bad : {"predict --backend bogus", "predict --ranks 0", "predict --ranks -3",
+                          "predict --count 99999999999999999999", "predict --topology dgx-h100 --nodes 0",
+                          "predict --ranks-per-node 0", "predict --topology dgx-h100 --ranks 16 --nodes 99999999999",
+                          "run --topology dgx-h100 --ranks 4 --nodes 5 --dry-run", "run --ranks-per-node 0 --dry-run",
+                          "bench --topology dgx-h100 --ranks 2 --nodes 3 -b 8 -e 8", "bench --nodes 0 -b 8 -e 8"}) {
+    auto e = cs(bad, true);
+    CHECK_MESSAGE(e.code == 2, bad);
+    CHECK_MESSAGE(e.out.find("error[") != std::string::npos, bad);
+  }
+  CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
+  CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
+  CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // A backend that this machine cannot run may still be priced.
+  CHECK(cs("predict --backend cuda --topology dgx-h100 --ranks 8").code == 0);
+  // Nodes that the ranks do not fill evenly are named.
+  auto uneven = cs("predict --coll allreduce --ranks 16 --topology dgx-h100 --nodes 3 --algo all");
+  REQUIRE(uneven.code == 0);
+  CHECK(uneven.out.find("# uneven nodes: 16 ranks on nodes of 6") != std::string::npos);
 }
 
 TEST_CASE("cli calibrate: measures within its budget, writes a calibration that run then names") {
@@ -431,7 +549,7 @@ TEST_CASE("cli bench: without --topology the predicted column is this machine's 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cli run: observable mode reports every step's measured and predicted time; beyond the cores it grows") {
+TEST_CASE("cli run: observable mode reports every step's measured and predicted time, beyond the cores it grows") {
   // A calibration of 2 cores, so that the ranks outnumber the model's cores on any machine.
   const auto dir = std::filesystem::temp_directory_path() / ("collscope-obs-cal-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

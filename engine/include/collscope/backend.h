@@ -169,6 +169,9 @@ std::vector<std::unique_ptr<Backend>> make_backends();
 // The backend of that name if it exists and is available; otherwise an error
 // (id "backend.unknown" exit 2, or "backend.unavailable" exit 3) saying why.
 Result<std::unique_ptr<Backend>> find_backend(const std::string& name);
+// Ok if this build knows a backend of that name, available or not; else the error
+// "backend.unknown" (exit 2) with the names it knows. For pricing what a backend would run.
+Status known_backend(const std::string& name);
 // What the backend of that name can do, available or not (a default-constructed set for
 // an unknown name); for planning before a backend is opened.
 BackendCapabilities capabilities_of(const std::string& name);

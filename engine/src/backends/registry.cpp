@@ -66,8 +66,17 @@ Result<DeviceBandwidth> probe_device_bandwidth(std::uint64_t) {
 }
 #endif
 
-Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
+Status known_backend(const std::string& name) {
   std::string names;
+  for (auto& b : make_backends()) {
+    const auto info = b->info();
+    if (info.name == name) return ok_status();
+    names += (names.empty() ? "" : ", ") + info.name;
+  }
+  return make_error("backend.unknown", "unknown backend \"" + name + "\"", "valid backends: " + names);
+}
+
+Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
   for (auto& b : make_backends()) {
     const auto info = b->info();
     if (info.name == name) {
@@ -76,9 +85,8 @@ Result<std::unique_ptr<Backend>> find_backend(const std::string& name) {
                           "use --backend cpu, or see `collscope list`", {}, ExitCode::backend_failure);
       return std::move(b);
     }
-    names += (names.empty() ? "" : ", ") + info.name;
   }
-  return make_error("backend.unknown", "unknown backend \"" + name + "\"", "valid backends: " + names);
+  return known_backend(name).error();
 }
 
 int devices_found(const std::string& name) {
