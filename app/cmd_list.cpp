@@ -75,7 +75,7 @@ int cmd_list(bool json) {
     std::printf("  %-6s %s%s\n", b["name"].get<std::string>().c_str(),
                 b["available"].get<bool>() ? "available: " : "unavailable: ",
                 (b["available"].get<bool>() ? b["description"] : b["reason"]).get<std::string>().c_str());
-  std::cout << "topologies (--topology on run and predict; " << topology_dir() << "):\n";
+  std::cout << "topologies (--topology on run, bench and predict; " << topology_dir() << "):\n";
   for (const auto& t : j["topologies"])
     std::printf("  %-14s %s\n", t["name"].get<std::string>().c_str(), t["title"].get<std::string>().c_str());
   std::cout << "lessons (" << scenario_dir() << "):\n";

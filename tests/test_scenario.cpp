@@ -262,7 +262,7 @@ TEST_CASE("scenario error: scenario.duplicate_key") {
   Error e = parse_error(with_call("{\"op\": \"allreduce\", \"buffer\": \"x\", \"buffer\": \"x\"}"));
   CHECK(e.id == "scenario.duplicate_key");
   CHECK(e.message == "duplicate key \"buffer\" (first at line 8)");
-  check_where(e, 8, 50, "/program/0");
+  check_where(e, 8, 50, "/program/0/buffer");
 }
 
 TEST_CASE("scenario error: scenario.too_deep") {

@@ -203,6 +203,21 @@ TEST_CASE("topology: mistakes are reported with their place, id and what to do")
   CHECK(e.id == "topology.parse");
   CHECK(e.where.line == 1);
 
+  e = parse_err(R"({"version": 1, "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 1},
+                    "intra": {"kind": "nvlnk", "bandwidth_gbps": 5}})");
+  CHECK(e.id == "topology.out_of_range");
+  CHECK(e.where.pointer == "/intra/kind");
+  CHECK(e.message.find("did you mean \"nvlink\"") != std::string::npos);
+
+  e = parse_err("{\"version\": 1,\n \"intra\": {\"bandwidth_gbps\": 5, \"bandwidth_gbps\": 6}}");
+  CHECK(e.id == "topology.duplicate_key");
+  CHECK(e.where.line == 2);
+  CHECK(e.where.pointer == "/intra/bandwidth_gbps");
+
+  e = parse_err("  ");
+  CHECK(e.id == "topology.parse");
+  CHECK(e.hint.find("scenario") == std::string::npos);
+
   auto u = load_topology("dgx-h10");
   REQUIRE_FALSE(u.ok());
   CHECK(u.error().id == "topology.unknown");

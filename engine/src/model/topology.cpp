@@ -165,7 +165,17 @@ class TopologyReader {
     if (!v.is_object()) wrong_type(where, "an object", v, "{\"kind\": \"nvswitch\", \"bandwidth_gbps\": 450}");
     check_keys(v, {"kind", "bandwidth_gbps", "latency_us", "efficiency", "switch_reduction"}, "in \"" + where + "\"");
     LinkSpec l;
-    if (const Member* m = v.find("kind")) l.kind = text(m->value, where + ".kind", "\"nvswitch\"");
+    if (const Member* m = v.find("kind")) {
+      l.kind = text(m->value, where + ".kind", "\"nvswitch\"");
+      // A label for reports (the model prices the figures, not the name), but a
+      // misspelt one would be printed as if it were a kind of link.
+      static const std::vector<std::string> kinds = {"nvlink", "nvswitch", "pcie", "memory"};
+      if (std::find(kinds.begin(), kinds.end(), l.kind) == kinds.end()) {
+        std::string msg = "unknown link kind " + json::quote(l.kind);
+        if (auto c = closest(l.kind, kinds)) msg += " (did you mean \"" + *c + "\"?)";
+        fail("topology.out_of_range", msg, where + ".kind is one of " + join(kinds), at(m->value));
+      }
+    }
     l.bandwidth_gbps = number(required(v, "bandwidth_gbps", "\"" + where + "\"", "\"bandwidth_gbps\": 450"),
                               where + ".bandwidth_gbps", 0, kMaxBandwidth, true);
     if (const Member* m = v.find("latency_us"))

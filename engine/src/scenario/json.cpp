@@ -279,7 +279,7 @@ class Parser {
     skip_space();
     if (at_end())
       fail("scenario.parse", "expected a JSON value, got end of file",
-           "the file is empty; a scenario is a JSON object {...}");
+           "the file is empty; it should hold one JSON object {...}");
     Value v = value("", 0);
     skip_space();
     if (!at_end())
@@ -593,7 +593,7 @@ class Parser {
       m.key = string_literal();
       // JSON readers disagree on which of two equal keys wins, so a duplicate is an error.
       if (auto [it, fresh] = seen.emplace(m.key, v.members.size()); !fresh)
-        fail_at(m.line, m.col, v.pointer, "scenario.duplicate_key",
+        fail_at(m.line, m.col, v.pointer + "/" + escape_pointer_token(m.key), "scenario.duplicate_key",
                 "duplicate key " + quote(m.key) + " (first at line " + std::to_string(v.members[it->second].line) + ")",
                 "remove one of them: a key may appear only once in an object");
       skip_space();
