@@ -65,11 +65,12 @@ Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) 
     const auto& call = schedule.calls.back();
     for (std::int32_t k = call.first_step; k < call.first_step + call.num_steps; ++k)
       transfers += schedule.steps[static_cast<std::size_t>(k)].transfers.size();
-    if (transfers > scenario::kMaxTransfers) {
+    const std::uint64_t limit = options.price_only ? scenario::kMaxPricedTransfers : scenario::kMaxTransfers;
+    if (transfers > limit) {
       Location where = op.where;
       if (where.file.empty() && where.line == 0) where.file = s.file;
       if (where.pointer.empty()) where.pointer = "/program/" + std::to_string(i);
-      return scenario::too_many_transfers_error(where);
+      return scenario::too_many_transfers_error(where, limit);
     }
   }
   if (auto st = program::resolve_expectations(s, schedule); !st) return st.error();

@@ -142,19 +142,22 @@ class Reader : public scenario::ReaderBase {
     if (const Member* m = doc.find("quiz")) s.quiz = scenario::read_quiz(file_, *m, s);
     if (const Member* m = doc.find("view")) s.view = read_view(*m);
     // What only lowering can tell (buffer sizes, roots, matching messages) is checked
-    // here too, so that a file that parses also lowers.
+    // here too, so that a file that parses also lowers: as predict lowers it, up to
+    // kMaxPricedRanks; a run refuses more than kMaxRanks when it lowers the file itself.
+    LowerOptions check;
+    check.price_only = true;
     if (scenario::is_collectives_only(s)) {
       scenario::CallResolver resolver(s);
       for (std::size_t i = 0; i < s.program.size(); ++i)
         if (auto a = resolver.resolve(s.program[i], static_cast<std::int32_t>(i)); !a) throw Failure{a.error()};
       if (!s.expect.empty())
-        if (auto lowered = lower_scenario(s); !lowered) throw Failure{lowered.error()};
-    } else if (auto lowered = lower_scenario(s); !lowered) {
+        if (auto lowered = lower_scenario(s, check); !lowered) throw Failure{lowered.error()};
+    } else if (auto lowered = lower_scenario(s, check); !lowered) {
       throw Failure{lowered.error()};
     }
     // A quiz's steps and elements are checked on the schedule the lesson lowers to.
     if (!s.quiz.empty()) {
-      auto lowered = lower_scenario(s);
+      auto lowered = lower_scenario(s, check);
       if (!lowered) throw Failure{lowered.error()};
       if (auto st = scenario::check_quiz(s, *lowered); !st) throw Failure{st.error()};
     }

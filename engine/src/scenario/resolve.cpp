@@ -119,9 +119,8 @@ Error buffer_bytes_error(const std::string& name, std::int32_t rank, std::uint64
                     "use a smaller count", std::move(where));
 }
 
-Error too_many_transfers_error(Location where) {
-  return make_error("scenario.out_of_range",
-                    "the program lowers to more than " + std::to_string(kMaxTransfers) + " transfers",
+Error too_many_transfers_error(Location where, std::uint64_t limit) {
+  return make_error("scenario.out_of_range", "the program lowers to more than " + std::to_string(limit) + " transfers",
                     "use fewer calls, repeats or ranks", std::move(where));
 }
 

@@ -29,7 +29,10 @@ inline constexpr std::uint64_t kMaxScenarioBytes = 4ull << 20;
 // takes about 50 bytes; four ring all-reduces on 1024 ranks take 8 million). Bounds
 // the memory and time of lowering, whatever the program repeats.
 inline constexpr std::uint64_t kMaxTransfers = 8'000'000;
-Error too_many_transfers_error(Location where);
+// The same for a file of collective calls that is priced, never run (LowerOptions::
+// price_only): a 4096-rank all-to-all by Bruck lowers to 50 million transfers.
+inline constexpr std::uint64_t kMaxPricedTransfers = 64'000'000;
+Error too_many_transfers_error(Location where, std::uint64_t limit = kMaxTransfers);
 
 // True when the program is a list of blocking collective calls on every rank (no
 // point-to-point or local ops, groups, requests or custom algorithms): it lowers call
