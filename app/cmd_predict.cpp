@@ -48,10 +48,20 @@ void add_predict_command(CLI::App& app, PredictFlags& f) {
 
 namespace {
 
-Result<Scenario> load_scenario_or_spec(const RunFlags& f) {
+// Is the call of these flags priced on a topology (not this machine's cpu model)? There
+// it is priced, never run, and its buffers' bytes are not bound by a run's limits.
+bool on_topology(const RunFlags& f) {
+  auto q = spec_from_flags(f);
+  if (!q) return false;
+  auto m = machine_for(f.topology, f.nodes, capabilities_of(f.backend), q->dtype, user_config_dir());
+  return m && !m->cpu;
+}
+
+Result<Scenario> load_scenario_or_spec(const RunFlags& f, bool unbounded_bytes) {
   if (!f.file.empty()) return load_scenario(f.file);
   auto q = spec_from_flags(f);
   if (!q) return q.error();
+  q->unbounded_bytes = unbounded_bytes;
   return scenario_from_spec(*q);
 }
 
@@ -272,7 +282,8 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
 int predict_one(const RunFlags& rf, bool all, bool header) {
   const bool fast = rf.mode == "fast";
   if (rf.file.empty() && rf.ranks > kMaxRanks) return predict_by_shapes(rf, all, header);
-  auto scenario = load_scenario_or_spec(rf);
+  const bool unbounded = rf.file.empty() && on_topology(rf);
+  auto scenario = load_scenario_or_spec(rf, unbounded);
   if (!scenario) return report_error(scenario.error());
   if (auto st = check_ranks_per_node(rf, scenario->ranks); !st) return report_error(st.error());
   if (auto st = check_nodes(rf.nodes, scenario->ranks); !st) return report_error(st.error());
@@ -294,6 +305,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     auto q = spec_from_flags(rf);
     if (!q) return report_error(q.error());
     spec = *q;
+    spec->unbounded_bytes = unbounded;
     if (all || rf.algo == "auto") algos = algorithm_names(q->coll);
     else algos = {rf.algo};
   } else {
@@ -320,6 +332,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
     options.price_only = true;  // predict never runs what it lowers
+    options.unbounded_bytes = unbounded;
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     Row r;
@@ -355,6 +368,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
     options.price_only = true;  // predict never runs what it lowers
+    options.unbounded_bytes = unbounded;
     auto s = lower_scenario(*sc, options);
     if (!s) return report_error(s.error());
     for (std::size_t i = 0; i < rows.size(); ++i)
@@ -441,7 +455,7 @@ int cmd_predict(const PredictFlags& f) {
                   f.factor, per_count, kMaxPredictBytes, "the largest message predict prices");
   if (!sizes) return report_error(sizes.error());
   // The largest size first, quietly for a schedule's limits: an error comes before any row.
-  if (rf.ranks <= kMaxRanks) {
+  if (rf.ranks <= kMaxRanks && !on_topology(rf)) {
     QuickSpec big = *q;
     big.count = sizes->back() / per_count;
     if (auto sc = scenario_from_spec(big); !sc) return report_error(sc.error());

@@ -338,6 +338,13 @@ TEST_CASE("cli predict: -b -e -f sweep the sizes as bench does, every size with 
   }
   const auto file = std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/00-allreduce-ring.json";
   CHECK(cs("predict " + file + " -b 8 -e 64").code == 2);
+  // On a topology a call is priced, never run: more bytes than a run's buffers may hold.
+  auto huge = cs("predict --coll allreduce --ranks 64 --topology dgx-h100 --nodes 8 -b 1G --json");
+  REQUIRE_MESSAGE(huge.code == 0, huge.out);
+  CHECK(json_lines(huge.out).at(0)["bytes"] == std::uint64_t{1} << 30);
+  auto here = cs("predict --coll allreduce --ranks 64 -b 1G", true);
+  CHECK(here.code == 2);
+  CHECK(here.out.find("over the limit") != std::string::npos);
 }
 
 TEST_CASE("cli predict: auto_pick marks auto's own algorithm only") {

@@ -209,7 +209,7 @@ TEST_CASE("scenario json: duplicate keys are ambiguous") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().id == "scenario.duplicate_key");
   CHECK(r.error().message == "duplicate key \"c\" (first at line 3)");
-  check_where(r.error(), 4, 9, "/b");
+  check_where(r.error(), 4, 9, "/b/c");
 }
 
 TEST_CASE("scenario suggestions: edit distance and closest name") {

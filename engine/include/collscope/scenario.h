@@ -344,6 +344,8 @@ struct LowerOptions {
   std::int32_t ranks_per_node = 0;
   // The schedule is priced, never run: up to kMaxPricedRanks ranks.
   bool price_only = false;
+  // With price_only, on a topology (no cache slices): no limit on the buffers' bytes.
+  bool unbounded_bytes = false;
 };
 struct BackendCapabilities;
 LowerOptions lower_options_for(const BackendCapabilities& backend);
@@ -393,6 +395,9 @@ struct QuickSpec {
   ReduceOp op = ReduceOp::sum;
   std::int32_t root = 0;
   bool in_place = false;
+  // Priced on a topology, never run: no buffer is allocated, so the limits on the bytes
+  // of a run's buffers (kMaxBufferBytes, kMaxTotalBytes) do not apply.
+  bool unbounded_bytes = false;
 };
 
 // Errors name the flag ("--root"), id as for scenario files (scenario.out_of_range, ...).

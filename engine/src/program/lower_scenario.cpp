@@ -25,7 +25,10 @@ std::int32_t ranks_per_node_for(const LowerOptions& options, std::int32_t world)
 }
 
 Result<Schedule> lower_scenario(const Scenario& s, const LowerOptions& options) {
-  if (auto st = scenario::check_world(s, options.price_only ? kMaxPricedRanks : kMaxRanks); !st) return st.error();
+  if (auto st = scenario::check_world(s, options.price_only ? kMaxPricedRanks : kMaxRanks,
+                                      !(options.price_only && options.unbounded_bytes));
+      !st)
+    return st.error();
   if (!scenario::is_collectives_only(s)) {
     auto r = program::lower_program(s, options);
     // Checks on the finished schedule (a race between written transfers) know only a pointer.

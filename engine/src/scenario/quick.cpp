@@ -82,7 +82,7 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
     // Every rank gets the same sizes, like a program written once for all ranks.
     in_n.push_back(q.in_place ? std::max(full_in, full_out) : std::max(sh.in_count, full_in));
     out_n.push_back(std::max(sh.out_count, full_out));
-    if (count &&
+    if (count && !q.unbounded_bytes &&
         (in_n.back() > kMaxBufferBytes / size_of(q.dtype) || out_n.back() > kMaxBufferBytes / size_of(q.dtype)))
       return flag_error("scenario.out_of_range",
                         "--count " + std::to_string(q.count) + " makes a buffer larger than " +
@@ -90,7 +90,7 @@ Result<Scenario> scenario_from_spec(const QuickSpec& q) {
                         "use a smaller count");
     total += (in_n.back() + (q.in_place ? 0 : out_n.back())) * size_of(q.dtype);
   }
-  if (total > kMaxTotalBytes)
+  if (total > kMaxTotalBytes && !q.unbounded_bytes)
     return flag_error("scenario.out_of_range",
                       "--count " + std::to_string(q.count) + " with " + std::to_string(q.ranks) + " ranks needs " +
                           scenario::human_bytes_pair(total, kMaxTotalBytes).first + " in all, over the limit of " +

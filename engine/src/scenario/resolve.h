@@ -67,7 +67,8 @@ Error placed_in_file(Error e, const Scenario& s);
 
 // Checks what lower_scenario needs of a scenario that did not come from a file:
 // rank count, one count per rank, unique names, byte limits, shape of explicit values.
-Status check_world(const Scenario& s, std::int32_t max_ranks = kMaxRanks);
+// `byte_limits`: false for a schedule priced on a topology and never run.
+Status check_world(const Scenario& s, std::int32_t max_ranks = kMaxRanks, bool byte_limits = true);
 
 class CallResolver {
  public:
