@@ -59,14 +59,14 @@ std::int32_t expected_steps(const MoveCase& c) {
       if (a == "chain") return n - 1;
       return -1;
     case Collective::allgather:
-      if (a == "ring") return n - 1;
+      if (a == "ring" || a == "rings") return n - 1;  // rings: one ring per local rank, at once
       if (a == "bruck") return ceil_log2(n) + 1;
       if (a == "recursive_doubling") return is_pow2(n) ? floor_log2(n) : floor_log2(n) + 2;  // fold-in and fold-out
       if (a == "hierarchical") return hierarchical_steps(c) + (out_of_place ? 1 : 0);        // + its own block's copy
       return -1;
     case Collective::reduce_scatter:
       // No prepare step: a rank's first add to a block is a reduce-copy.
-      if (a == "ring" || a == "pairwise") return n - 1;
+      if (a == "ring" || a == "pairwise" || a == "rings") return n - 1;
       if (a == "recursive_halving") return floor_log2(n) + (is_pow2(n) ? 0 : 2);  // halving + fold-in/out
       if (a == "hierarchical") return hierarchical_steps(c);
       return -1;

@@ -62,6 +62,8 @@ void allreduce_hierarchical(StepBuilder& b);
 void allreduce_rings(StepBuilder& b);
 void reduce_scatter_hierarchical(StepBuilder& b);
 void allgather_hierarchical(StepBuilder& b);
+void reduce_scatter_rings(StepBuilder& b);
+void allgather_rings(StepBuilder& b);
 
 // double_tree.cpp (NCCL's double binary tree across nodes, a chain inside each)
 void allreduce_double_tree(StepBuilder& b);

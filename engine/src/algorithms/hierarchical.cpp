@@ -26,6 +26,9 @@
 //   2 nodes of 4, ring 1:  1 -> 2 -> 3 -> 0 ==> 5 -> 6 -> 7 -> 4 ==> back to 1
 //                  ring 2:  2 -> 3 -> 0 -> 1 ==> 6 -> 7 -> 4 -> 5 ==> back to 2
 //
+// rings (all-gather and reduce-scatter): the same rings, each carrying the c-th part of
+// every rank's block: the two halves of the all-reduce's, as NCCL runs these collectives.
+//
 // Ranks that do not fill the nodes evenly (7 ranks on nodes of 4) take the algorithms
 // back to one ring over every rank, and the captions say so.
 #include "common.h"
@@ -110,6 +113,18 @@ void rings_all_gather(StepBuilder& b, const std::vector<Ring>& rings, const std:
     b.copy(b.out(ring.members[static_cast<std::size_t>(i)], off),
            b.out(ring.members[(static_cast<std::size_t>(i) + 1) % n], off), len);
   });
+}
+
+// The members of the rings that cross the nodes as NCCL's channels do: one per local rank
+// (ring c enters every node at local rank c), or one ring when there is one node.
+std::vector<std::vector<std::int32_t>> channel_rings(const Nodes& nodes) {
+  const std::size_t N = nodes.size(), G = nodes.front().size();
+  const std::size_t channels = N > 1 ? G : 1;
+  std::vector<std::vector<std::int32_t>> rings(channels);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (const auto& node : nodes)
+      for (std::size_t i = 0; i < G; ++i) rings[c].push_back(node[(c + i) % G]);
+  return rings;
 }
 
 std::string nodes_text(const Nodes& nodes) {
@@ -301,6 +316,86 @@ void allgather_hierarchical(StepBuilder& b) {
             wrap(static_cast<std::int64_t>(i) - static_cast<std::int64_t>(s), static_cast<std::int32_t>(G)));
         for (std::size_t k = 0; k < N; ++k) b.copy(b.out(node[i], at(k, l)), b.out(node[(i + 1) % G], at(k, l)), count);
       }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// all-gather, rings: n-1 steps, every ring at once, ring c passing the c-th part of
+// the blocks (the all-gather half of the all-reduce's rings).
+
+void allgather_rings(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b);
+  std::string why;
+  const auto rings = channel_rings(even_nodes(b, why));
+  const std::size_t channels = rings.size();
+  const std::string each = channels > 1 ? "on all " + std::to_string(channels) + " rings, " : "";
+  for (std::int32_t k = 1; k < n; ++k) {
+    std::string caption = (k == 1 ? why : "") + step_of(k, n - 1) + each;
+    if (k == 1)
+      caption += std::string("every rank sends its own block's part along the ring") +
+                 (b.args().in_place ? "" : " and keeps its block in its output");
+    else caption += "every rank passes on the part it received in the last step";
+    b.begin_step("ring", caption);
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+      const std::uint64_t at = block_begin(c, channels, ch), len = block_size(c, channels, ch);
+      if (len == 0) continue;
+      const auto& ring = rings[ch];
+      for (std::int32_t i = 0; i < n; ++i) {
+        // Member i forwards the part of member i-k+1's block: its own in step 1.
+        const std::int32_t r = ring[static_cast<std::size_t>(i)];
+        const std::int32_t owner = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k + 1, n))];
+        const std::int32_t next = ring[static_cast<std::size_t>(wrap(std::int64_t{i} + 1, n))];
+        const Loc src = k == 1 ? b.in(r, at) : b.out(r, at_block(owner, c) + at);
+        b.copy(src, b.out(next, at_block(owner, c) + at), len);
+      }
+    }
+    if (k == 1)
+      for (std::int32_t r = 0; r < n; ++r) copy_unless_same(b, b.in(r), b.out(r, at_block(r, c)), c);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// reduce-scatter, rings: n-1 steps, every ring at once, ring c adding up the c-th part
+// of every block (the reduce-scatter half of the all-reduce's rings). The partial sums
+// travel in two work slots a rank, one received while the other is passed on.
+
+void reduce_scatter_rings(StepBuilder& b) {
+  const std::int32_t n = b.ranks();
+  const std::uint64_t c = b.count();
+  if (c == 0) return;
+  if (n == 1) return single_rank(b, "only one rank: its block is already the full sum, it copies it into its output");
+  std::string why;
+  const auto rings = channel_rings(even_nodes(b, why));
+  const std::size_t channels = rings.size();
+  const std::string each = channels > 1 ? "on all " + std::to_string(channels) + " rings, " : "";
+  const std::int32_t slots = n >= 3 ? b.add_scratch("rings-partial", 2 * c) : -1;
+  // Where member x collects a part in step k: a work slot, or its output in the last step.
+  auto collect_at = [&](std::int32_t x, std::int32_t k, std::uint64_t at) {
+    return k == n - 1 ? b.out(x, at) : b.scratch(slots, x, at_block(k % 2, c) + at);
+  };
+  for (std::int32_t k = 1; k < n; ++k) {
+    std::string caption = (k == 1 ? why : "") + step_of(k, n - 1) + each;
+    caption += k == 1 ? "every rank sends its part of one block along the ring; the next rank adds its own"
+                      : "every rank passes its partial sum on; the next adds its own part";
+    if (k == n - 1) caption += ": now complete";
+    b.begin_step("ring", caption);
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+      const std::uint64_t at = block_begin(c, channels, ch), len = block_size(c, channels, ch);
+      if (len == 0) continue;
+      const auto& ring = rings[ch];
+      for (std::int32_t i = 0; i < n; ++i) {
+        // Member i receives in step k the partial sum of member i-k-1's block: its own
+        // block in the last step.
+        const std::int32_t r = ring[static_cast<std::size_t>(i)];
+        const std::int32_t from = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - 1, n))];
+        const std::int32_t blk = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k - 1, n))];
+        const Loc src = k == 1 ? b.in(from, at_block(blk, c) + at) : collect_at(from, k - 1, at);
+        b.reduce_copy(src, b.in(r, at_block(blk, c) + at), collect_at(r, k, at), len);
+      }
+    }
   }
 }
 

@@ -56,6 +56,28 @@ void every_rank(std::vector<Transfer>& out, std::int64_t n, std::uint64_t count,
   for (std::int64_t r = 0; r < n; ++r) out.push_back(xfer(r, succ(r), count, a));
 }
 
+// One step of the rings that cross the nodes as NCCL's channels do (hierarchical.cpp):
+// on nodes of G ranks, N of them, channel ch leaves local rank ch-1 of a node for local
+// rank ch of the next; every rank sends `piece` on every channel. One node: one ring.
+void rings_step(std::vector<Transfer>& t, std::int64_t n, std::int64_t G, std::uint64_t piece, Action act) {
+  const std::int64_t N = n / G;
+  const std::int64_t channels = N > 1 ? G : 1;
+  t.reserve(t.size() + static_cast<std::size_t>(n * channels));
+  for (std::int64_t ch = 0; ch < channels; ++ch)
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::int64_t node = r / G, l = r % G;
+      const std::int64_t last = (ch + G - 1) % G;  // the local rank that leaves the node
+      const std::int64_t to = channels == 1 ? (r + 1) % n
+                              : l == last   ? (node + 1) % N * G + ch
+                                            : node * G + (l + 1) % G;
+      t.push_back(xfer(r, to, piece, act));
+    }
+}
+
+// The node size the node-aware algorithms split n ranks by: rpn when it divides them into
+// several nodes, else n (one ring over every rank).
+std::int64_t node_size(std::int64_t n, std::int64_t rpn) { return rpn > 0 && rpn < n && n % rpn == 0 ? rpn : n; }
+
 void fold_in(ShapeBuilder& b, const PowerOfTwoFold& f, std::uint64_t count) {
   b.add(f.extra > 0 ? 1 : 0, "fold-in", [f, count](std::vector<Transfer>& t) {
     for (std::int32_t i = 0; i < f.extra; ++i) t.push_back(xfer(2 * i, 2 * i + 1, count, Action::reduce_copy));
@@ -204,7 +226,7 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
     fold_out(b, f, c);
   } else if (algo == "hierarchical" || algo == "rings") {
     // Nodes of rpn ranks; uneven nodes (or one node) make both one ring over every rank.
-    const std::int64_t G = rpn > 0 && rpn < n && n % rpn == 0 ? rpn : n;
+    const std::int64_t G = node_size(n, rpn);
     const std::int64_t N = n / G;
     if (algo == "hierarchical") {
       const std::uint64_t shard = ceil_div(c, static_cast<std::uint64_t>(G));
@@ -220,25 +242,13 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
       b.add(G - 1, "all-gather inside the node",
             [=](std::vector<Transfer>& t) { every_rank(t, n, shard, Action::copy, inside); });
     } else {
-      // Channel ch visits every node from local rank ch: it leaves local rank ch-1 for
-      // local rank ch of the next node.
+      // Channel ch carries the ch-th part of the buffer, cut into n blocks.
       const std::int64_t channels = N > 1 ? G : 1;
       const std::uint64_t block =
           ceil_div(ceil_div(c, static_cast<std::uint64_t>(channels)), static_cast<std::uint64_t>(n));
-      auto fill = [=](std::vector<Transfer>& t, Action act) {
-        t.reserve(static_cast<std::size_t>(n * channels));
-        for (std::int64_t ch = 0; ch < channels; ++ch)
-          for (std::int64_t r = 0; r < n; ++r) {
-            const std::int64_t node = r / G, l = r % G;
-            const std::int64_t last = (ch + G - 1) % G;  // the local rank that leaves the node
-            const std::int64_t to = channels == 1 ? (r + 1) % n
-                                    : l == last   ? (node + 1) % N * G + ch
-                                                  : node * G + (l + 1) % G;
-            t.push_back(xfer(r, to, block, act));
-          }
-      };
-      b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) { fill(t, Action::reduce_copy); });
-      b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { fill(t, Action::copy); });
+      b.add(n - 1, "reduce-scatter",
+            [=](std::vector<Transfer>& t) { rings_step(t, n, G, block, Action::reduce_copy); });
+      b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { rings_step(t, n, G, block, Action::copy); });
     }
   } else if (algo == "double_tree") {
     double_tree(b, n, c, rpn);
@@ -276,6 +286,22 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
         });
         return b.phases;
       }
+      if (algo == "rings") {
+        if (n == 1) {
+          if (!a.in_place) local_copy(b, 1, c);
+          return b.phases;
+        }
+        // Channel ch carries the ch-th part of every block; step 1 also keeps each rank's
+        // own block (out of place), as the ring does.
+        const std::int64_t G = node_size(n, ranks_per_node);
+        const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
+        b.add(1, "ring", [=](std::vector<Transfer>& t) {
+          rings_step(t, n, G, piece, Action::copy);
+          if (!a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
+        });
+        b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::copy); });
+        return b.phases;
+      }
       if (algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0) {
         // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
         // the own block out of place (allgather.cpp).
@@ -295,6 +321,12 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
         b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
           every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
         });
+        return b.phases;
+      }
+      if (algo == "rings" && n > 1) {
+        const std::int64_t G = node_size(n, ranks_per_node);
+        const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
+        b.add(n - 1, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::reduce_copy); });
         return b.phases;
       }
       return std::nullopt;
