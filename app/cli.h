@@ -89,17 +89,20 @@ struct GuiFlags {
   std::string screenshot;  // write one frame to this PNG and exit
   std::string size;        // WxH; "" = 1600x900, or 1280x720 for --gif (a lesson of 8 ranks stays under 2 MB)
   bool presenter = false;
-  std::int32_t bench_frames = 0;  // > 0: measure frame times while animating and exit
-  std::string slides;             // write one PNG per step into this folder (the Export panel's sequence) and exit
-  std::string export_trace;       // write the run's trace from the window (the Export panel's trace) and exit
-  bool what_if = false;           // with --screenshot: the "what if" window open
-  std::string gif;                // write the lesson as an animated GIF and exit
-  std::string video;              // write the lesson as a video through ffmpeg and exit
-  std::string steps;              // with --gif or --video: "A..B", positions as --step counts ("" = all)
-  bool quiz = false;              // quiz mode (Q): a question before every step
-  bool matrix = false;            // the canvas as the matrix (M), whatever the lesson's ranks
-  bool boxes = false;             // the canvas as boxes, even from 32 ranks
-  std::string compare;            // compare mode: the second algorithm ("" = the lesson's own "compare", if any)
+  std::int32_t bench_frames = 0;    // > 0: measure frame times while animating and exit
+  std::string slides;               // write one PNG per step into this folder (the Export panel's sequence) and exit
+  std::string export_trace;         // write the run's trace from the window (the Export panel's trace) and exit
+  bool what_if = false;             // with --screenshot: the "what if" window open
+  std::string gif;                  // write the lesson as an animated GIF and exit
+  std::string video;                // write the lesson as a video through ffmpeg and exit
+  std::string steps;                // with --gif or --video: "A..B", positions as --step counts ("" = all)
+  bool quiz = false;                // quiz mode (Q): a question before every step
+  bool matrix = false;              // the canvas as the matrix (M), whatever the lesson's ranks
+  bool boxes = false;               // the canvas as boxes, even from 32 ranks
+  std::string compare;              // compare mode: the second algorithm ("" = the lesson's own "compare", if any)
+  std::string topology;             // what the lessons are priced with, and where their nodes are (as run's)
+  std::int64_t nodes = 0;           // nodes of that topology (0: its own)
+  std::int32_t ranks_per_node = 0;  // where the node-aware algorithms split the ranks (0: from the topology)
 };
 bool gui_built();
 // A display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).

@@ -112,6 +112,12 @@ CLI::App* add_gui_command(CLI::App& app, app::GuiFlags& gf) {
   gui->add_option("--compare", gf.compare,
                   "run the lesson's call a second time with this algorithm, side by side on one clock");
   gui->add_flag("--what-if", gf.what_if, "with --screenshot: open the \"what if\" window (W) on the lesson's call");
+  gui->add_option("--topology", gf.topology,
+                  "price the lessons (and open the \"what if\" window) on this topology: a preset or a file");
+  gui->add_option("--nodes", gf.nodes, "nodes of that topology (default: its own)")->check(one_or_more<std::int64_t>());
+  gui->add_option("--ranks-per-node", gf.ranks_per_node,
+                  "ranks per node for the node-aware algorithms (default: from --topology)")
+      ->check(one_or_more<std::int32_t>());
   return gui;
 }
 

@@ -633,6 +633,21 @@ TEST_CASE("gui views: what if names the curves that lie on each other because th
   for (const auto& s : w->series) by[s.algorithm] = &s;
   CHECK(by["hierarchical"]->same_as.empty());
   CHECK(by["rings"]->same_as == "hierarchical");
+
+  // On a topology of several nodes the node-aware algorithms split the ranks into them:
+  // their own curves, and at large sizes the fastest (every card at work).
+  q.topology = "dgx-h100";
+  q.nodes = 2;
+  q.ranks = 16;
+  q.max_bytes = 64u << 20;
+  w = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE(w.ok());
+  by.clear();
+  for (const auto& s : w->series) by[s.algorithm] = &s;
+  for (const char* a : {"hierarchical", "rings", "double_tree"}) CHECK_MESSAGE(by[a]->same_as.empty(), a);
+  CHECK(by["rings"]->us.back() * 2 < by["ring"]->us.back());
+  const std::string last = w->fastest.back();
+  CHECK((last == "rings" || last == "hierarchical"));
 }
 
 TEST_CASE("gui views: the list of keys is the README's table, row for row") {

@@ -293,3 +293,47 @@ TEST_CASE("gui window: with no display and no arguments the help is printed") {
   CHECK(o.out.find("run") != std::string::npos);
   CHECK(o.out.find("gui") != std::string::npos);
 }
+
+TEST_CASE("gui window: --topology, --nodes and --ranks-per-node place the lesson as run's flags do") {
+  if (!have_xvfb()) {
+    MESSAGE("skipped: xvfb-run is not installed");
+    return;
+  }
+  const auto dir = scratch("place");
+  const auto file = dir / "hier.json";
+  std::FILE* w = std::fopen(file.string().c_str(), "w");
+  REQUIRE(w != nullptr);
+  std::fputs(R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 16, "init": "rank_index"}},
+    "program": [{"op": "allreduce", "buffer": "x", "algorithm": "hierarchical"}]})",
+             w);
+  std::fclose(w);
+  // The trace the window exports carries every step's caption, which names the nodes.
+  auto captions = [&](const std::string& flags) {
+    const auto trace = dir / "trace.json";
+    auto o = gui(file.string() + " " + flags + " --export-trace " + trace.string(), dir);
+    REQUIRE_MESSAGE(o.code == 0, flags << ": " << o.out);
+    std::FILE* f = std::fopen(trace.string().c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::string text;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+    return text;
+  };
+  CHECK(captions("").find("in each of 1 node of 8 ranks") != std::string::npos);
+  CHECK(captions("--ranks-per-node 4").find("in each of 2 nodes of 4 ranks") != std::string::npos);
+  CHECK(captions("--topology dgx-h100 --nodes 4").find("in each of 4 nodes of 2 ranks") != std::string::npos);
+  // The "what if" window opens on that topology.
+  const auto shot = dir / "what-if.png";
+  auto o = gui(file.string() + " --topology dgx-h100 --nodes 2 --what-if --screenshot " + shot.string(), dir);
+  CHECK_MESSAGE(o.code == 0, o.out);
+  CHECK(fs::exists(shot));
+  // Mistakes are refused before a window opens.
+  for (const char* bad : {"--topology dgx-h10", "--nodes 2", "--ranks-per-node 0", "--topology dgx-h100 --nodes 0"}) {
+    CAPTURE(bad);
+    auto e = gui(file.string() + " " + bad + " --screenshot " + (dir / "no.png").string(), dir);
+    CHECK(e.code == 2);
+    CHECK(e.out.find("error[") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "no.png"));
+  }
+}

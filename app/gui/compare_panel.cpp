@@ -46,7 +46,11 @@ void ComparePanel::submit() {
     algorithm_.clear();
     return;
   }
-  worker_.submit({std::move(*other), backend_});
+  view::RunRequest r;
+  r.scenario = std::move(*other);
+  r.backend = backend_;
+  r.place = place_;
+  worker_.submit(std::move(r));
 }
 
 bool ComparePanel::poll() {

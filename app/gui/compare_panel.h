@@ -23,6 +23,8 @@ class ComparePanel {
   const std::string& algorithm() const { return algorithm_; }
   // A new lesson is on its way: it compares with `algorithm` ("" = none) once it is there.
   void expect(const std::string& algorithm);
+  // Where both sides are priced and split into nodes (the window's --topology).
+  void set_place(const view::LessonPlace& place) { place_ = place; }
   // The lesson on screen changed: runs it again with the chosen algorithm (or, when the
   // lesson has no such algorithm, ends compare mode with error() saying why).
   void lesson_changed(std::shared_ptr<const view::LessonRun> left, const std::string& backend);
@@ -62,6 +64,7 @@ class ComparePanel {
   std::string algorithm_;
   std::shared_ptr<const view::LessonRun> left_;
   std::string backend_ = "cpu";
+  view::LessonPlace place_;
   view::RunWorker worker_;
   LessonState right_;
   std::optional<view::CompareModel> model_;

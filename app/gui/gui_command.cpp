@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "cli.h"
+#include "collscope/backend.h"
 #include "collscope/files.h"
+#include "collscope/machine.h"
 #include "gui/png.h"
 #include "gui/screen.h"
 #include "gui/view/caption.h"
@@ -81,6 +83,8 @@ struct Headless {
   std::unique_ptr<Screen> screen;
 };
 
+view::LessonPlace place_of(const GuiFlags& f) { return {f.topology, f.nodes, f.ranks_per_node}; }
+
 Result<std::unique_ptr<Headless>> open_headless(const GuiFlags& f, std::pair<int, int> size) {
   WindowOptions wo;
   wo.width = size.first;
@@ -94,6 +98,7 @@ Result<std::unique_ptr<Headless>> open_headless(const GuiFlags& f, std::pair<int
   h->settings.presenter = f.presenter;
   h->settings.show_timeline = true;
   h->screen = std::make_unique<Screen>(*h->win, h->settings);
+  h->screen->set_place(place_of(f));
   h->screen->set_quiz(f.quiz);
   if (f.bench_frames > 0) {
     // 64 ranks, 64 cells per buffer row, animating: the heaviest classroom picture.
@@ -290,6 +295,9 @@ int cmd_gui(const GuiFlags& f) {
     return report_error(make_error("cli.usage", "--steps only applies to --gif and --video",
                                    "add --gif OUT.gif or --video OUT.mp4, or use --step K with --screenshot"));
   if (auto st = check_compare(f, f.file.empty() ? default_lesson() : f.file); !st) return report_error(st.error());
+  // A topology that cannot be read, or nodes without one, are refused before a window opens.
+  if (auto m = machine_for(f.topology, f.nodes, BackendCapabilities{}, DType::float32, user_config_dir()); !m)
+    return report_error(m.error());
   if (modes == 1) return headless(f, *size);
 
   const std::string dir = config_dir();
@@ -306,6 +314,7 @@ int cmd_gui(const GuiFlags& f) {
   auto win = Window::open(wo);
   if (!win) return report_error(win.error());
   Screen screen(**win, settings);
+  screen.set_place(place_of(f));
   screen.set_quiz(f.quiz);
   std::string file = f.file;
   if (file.empty()) file = default_lesson();

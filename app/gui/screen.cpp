@@ -63,14 +63,28 @@ Status Screen::open_file(const std::string& path) {
   matrix_.choose(CanvasView::automatic);  // another lesson: its own picture
   adopt_params_ = true;
   compare_.expect(sc->compare);  // the lesson's own comparison, if it declares one
-  worker_.submit({std::move(*sc), params_.backend()});
+  submit(std::move(*sc));
   return ok_status();
 }
 
 void Screen::open_scenario(Scenario sc) {
   file_.clear();
   adopt_params_ = false;
-  worker_.submit({std::move(sc), params_.backend()});
+  submit(std::move(sc));
+}
+
+void Screen::submit(Scenario sc) {
+  view::RunRequest r;
+  r.scenario = std::move(sc);
+  r.backend = params_.backend();
+  r.place = place_;
+  worker_.submit(std::move(r));
+}
+
+void Screen::set_place(const view::LessonPlace& place) {
+  place_ = place;
+  compare_.set_place(place);
+  what_if_.start_on(place.topology, place.nodes);
 }
 
 void Screen::sync_steps() {

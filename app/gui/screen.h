@@ -36,6 +36,9 @@ class Screen {
   // Reads a scenario file and hands it to the worker. Bad input is returned (and shown).
   Status open_file(const std::string& path);
   void open_scenario(Scenario sc);
+  // Where lessons are priced and split into nodes from now on (gui's --topology, --nodes
+  // and --ranks-per-node); the "what if" window starts on that topology.
+  void set_place(const view::LessonPlace& place);
   // Adopts a finished run, if any; returns true when a run finished (ok or not).
   bool poll();
   bool busy() const { return worker_.busy(); }
@@ -81,6 +84,7 @@ class Screen {
   void left_panel(float w, float h);
   void keys_overlay(float w, float h);
   void rebuild_quiz();
+  void submit(Scenario sc);  // to the worker, with the backend and place of the moment
   bool comparing() const { return compare_.ready() && !quiz_on_; }
   void sync_steps();  // the clock's length: the lesson's, or the longer side's when comparing
 
@@ -105,6 +109,7 @@ class Screen {
   TimelinePanel timeline_;
   WhatIfPanel what_if_;
   bool show_what_if_ = false;
+  view::LessonPlace place_;
   bool per_call_colours_ = false;  // C: colours count each call's own inputs
   bool blank_ = false;             // B or .: a black screen, as a slide remote's blank key asks
   bool show_keys_ = false;         // ? or F1: the list of keys

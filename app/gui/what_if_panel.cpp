@@ -19,6 +19,14 @@ WhatIfPanel::WhatIfPanel() {
   for (const auto& t : topology_presets()) topologies_.push_back(t);
 }
 
+void WhatIfPanel::start_on(const std::string& topology, std::int64_t nodes) {
+  if (topology.empty()) return;
+  auto it = std::find(topologies_.begin(), topologies_.end(), topology);
+  if (it == topologies_.end()) it = topologies_.insert(topologies_.end(), topology);
+  topology_ = static_cast<int>(it - topologies_.begin());
+  q_.nodes = nodes;
+}
+
 void WhatIfPanel::follow(const view::LessonRun& run) {
   const Schedule& s = run.schedule;
   for (const auto& c : s.calls) {

@@ -20,6 +20,9 @@ class WhatIfPanel {
   void draw(const LessonState& lesson, bool& open, float scale);
   // Blocks until the pricing in flight (if any) is done: for headless screenshots.
   void settle();
+  // Starts on this topology (a preset's name or a file, which joins the list) and node
+  // count; "" keeps this machine.
+  void start_on(const std::string& topology, std::int64_t nodes);
 
  private:
   void follow(const view::LessonRun& run);

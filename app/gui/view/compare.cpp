@@ -87,12 +87,13 @@ Playback CompareModel::at(int s, const Playback& shared) const {
   return p;
 }
 
-Result<CompareModel> run_compare(const Scenario& lesson, const std::string& algorithm, const std::string& backend) {
+Result<CompareModel> run_compare(const Scenario& lesson, const std::string& algorithm, const std::string& backend,
+                                 const LessonPlace& place) {
   auto other = compare_lesson(lesson, algorithm);
   if (!other) return other.error();
-  auto left = run_lesson(lesson, backend);
+  auto left = run_lesson(lesson, backend, kDefaultSnapshotBudget, kDefaultTimeoutSeconds, place);
   if (!left) return left.error();
-  auto right = run_lesson(*other, backend);
+  auto right = run_lesson(*other, backend, kDefaultSnapshotBudget, kDefaultTimeoutSeconds, place);
   if (!right) return right.error();
   return CompareModel(std::move(*left), std::move(*right));
 }

@@ -62,7 +62,8 @@ class CompareModel {
 
 // Both runs, blocking (the window runs the second on its worker instead): the lesson
 // as it is, and with `algorithm`.
-Result<CompareModel> run_compare(const Scenario& lesson, const std::string& algorithm, const std::string& backend);
+Result<CompareModel> run_compare(const Scenario& lesson, const std::string& algorithm, const std::string& backend,
+                                 const LessonPlace& place = {});
 
 // "1.5 KiB", "64 B", "12.0 MiB".
 std::string bytes_text(std::uint64_t bytes);

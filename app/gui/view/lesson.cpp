@@ -14,15 +14,17 @@
 namespace collscope::view {
 
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
-                                              std::uint64_t snapshot_budget, double timeout_s) {
+                                              std::uint64_t snapshot_budget, double timeout_s,
+                                              const LessonPlace& place) {
   auto run = std::make_shared<LessonRun>();
   run->scenario = scenario;
   const BackendCapabilities caps = capabilities_of(backend);
-  auto machine = machine_for("", 0, caps, run->scenario.dtype, user_config_dir());
+  auto machine = machine_for(place.topology, place.nodes, caps, run->scenario.dtype, user_config_dir());
   if (!machine) return machine.error();
   machine->use_devices_found(devices_found(backend));  // the ranks share the GPUs found here
   LowerOptions lowering = lower_options_for(caps);
   lowering.machine = &*machine;
+  lowering.ranks_per_node = place.ranks_per_node;
   auto lowered = lower_scenario(run->scenario, lowering);
   if (!lowered) return lowered.error();
   run->schedule = std::move(*lowered);

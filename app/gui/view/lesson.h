@@ -24,6 +24,15 @@ struct LessonRun {
   std::vector<double> predicted_step_us;  // cost model, per step
 };
 
+// Where a lesson is priced, and where its node-aware algorithms split the ranks: run's
+// --topology, --nodes and --ranks-per-node (machine.h); empty: this machine's cpu model
+// (a GPU backend's assumed topology), one node.
+struct LessonPlace {
+  std::string topology;
+  std::int64_t nodes = 0;
+  std::int32_t ranks_per_node = 0;
+};
+
 // Lowers, verifies and executes a scenario in observable mode (a barrier and a
 // snapshot after every step, within `snapshot_budget` bytes). Blocking: call it from
 // a worker thread. The scenario's faults are injected; a run whose ranks crash or hang
@@ -31,7 +40,7 @@ struct LessonRun {
 // blocking. Errors are bad input (exit 2) or backend failures (exit 3).
 Result<std::shared_ptr<LessonRun>> run_lesson(const Scenario& scenario, const std::string& backend,
                                               std::uint64_t snapshot_budget = kDefaultSnapshotBudget,
-                                              double timeout_s = kDefaultTimeoutSeconds);
+                                              double timeout_s = kDefaultTimeoutSeconds, const LessonPlace& place = {});
 
 // The bytes of every buffer after `applied` steps (0 = the inputs). A kept snapshot
 // is returned as is; for the others the nearest earlier snapshot is loaded into a

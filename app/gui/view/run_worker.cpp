@@ -58,7 +58,8 @@ void RunWorker::loop() {
     RunResult r;
     r.id = job.first;
     try {
-      r.run = run_lesson(job.second.scenario, job.second.backend, job.second.snapshot_budget, job.second.timeout_s);
+      r.run = run_lesson(job.second.scenario, job.second.backend, job.second.snapshot_budget, job.second.timeout_s,
+                         job.second.place);
     } catch (const std::exception& e) {  // out of memory and the like: an error, never a crash
       r.run =
           make_error("gui.run_failed", e.what(), "try fewer ranks or a smaller count", {}, ExitCode::backend_failure);

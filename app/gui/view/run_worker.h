@@ -23,6 +23,7 @@ struct RunRequest {
   std::uint64_t snapshot_budget = kDefaultSnapshotBudget;
   double timeout_s =
       kDefaultTimeoutSeconds;  // a lesson whose ranks hang fails after this long instead of blocking the worker
+  LessonPlace place;           // where it is priced and split into nodes
 };
 
 struct RunResult {

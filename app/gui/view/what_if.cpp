@@ -48,9 +48,15 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
       spec.count = w.counts[i];
       spec.dtype = q.dtype;
       spec.op = q.op;
+      spec.unbounded_bytes = !machine->cpu;  // priced on a topology, never run
       auto sc = scenario_from_spec(spec);
       if (!sc) return sc.error();
-      auto s = lower_scenario(*sc, lower_options_for(lowering));
+      // Lowered for the machine it is priced on: its nodes split the node-aware algorithms.
+      LowerOptions options = lower_options_for(lowering);
+      options.machine = &*machine;
+      options.price_only = true;
+      options.unbounded_bytes = !machine->cpu;
+      auto s = lower_scenario(*sc, options);
       if (!s) return s.error();
       series.us.push_back(predict(*s, *machine, q.fast).us);
       digests.push_back(steps_digest(*s));
