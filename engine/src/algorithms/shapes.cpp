@@ -286,6 +286,24 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
         });
         return b.phases;
       }
+      if (algo == "hierarchical") {
+        if (n == 1) {
+          if (!a.in_place) local_copy(b, 1, c);
+          return b.phases;
+        }
+        // Its own block into place, then across the nodes among equal local ranks (a
+        // block a step), then inside each node (a block of every node a step).
+        const std::int64_t G = node_size(n, ranks_per_node), N = n / G;
+        if (!a.in_place) local_copy(b, n, c);
+        b.add(N - 1, "all-gather across nodes", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c, Action::copy, [G, n](std::int64_t r) { return (r + G) % n; });
+        });
+        b.add(G - 1, "all-gather inside the node", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::copy,
+                     [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+        });
+        return b.phases;
+      }
       if (algo == "rings") {
         if (n == 1) {
           if (!a.in_place) local_copy(b, 1, c);
@@ -320,6 +338,19 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
       if (algo == "ring" && n > 1) {
         b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
           every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+        });
+        return b.phases;
+      }
+      if (algo == "hierarchical" && n > 1) {
+        // Inside each node the sums for one local rank of every node (a block of each), then
+        // across the nodes among equal local ranks, a block a step.
+        const std::int64_t G = node_size(n, ranks_per_node), N = n / G;
+        b.add(G - 1, "reduce-scatter inside the node", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::reduce_copy,
+                     [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+        });
+        b.add(N - 1, "reduce-scatter across nodes", [=](std::vector<Transfer>& t) {
+          every_rank(t, n, c, Action::reduce_copy, [G, n](std::int64_t r) { return (r + G) % n; });
         });
         return b.phases;
       }
