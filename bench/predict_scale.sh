@@ -32,3 +32,22 @@ for algo in pairwise bruck linear; do
 done
 run "4096 ranks, alltoall --algo all (flow)" --coll alltoall --algo all --ranks 4096 --count 256 \
   --topology dgx-h100 --nodes 512
+# All-gather and reduce-scatter: every algorithm with a shape, and those without left out.
+for coll in allgather reduce_scatter; do
+  run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \
+    --topology dgx-h100 --nodes 8192
+done
+# Programs (point-to-point, custom algorithms) are lowered and priced as written, up to
+# 4096 ranks: lessons of the repository with their ranks raised.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for lesson in 21-hybrid-parallel 22-custom-algorithm; do
+  python3 - "scenarios/$lesson.json" "$tmp/$lesson.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["ranks"] = 4096
+doc.pop("expect", None)  # the lesson's expectations name its own ranks
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+  run "4096 ranks, program $lesson (schedule)" "$tmp/$lesson.json" --topology dgx-h100 --nodes 512
+done
