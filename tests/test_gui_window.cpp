@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -301,24 +302,14 @@ TEST_CASE("gui window: --topology, --nodes and --ranks-per-node place the lesson
   }
   const auto dir = scratch("place");
   const auto file = dir / "hier.json";
-  std::FILE* w = std::fopen(file.string().c_str(), "w");
-  REQUIRE(w != nullptr);
-  std::fputs(R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 16, "init": "rank_index"}},
-    "program": [{"op": "allreduce", "buffer": "x", "algorithm": "hierarchical"}]})",
-             w);
-  std::fclose(w);
+  std::ofstream(file) << R"({"version": 1, "ranks": 8, "buffers": {"x": {"count": 16, "init": "rank_index"}},
+    "program": [{"op": "allreduce", "buffer": "x", "algorithm": "hierarchical"}]})";
   // The trace the window exports carries every step's caption, which names the nodes.
   auto captions = [&](const std::string& flags) {
     const auto trace = dir / "trace.json";
     auto o = gui(file.string() + " " + flags + " --export-trace " + trace.string(), dir);
     REQUIRE_MESSAGE(o.code == 0, flags << ": " << o.out);
-    std::FILE* f = std::fopen(trace.string().c_str(), "rb");
-    REQUIRE(f != nullptr);
-    std::string text;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
-    return text;
+    return gui_test::slurp(trace);
   };
   CHECK(captions("").find("in each of 1 node of 8 ranks") != std::string::npos);
   CHECK(captions("--ranks-per-node 4").find("in each of 2 nodes of 4 ranks") != std::string::npos);

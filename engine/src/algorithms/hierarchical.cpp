@@ -127,6 +127,24 @@ std::vector<std::vector<std::int32_t>> channel_rings(const Nodes& nodes) {
   return rings;
 }
 
+// "on all 8 rings, " in a caption, where there are several.
+std::string on_all(const std::vector<std::vector<std::int32_t>>& rings) {
+  return rings.size() > 1 ? "on all " + std::to_string(rings.size()) + " rings, " : "";
+}
+
+// One step of every channel's ring: `each(ring, i, at, len)` adds member i's transfer of
+// the part [at, at + len) of every block, the part that channel carries.
+template <typename Each>
+void on_channels(const std::vector<std::vector<std::int32_t>>& rings, std::uint64_t count, Each each) {
+  const std::size_t channels = rings.size();
+  for (std::size_t ch = 0; ch < channels; ++ch) {
+    const std::uint64_t at = block_begin(count, channels, ch), len = block_size(count, channels, ch);
+    if (len == 0) continue;
+    const auto& ring = rings[ch];
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(ring.size()); ++i) each(ring, i, at, len);
+  }
+}
+
 std::string nodes_text(const Nodes& nodes) {
   return plural(static_cast<std::int64_t>(nodes.size()), "node") + " of " +
          plural(static_cast<std::int64_t>(nodes.front().size()), "rank");
@@ -330,8 +348,7 @@ void allgather_rings(StepBuilder& b) {
   if (n == 1) return single_rank(b);
   std::string why;
   const auto rings = channel_rings(even_nodes(b, why));
-  const std::size_t channels = rings.size();
-  const std::string each = channels > 1 ? "on all " + std::to_string(channels) + " rings, " : "";
+  const std::string each = on_all(rings);
   for (std::int32_t k = 1; k < n; ++k) {
     std::string caption = (k == 1 ? why : "") + step_of(k, n - 1) + each;
     if (k == 1)
@@ -339,19 +356,15 @@ void allgather_rings(StepBuilder& b) {
                  (b.args().in_place ? "" : " and keeps its block in its output");
     else caption += "every rank passes on the part it received in the last step";
     b.begin_step("ring", caption);
-    for (std::size_t ch = 0; ch < channels; ++ch) {
-      const std::uint64_t at = block_begin(c, channels, ch), len = block_size(c, channels, ch);
-      if (len == 0) continue;
-      const auto& ring = rings[ch];
-      for (std::int32_t i = 0; i < n; ++i) {
-        // Member i forwards the part of member i-k+1's block: its own in step 1.
-        const std::int32_t r = ring[static_cast<std::size_t>(i)];
-        const std::int32_t owner = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k + 1, n))];
-        const std::int32_t next = ring[static_cast<std::size_t>(wrap(std::int64_t{i} + 1, n))];
-        const Loc src = k == 1 ? b.in(r, at) : b.out(r, at_block(owner, c) + at);
-        b.copy(src, b.out(next, at_block(owner, c) + at), len);
-      }
-    }
+    on_channels(rings, c,
+                [&](const std::vector<std::int32_t>& ring, std::int32_t i, std::uint64_t at, std::uint64_t len) {
+                  // Member i forwards the part of member i-k+1's block: its own in step 1.
+                  const std::int32_t r = ring[static_cast<std::size_t>(i)];
+                  const std::int32_t owner = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k + 1, n))];
+                  const std::int32_t next = ring[static_cast<std::size_t>(wrap(std::int64_t{i} + 1, n))];
+                  const Loc src = k == 1 ? b.in(r, at) : b.out(r, at_block(owner, c) + at);
+                  b.copy(src, b.out(next, at_block(owner, c) + at), len);
+                });
     if (k == 1)
       for (std::int32_t r = 0; r < n; ++r) copy_unless_same(b, b.in(r), b.out(r, at_block(r, c)), c);
   }
@@ -369,8 +382,7 @@ void reduce_scatter_rings(StepBuilder& b) {
   if (n == 1) return single_rank(b, "only one rank: its block is already the full sum, it copies it into its output");
   std::string why;
   const auto rings = channel_rings(even_nodes(b, why));
-  const std::size_t channels = rings.size();
-  const std::string each = channels > 1 ? "on all " + std::to_string(channels) + " rings, " : "";
+  const std::string each = on_all(rings);
   const std::int32_t slots = n >= 3 ? b.add_scratch("rings-partial", 2 * c) : -1;
   // Where member x collects a part in step k: a work slot, or its output in the last step.
   auto collect_at = [&](std::int32_t x, std::int32_t k, std::uint64_t at) {
@@ -382,20 +394,16 @@ void reduce_scatter_rings(StepBuilder& b) {
                       : "every rank passes its partial sum on; the next adds its own part";
     if (k == n - 1) caption += ": now complete";
     b.begin_step("ring", caption);
-    for (std::size_t ch = 0; ch < channels; ++ch) {
-      const std::uint64_t at = block_begin(c, channels, ch), len = block_size(c, channels, ch);
-      if (len == 0) continue;
-      const auto& ring = rings[ch];
-      for (std::int32_t i = 0; i < n; ++i) {
-        // Member i receives in step k the partial sum of member i-k-1's block: its own
-        // block in the last step.
-        const std::int32_t r = ring[static_cast<std::size_t>(i)];
-        const std::int32_t from = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - 1, n))];
-        const std::int32_t blk = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k - 1, n))];
-        const Loc src = k == 1 ? b.in(from, at_block(blk, c) + at) : collect_at(from, k - 1, at);
-        b.reduce_copy(src, b.in(r, at_block(blk, c) + at), collect_at(r, k, at), len);
-      }
-    }
+    on_channels(rings, c,
+                [&](const std::vector<std::int32_t>& ring, std::int32_t i, std::uint64_t at, std::uint64_t len) {
+                  // Member i receives in step k the partial sum of member i-k-1's block: its own
+                  // block in the last step.
+                  const std::int32_t r = ring[static_cast<std::size_t>(i)];
+                  const std::int32_t from = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - 1, n))];
+                  const std::int32_t blk = ring[static_cast<std::size_t>(wrap(std::int64_t{i} - k - 1, n))];
+                  const Loc src = k == 1 ? b.in(from, at_block(blk, c) + at) : collect_at(from, k - 1, at);
+                  b.reduce_copy(src, b.in(r, at_block(blk, c) + at), collect_at(r, k, at), len);
+                });
   }
 }
 
