@@ -278,23 +278,6 @@ TEST_CASE("gui window: without a display it says so and exits 3") {
   CHECK(o.out.find("error[gui.no_display]") != std::string::npos);
 }
 
-#else
-
-TEST_CASE("gui window: not built, `collscope gui` says so and exits 2") {
-  auto o = shell(std::string(COLLSCOPE_BINARY) + " gui");
-  CHECK(o.code == 2);
-  CHECK(o.out.find("error[cli.gui_unavailable]") != std::string::npos);
-}
-
-#endif
-
-TEST_CASE("gui window: with no display and no arguments the help is printed") {
-  auto o = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(COLLSCOPE_BINARY));
-  CHECK(o.code == 0);
-  CHECK(o.out.find("run") != std::string::npos);
-  CHECK(o.out.find("gui") != std::string::npos);
-}
-
 TEST_CASE("gui window: --topology, --nodes and --ranks-per-node place the lesson as run's flags do") {
   if (!have_xvfb()) {
     MESSAGE("skipped: xvfb-run is not installed");
@@ -327,4 +310,21 @@ TEST_CASE("gui window: --topology, --nodes and --ranks-per-node place the lesson
     CHECK(e.out.find("error[") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "no.png"));
   }
+}
+
+#else
+
+TEST_CASE("gui window: not built, `collscope gui` says so and exits 2") {
+  auto o = shell(std::string(COLLSCOPE_BINARY) + " gui");
+  CHECK(o.code == 2);
+  CHECK(o.out.find("error[cli.gui_unavailable]") != std::string::npos);
+}
+
+#endif
+
+TEST_CASE("gui window: with no display and no arguments the help is printed") {
+  auto o = shell("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(COLLSCOPE_BINARY));
+  CHECK(o.code == 0);
+  CHECK(o.out.find("run") != std::string::npos);
+  CHECK(o.out.find("gui") != std::string::npos);
 }
