@@ -32,8 +32,8 @@ for algo in pairwise bruck linear; do
 done
 run "4096 ranks, alltoall --algo all (flow)" --coll alltoall --algo all --ranks 4096 --count 256 \
   --topology dgx-h100 --nodes 512
-# All-gather and reduce-scatter: every algorithm with a shape, and those without left out.
-for coll in allgather reduce_scatter; do
+# The other collectives: every algorithm with a shape, and those without left out.
+for coll in allgather reduce_scatter broadcast reduce scatter gather; do
   run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \
     --topology dgx-h100 --nodes 8192
 done

@@ -63,37 +63,41 @@ TEST_CASE("shapes: every shaped algorithm prices like its lowered schedule, over
   const std::vector<Where> wheres = {{"dgx-h100", 8}, {"dgx-h100", 4}, {"pcie-8gpu", 8}, {"gb200-nvl72", 0}};
   int compared = 0;
   for (const Collective c : {Collective::allreduce, Collective::allgather, Collective::reduce_scatter,
-                             Collective::broadcast, Collective::reduce}) {
+                             Collective::broadcast, Collective::reduce, Collective::scatter, Collective::gather}) {
     for (const auto& algo : algorithm_names(c)) {
       for (const std::int32_t n : {1, 2, 3, 5, 8, 12, 16, 24, 32, 64}) {
         for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1000}, std::uint64_t{1} << 16}) {
           for (const bool in_place : {false, true}) {
             for (const auto& w : wheres) {
-              const std::int32_t root = has_root(c) ? n - 1 : 0;
-              const CollArgs a = args_of(c, n, count, in_place, root);
-              const std::int64_t nodes = w.per_node > 0 ? (n + w.per_node - 1) / w.per_node : 1;
-              const Machine m = machine(w.topology, nodes);
-              const auto shaped = predict_shape(a, algo, m);
-              if (!shaped) continue;
-              CAPTURE(name_of(c));
-              CAPTURE(algo);
-              CAPTURE(n);
-              CAPTURE(count);
-              CAPTURE(in_place);
-              CAPTURE(w.topology);
-              CAPTURE(nodes);
-              const double want = lowered_us(a, algo, m);
-              if (count >= 8 * static_cast<std::uint64_t>(n)) {
-                // Blocks of a lowered schedule differ by at most one element; the shape
-                // takes the largest everywhere.
-                CHECK(shaped->us == doctest::Approx(want).epsilon(0.02));
-              } else {
-                // Fewer elements than blocks: the schedule leaves out the empty ones, the
-                // shape prices every rank's: an upper bound, by latencies alone.
-                CHECK(shaped->us >= 0.98 * want);
-                CHECK(shaped->us <= 1.5 * want);
+              // The last rank, and one in the middle: positions wrap round the world.
+              for (const std::int32_t root :
+                   has_root(c) ? std::vector<std::int32_t>{n - 1, n / 2} : std::vector<std::int32_t>{0}) {
+                const CollArgs a = args_of(c, n, count, in_place, root);
+                const std::int64_t nodes = w.per_node > 0 ? (n + w.per_node - 1) / w.per_node : 1;
+                const Machine m = machine(w.topology, nodes);
+                const auto shaped = predict_shape(a, algo, m);
+                if (!shaped) continue;
+                CAPTURE(name_of(c));
+                CAPTURE(algo);
+                CAPTURE(n);
+                CAPTURE(count);
+                CAPTURE(in_place);
+                CAPTURE(w.topology);
+                CAPTURE(nodes);
+                CAPTURE(root);
+                const double want = lowered_us(a, algo, m);
+                if (count >= 8 * static_cast<std::uint64_t>(n)) {
+                  // Blocks of a lowered schedule differ by at most one element; the shape
+                  // takes the largest everywhere.
+                  CHECK(shaped->us == doctest::Approx(want).epsilon(0.02));
+                } else {
+                  // Fewer elements than blocks: the schedule leaves out the empty ones, the
+                  // shape prices every rank's: an upper bound, by latencies alone.
+                  CHECK(shaped->us >= 0.98 * want);
+                  CHECK(shaped->us <= 1.5 * want);
+                }
+                ++compared;
               }
-              ++compared;
             }
           }
         }
@@ -111,7 +115,20 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
     CHECK_MESSAGE(algorithm_shape(args_of(Collective::allgather, 16, 100, false, 0), algo, 8).has_value(), algo);
     CHECK_MESSAGE(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), algo, 8).has_value(), algo);
   }
-  CHECK(algorithm_shape(args_of(Collective::broadcast, 16, 100, false, 3), "binomial", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::allgather, 16, 100, false, 0), "bruck", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "recursive_halving", 8).has_value());
+  for (const char* algo : {"flat", "binomial", "chain", "scatter_allgather"})
+    CHECK_MESSAGE(algorithm_shape(args_of(Collective::broadcast, 16, 100, false, 3), algo, 8).has_value(), algo);
+  for (const char* algo : {"flat", "binomial", "ring"})
+    CHECK_MESSAGE(algorithm_shape(args_of(Collective::reduce, 16, 100, false, 3), algo, 8).has_value(), algo);
+  for (const Collective c : {Collective::scatter, Collective::gather}) {
+    for (const char* algo : {"flat", "binomial"})
+      CHECK_MESSAGE(algorithm_shape(args_of(c, 16, 100, false, 3), algo, 8).has_value(), algo);
+    // A chain's step s moves s blocks at once, each step its own: n^2 / 2 transfers.
+    CHECK_FALSE(algorithm_shape(args_of(c, 16, 100, false, 3), "chain", 8).has_value());
+  }
+  // Pairwise's n - 1 steps each send every rank's block a different distance.
+  CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
   // The cpu model prices schedules only.

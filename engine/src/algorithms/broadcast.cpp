@@ -102,27 +102,11 @@ void broadcast_binomial(StepBuilder& b) {
 // ---------------------------------------------------------------------------
 // chain: C + n - 2 steps for C chunks.
 
-namespace {
-
-// How many chunks the chain cuts the buffer into. More chunks keep more links busy
-// at once, but every chunk costs a step of latency. Small buffers get 4 chunks (so the
-// pipeline is visible), large ones about 64 KiB per chunk, never more than 64 chunks.
-std::uint64_t chain_chunks(const StepBuilder& b) {
-  constexpr std::uint64_t kChunkBytes = 64 * 1024;
-  constexpr std::uint64_t kMinChunks = 4;
-  constexpr std::uint64_t kMaxChunks = 64;
-  const std::uint64_t bytes = b.count() * size_of(b.args().dtype);
-  const std::uint64_t by_size = (bytes + kChunkBytes - 1) / kChunkBytes;
-  return std::min(b.count(), std::clamp(by_size, kMinChunks, kMaxChunks));
-}
-
-}  // namespace
-
 void broadcast_chain(StepBuilder& b) {
   const std::int32_t n = b.ranks();
   const std::int32_t root = b.root();
   if (n == 1) return single_rank(b);
-  const std::uint64_t chunks = chain_chunks(b);
+  const std::uint64_t chunks = chain_chunks(b.count(), b.args().dtype);
   if (chunks == 0) return;  // nothing to send
 
   // Link i joins the chain's i-th and (i+1)-th rank. In step t link i carries chunk

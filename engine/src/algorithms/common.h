@@ -118,9 +118,30 @@ inline std::vector<TreeRound> binomial_rounds(std::int32_t n, std::int32_t root)
   return rounds;
 }
 
+// In the binomial tree, counted from the root, the subtree of relative rank v is
+// v .. v + lowbit(v) - 1 (lowbit = the lowest set bit), cut at n; the root's subtree
+// is everything. Returns one past its last rank.
+inline std::int32_t subtree_end(std::int32_t v, std::int32_t n) {
+  if (v == 0) return n;
+  const std::int64_t lowbit = v & -v;
+  return static_cast<std::int32_t>(std::min<std::int64_t>(v + lowbit, n));
+}
+
 // Does the rank at relative position vr have children in the binomial tree?
 // (Every even position except the last one.)
 inline bool binomial_has_children(std::int32_t vr, std::int32_t n) { return vr % 2 == 0 && vr + 1 < n; }
+
+// How many chunks the chain broadcast cuts the buffer into. More chunks keep more links
+// busy at once, but every chunk costs a step of latency. Small buffers get 4 chunks (so
+// the pipeline is visible), large ones about 64 KiB per chunk, never more than 64 chunks.
+inline std::uint64_t chain_chunks(std::uint64_t count, DType dtype) {
+  constexpr std::uint64_t kChunkBytes = 64 * 1024;
+  constexpr std::uint64_t kMinChunks = 4;
+  constexpr std::uint64_t kMaxChunks = 64;
+  const std::uint64_t bytes = count * size_of(dtype);
+  const std::uint64_t by_size = (bytes + kChunkBytes - 1) / kChunkBytes;
+  return std::min(count, std::clamp(by_size, kMinChunks, kMaxChunks));
+}
 
 // ---------------------------------------------------------------------------
 // Power-of-two fold

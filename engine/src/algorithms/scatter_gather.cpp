@@ -62,15 +62,6 @@
 namespace collscope::algo {
 namespace {
 
-// In the binomial tree, counted from the root, the subtree of relative rank v is
-// v .. v + lowbit(v) - 1 (lowbit = the lowest set bit), cut at n; the root's subtree
-// is everything. Returns one past its last rank.
-std::int32_t subtree_end(std::int32_t v, std::int32_t n) {
-  if (v == 0) return n;
-  const std::int64_t lowbit = v & -v;
-  return static_cast<std::int32_t>(std::min<std::int64_t>(v + lowbit, n));
-}
-
 // The most blocks a rank other than the root has to hold for others at one time
 // (its subtree minus its own block): the size of the scratch buffer.
 std::int32_t most_held_for_others(std::int32_t n) {

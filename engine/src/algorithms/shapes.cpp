@@ -258,127 +258,251 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
   return b.phases;
 }
 
+std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
+  const std::int32_t n = a.ranks;
+  const std::uint64_t c = a.count;
+  ShapeBuilder b;
+  if (c == 0) return b.phases;
+  auto next = [n](std::int64_t r) { return (r + 1) % n; };
+  auto self = [](std::int64_t r) { return r; };
+  if (n == 1 && algo != "recursive_doubling") {
+    if (!a.in_place) local_copy(b, 1, c);
+    return b.phases;
+  }
+  if (algo == "ring") {
+    // Step 1 also keeps each rank's own block (out of place).
+    b.add(1, "ring", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c, Action::copy, next);
+      if (!a.in_place) every_rank(t, n, c, Action::copy, self);
+    });
+    b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { every_rank(t, n, c, Action::copy, next); });
+  } else if (algo == "hierarchical") {
+    // Its own block into place, then across the nodes among equal local ranks (a
+    // block a step), then inside each node (a block of every node a step).
+    const std::int64_t G = node_size(n, rpn), N = n / G;
+    if (!a.in_place) local_copy(b, n, c);
+    b.add(N - 1, "all-gather across nodes", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c, Action::copy, [G, n](std::int64_t r) { return (r + G) % n; });
+    });
+    b.add(G - 1, "all-gather inside the node", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::copy,
+                 [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+    });
+  } else if (algo == "rings") {
+    // Channel ch carries the ch-th part of every block; step 1 also keeps each rank's
+    // own block (out of place), as the ring does.
+    const std::int64_t G = node_size(n, rpn);
+    const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
+    b.add(1, "ring", [=](std::vector<Transfer>& t) {
+      rings_step(t, n, G, piece, Action::copy);
+      if (!a.in_place) every_rank(t, n, c, Action::copy, self);
+    });
+    b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::copy); });
+  } else if (algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0) {
+    // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
+    // the own block out of place (allgather.cpp).
+    for (std::int32_t d = 1; d < n; d *= 2)
+      b.add(1, "doubling", [=](std::vector<Transfer>& t) {
+        every_rank(t, n, c * static_cast<std::uint64_t>(d), Action::copy, [d](std::int64_t r) { return r ^ d; });
+        if (d == 1 && !a.in_place) every_rank(t, n, c, Action::copy, self);
+      });
+  } else if (algo == "bruck") {
+    // Round i: every rank sends the first min(2^i, n - 2^i) blocks of its work buffer
+    // to rank r - 2^i; then each rotates its blocks into place, its own too out of place.
+    for (std::int64_t d = 1; d < n; d *= 2) {
+      const auto sent = static_cast<std::uint64_t>(std::min(d, n - d));
+      b.add(1, "bruck", [=](std::vector<Transfer>& t) {
+        every_rank(t, n, c * sent, Action::copy, [n, d](std::int64_t r) { return (r - d + n) % n; });
+      });
+    }
+    const std::uint64_t kept = static_cast<std::uint64_t>(a.in_place ? n - 1 : n) * c;
+    b.add(1, "rotate", [=](std::vector<Transfer>& t) { every_rank(t, n, kept, Action::copy, self); });
+  } else {
+    return std::nullopt;
+  }
+  return b.phases;
+}
+
+std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, std::string_view algo,
+                                                            std::int64_t rpn) {
+  const std::int32_t n = a.ranks;
+  const std::uint64_t c = a.count;
+  ShapeBuilder b;
+  if (c == 0) return b.phases;
+  if (n == 1) {
+    if (!a.in_place) local_copy(b, 1, c);
+    return b.phases;
+  }
+  if (algo == "ring") {
+    b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+    });
+  } else if (algo == "hierarchical") {
+    // Inside each node the sums for one local rank of every node (a block of each), then
+    // across the nodes among equal local ranks, a block a step.
+    const std::int64_t G = node_size(n, rpn), N = n / G;
+    b.add(G - 1, "reduce-scatter inside the node", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::reduce_copy,
+                 [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+    });
+    b.add(N - 1, "reduce-scatter across nodes", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, c, Action::reduce_copy, [G, n](std::int64_t r) { return (r + G) % n; });
+    });
+  } else if (algo == "rings") {
+    const std::int64_t G = node_size(n, rpn);
+    const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
+    b.add(n - 1, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::reduce_copy); });
+  } else if (algo == "recursive_halving") {
+    // Among p = 2^k ranks (the others folded in), virtual ranks d apart swap the partial
+    // sums of the half the other keeps: blocks of the partner's group of d virtual ranks,
+    // two blocks for one that stands in for a folded-in rank (reduce_scatter.cpp).
+    const PowerOfTwoFold f(n);
+    auto first_block = [f](std::int64_t v) -> std::int64_t { return v < f.extra ? 2 * v : v + f.extra; };
+    b.add(f.extra > 0 ? 1 : 0, "fold-in", [f, n, c](std::vector<Transfer>& t) {
+      for (std::int32_t i = 0; i < f.extra; ++i)
+        t.push_back(xfer(2 * i, 2 * i + 1, c * static_cast<std::uint64_t>(n), Action::reduce_copy));
+    });
+    for (std::int32_t d = f.p / 2; d >= 1; d /= 2)
+      b.add(1, "halving", [=](std::vector<Transfer>& t) {
+        for (std::int32_t v = 0; v < f.p; ++v) {
+          const std::int32_t theirs = (v ^ d) & ~(d - 1);
+          const auto blocks = static_cast<std::uint64_t>(first_block(theirs + d) - first_block(theirs));
+          t.push_back(xfer(f.real_rank(v), f.real_rank(v ^ d), blocks * c, Action::reduce_copy));
+        }
+      });
+    fold_out(b, f, c);
+  } else {
+    return std::nullopt;
+  }
+  return b.phases;
+}
+
+// Broadcast, reduce, scatter and gather: one root; positions counted from it.
+std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::string_view algo) {
+  const std::int32_t n = a.ranks;
+  const std::int32_t root = a.root;
+  const std::uint64_t c = a.count;
+  const Collective coll = a.coll;
+  const bool blocks = coll == Collective::scatter || coll == Collective::gather;
+  ShapeBuilder b;
+  if (c == 0 && blocks) return b.phases;
+  if (n == 1) {
+    if (!a.in_place) local_copy(b, 1, c);
+    return b.phases;
+  }
+  auto at = [root, n](std::int64_t v) { return algo::absolute_rank(static_cast<std::int32_t>(v), root, n); };
+  // The root's own buffer or block into its output, out of place, in the first step.
+  const bool own_copy = !a.in_place;
+  auto own = [own_copy, root, c](std::vector<Transfer>& t) {
+    if (own_copy) t.push_back(xfer(root, root, c, Action::copy));
+  };
+  if (algo == "binomial" && (coll == Collective::broadcast || coll == Collective::reduce)) {
+    const bool bcast = coll == Collective::broadcast;
+    tree(b, n, root, c, !bcast);
+    if (bcast && !b.phases.empty()) {
+      // The root's local copy rides in the first step (broadcast.cpp).
+      auto first = b.phases.front().fill;
+      b.phases.front().fill = [first, own](Step& st) {
+        first(st);
+        own(st.transfers);
+      };
+    }
+  } else if (algo == "flat" && coll != Collective::reduce) {
+    // One step: the root sends to, or hears from, every other rank at once.
+    const bool out = coll != Collective::gather;
+    b.add(1, out ? "fan-out" : "fan-in", [=](std::vector<Transfer>& t) {
+      own(t);
+      for (std::int32_t r = 0; r < n; ++r)
+        if (r != root) t.push_back(out ? xfer(root, r, c, Action::copy) : xfer(r, root, c, Action::copy));
+    });
+  } else if (algo == "flat") {
+    // reduce: one rank after another adds into the root's output.
+    for (std::int32_t k = 1; k < n; ++k)
+      b.add(1, "fan-in", [=](std::vector<Transfer>& t) { t.push_back(xfer(at(k), root, c, Action::reduce_copy)); });
+  } else if (algo == "ring" && coll == Collective::reduce) {
+    const std::uint64_t block = ceil_div(c, static_cast<std::uint64_t>(n));
+    b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) {
+      every_rank(t, n, block, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+    });
+    b.add(1, "gather", [=](std::vector<Transfer>& t) {
+      for (std::int32_t r = 0; r < n; ++r)
+        if (r != root) t.push_back(xfer(r, root, block, Action::copy));
+    });
+  } else if (algo == "chain" && coll == Collective::broadcast) {
+    // In step t link i (positions i -> i+1) carries chunk t - i, while there is one.
+    const auto chunks = static_cast<std::int64_t>(algo::chain_chunks(c, a.dtype));
+    if (chunks == 0) return b.phases;
+    const std::uint64_t len = ceil_div(c, static_cast<std::uint64_t>(chunks));
+    const std::int64_t links = n - 1;
+    for (std::int64_t step = 0; step < chunks + links - 1; ++step) {
+      const std::int64_t first = std::max<std::int64_t>(0, step - chunks + 1), last = std::min(links - 1, step);
+      b.add(1, "pipeline", [=](std::vector<Transfer>& t) {
+        if (step == 0) own(t);
+        for (std::int64_t i = first; i <= last; ++i) t.push_back(xfer(at(i), at(i + 1), len, Action::copy));
+      });
+    }
+  } else if (algo == "scatter_allgather" && coll == Collective::broadcast) {
+    // Down the binomial tree a child gets the blocks of its subtree, then a ring passes
+    // one block a step to every rank but the root (broadcast.cpp).
+    const auto rounds = binomial_rounds(n, root);
+    for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
+      std::vector<Transfer> step;
+      if (it == rounds.rbegin()) own(step);
+      for (const auto& e : it->edges) {
+        const std::int32_t vc = algo::relative_rank(e.child, root, n);
+        const auto r = algo::block_range(c, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(vc),
+                                         static_cast<std::uint64_t>(std::min<std::int64_t>(vc + it->distance, n)));
+        if (r.size > 0) step.push_back(xfer(e.parent, e.child, r.size, Action::copy));
+      }
+      auto moves = std::make_shared<std::vector<Transfer>>(std::move(step));
+      b.add(1, "scatter", [moves](std::vector<Transfer>& t) { t.insert(t.end(), moves->begin(), moves->end()); });
+    }
+    const std::uint64_t block = ceil_div(c, static_cast<std::uint64_t>(n));
+    b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) {
+      for (std::int64_t v = 0; v + 1 < n; ++v) t.push_back(xfer(at(v), at(v + 1), block, Action::copy));
+    });
+  } else if (algo == "binomial") {
+    // scatter and gather: at distance d (largest first to scatter, smallest first to
+    // gather) position v + d gets or gives the blocks of its subtree (scatter_gather.cpp).
+    const bool scatter = coll == Collective::scatter;
+    std::vector<std::int64_t> distances;
+    for (std::int64_t d = 1; d < n; d *= 2) distances.push_back(d);
+    if (scatter) std::reverse(distances.begin(), distances.end());
+    for (std::size_t k = 0; k < distances.size(); ++k) {
+      const std::int64_t d = distances[k];
+      b.add(1, scatter ? "tree down" : "tree up", [=](std::vector<Transfer>& t) {
+        if (k == 0) own(t);
+        for (std::int64_t v = 0; v + d < n; v += 2 * d) {
+          const auto child = static_cast<std::int32_t>(v + d);
+          const std::uint64_t count = static_cast<std::uint64_t>(algo::subtree_end(child, n) - child) * c;
+          t.push_back(scatter ? xfer(at(v), at(child), count, Action::copy)
+                              : xfer(at(child), at(v), count, Action::copy));
+        }
+      });
+    }
+  } else {
+    return std::nullopt;
+  }
+  return b.phases;
+}
+
 }  // namespace
 
 std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::string_view algo,
                                                        std::int64_t ranks_per_node) {
-  const std::int32_t n = a.ranks;
-  const std::uint64_t c = a.count;
-  if (n < 1) return std::nullopt;
+  if (a.ranks < 1) return std::nullopt;
   switch (a.coll) {
     case Collective::allreduce:
       return allreduce_shape(a, algo, ranks_per_node);
-    case Collective::allgather: {
-      ShapeBuilder b;
-      if (c == 0) return b.phases;
-      if (algo == "ring") {
-        if (n == 1) {
-          if (!a.in_place) local_copy(b, 1, c);
-          return b.phases;
-        }
-        // Step 1 also keeps each rank's own block (out of place).
-        b.add(1, "ring", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c, Action::copy, [n](std::int64_t r) { return (r + 1) % n; });
-          if (!a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
-        });
-        b.add(n - 2, "ring", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c, Action::copy, [n](std::int64_t r) { return (r + 1) % n; });
-        });
-        return b.phases;
-      }
-      if (algo == "hierarchical") {
-        if (n == 1) {
-          if (!a.in_place) local_copy(b, 1, c);
-          return b.phases;
-        }
-        // Its own block into place, then across the nodes among equal local ranks (a
-        // block a step), then inside each node (a block of every node a step).
-        const std::int64_t G = node_size(n, ranks_per_node), N = n / G;
-        if (!a.in_place) local_copy(b, n, c);
-        b.add(N - 1, "all-gather across nodes", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c, Action::copy, [G, n](std::int64_t r) { return (r + G) % n; });
-        });
-        b.add(G - 1, "all-gather inside the node", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::copy,
-                     [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
-        });
-        return b.phases;
-      }
-      if (algo == "rings") {
-        if (n == 1) {
-          if (!a.in_place) local_copy(b, 1, c);
-          return b.phases;
-        }
-        // Channel ch carries the ch-th part of every block; step 1 also keeps each rank's
-        // own block (out of place), as the ring does.
-        const std::int64_t G = node_size(n, ranks_per_node);
-        const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
-        b.add(1, "ring", [=](std::vector<Transfer>& t) {
-          rings_step(t, n, G, piece, Action::copy);
-          if (!a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
-        });
-        b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::copy); });
-        return b.phases;
-      }
-      if (algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0) {
-        // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
-        // the own block out of place (allgather.cpp).
-        for (std::int32_t d = 1; d < n; d *= 2)
-          b.add(1, "doubling", [=](std::vector<Transfer>& t) {
-            every_rank(t, n, c * static_cast<std::uint64_t>(d), Action::copy, [d](std::int64_t r) { return r ^ d; });
-            if (d == 1 && !a.in_place) every_rank(t, n, c, Action::copy, [](std::int64_t r) { return r; });
-          });
-        return b.phases;
-      }
-      return std::nullopt;
-    }
-    case Collective::reduce_scatter: {
-      ShapeBuilder b;
-      if (c == 0) return b.phases;
-      if (algo == "ring" && n > 1) {
-        b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
-        });
-        return b.phases;
-      }
-      if (algo == "hierarchical" && n > 1) {
-        // Inside each node the sums for one local rank of every node (a block of each), then
-        // across the nodes among equal local ranks, a block a step.
-        const std::int64_t G = node_size(n, ranks_per_node), N = n / G;
-        b.add(G - 1, "reduce-scatter inside the node", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::reduce_copy,
-                     [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
-        });
-        b.add(N - 1, "reduce-scatter across nodes", [=](std::vector<Transfer>& t) {
-          every_rank(t, n, c, Action::reduce_copy, [G, n](std::int64_t r) { return (r + G) % n; });
-        });
-        return b.phases;
-      }
-      if (algo == "rings" && n > 1) {
-        const std::int64_t G = node_size(n, ranks_per_node);
-        const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
-        b.add(n - 1, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::reduce_copy); });
-        return b.phases;
-      }
-      return std::nullopt;
-    }
+    case Collective::allgather:
+      return allgather_shape(a, algo, ranks_per_node);
+    case Collective::reduce_scatter:
+      return reduce_scatter_shape(a, algo, ranks_per_node);
     case Collective::broadcast:
-    case Collective::reduce: {
-      if (algo != "binomial" || n < 2) return std::nullopt;
-      ShapeBuilder b;
-      const bool bcast = a.coll == Collective::broadcast;
-      tree(b, n, a.root, c, !bcast);
-      if (bcast && !a.in_place && !b.phases.empty()) {
-        // The root's local copy rides in the first step (broadcast.cpp).
-        auto first = b.phases.front().fill;
-        const std::int32_t root = a.root;
-        b.phases.front().fill = [first, root, c](Step& st) {
-          first(st);
-          st.transfers.push_back(xfer(root, root, c, Action::copy));
-        };
-      }
-      return b.phases;
-    }
+    case Collective::reduce:
+    case Collective::scatter:
+    case Collective::gather:
+      return rooted_shape(a, algo);
     default:
       return std::nullopt;
   }
