@@ -157,6 +157,30 @@ Result<Prediction> predict_flow(const CollArgs& args, const std::string& algorit
   return price_on_topology(s, m.topology, p);
 }
 
+// Notes on where the ranks sit: nodes the node-aware algorithms cannot split evenly, and
+// more ranks than the topology's devices (they share them, and the price says so).
+void print_placement_notes(const Machine& m, std::int32_t ranks, std::int64_t ranks_per_node) {
+  const Placement placed = m.placement(ranks);
+  const std::int64_t per_node = ranks_per_node > 0           ? ranks_per_node
+                                : !m.cpu && placed.nodes > 1 ? placed.ranks_per_node
+                                                             : 0;
+  if (per_node > 0 && ranks % per_node != 0)
+    std::printf(
+        "# uneven nodes: %d ranks on nodes of %lld; the node-aware algorithms run as one ring (double_tree: "
+        "one tree over every rank)\n",
+        ranks, static_cast<long long>(per_node));
+  const std::int64_t devices = placed.nodes * placed.devices_per_node;
+  if (!m.cpu && ranks > devices) {
+    const bool gpu = m.topology.device_kind == "gpu";
+    std::printf("# %d ranks on %lld %s: up to %lld share each one (give --nodes %lld for one rank a %s)\n", ranks,
+                static_cast<long long>(devices),
+                gpu ? (devices == 1 ? "GPU" : "GPUs") : (devices == 1 ? "device" : "devices"),
+                static_cast<long long>((ranks + devices - 1) / devices),
+                static_cast<long long>((ranks + placed.devices_per_node - 1) / placed.devices_per_node),
+                gpu ? "GPU" : "device");
+  }
+}
+
 int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
   auto q = spec_from_flags(rf);
   if (!q) return report_error(q.error());
@@ -260,6 +284,7 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
       "# schedule is run beyond %d ranks)\n",
       std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
       std::string(name_of(a.dtype)).c_str(), kMaxRanks);
+  print_placement_notes(*machine, a.ranks, rf.ranks_per_node);
   std::string flowed;
   for (const auto& r : rows)
     if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
@@ -391,16 +416,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
   if (one_call)
     std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
-  // Where the node-aware algorithms split the ranks, and whether the nodes are even.
-  const Placement placed = machine->placement(scenario->ranks);
-  const std::int64_t per_node = rf.ranks_per_node > 0               ? rf.ranks_per_node
-                                : !machine->cpu && placed.nodes > 1 ? placed.ranks_per_node
-                                                                    : 0;
-  if (per_node > 0 && scenario->ranks % per_node != 0)
-    std::printf(
-        "# uneven nodes: %d ranks on nodes of %lld; the node-aware algorithms run as one ring (double_tree: "
-        "one tree over every rank)\n",
-        scenario->ranks, static_cast<long long>(per_node));
+  print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node);
   if (one_call && !fast && (all || rf.algo == "auto"))
     std::printf("# auto picks by fast mode's prices, as a run's auto does in either mode\n");
   print_rows(rows, one_call && all ? pick : rows.size());

@@ -384,6 +384,17 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   auto uneven = cs("predict --coll allreduce --ranks 16 --topology dgx-h100 --nodes 3 --algo all");
   REQUIRE(uneven.code == 0);
   CHECK(uneven.out.find("# uneven nodes: 16 ranks on nodes of 6") != std::string::npos);
+  // More ranks than the topology's GPUs share them, and the note says how many nodes would not.
+  for (const char* ranks : {"20", "65536"}) {
+    auto shared = cs(std::string("predict --coll allreduce --topology dgx-h100 --count 64 --ranks ") + ranks);
+    REQUIRE(shared.code == 0);
+    const std::string want = std::string("# ") + ranks + " ranks on 8 GPUs: up to " +
+                             (std::string(ranks) == "20" ? "3" : "8192") + " share each one (give --nodes " +
+                             (std::string(ranks) == "20" ? "3" : "8192") + " for one rank a GPU)";
+    CHECK_MESSAGE(shared.out.find(want) != std::string::npos, shared.out);
+  }
+  CHECK(cs("predict --coll allreduce --topology dgx-h100 --ranks 16 --nodes 2").out.find("share each") ==
+        std::string::npos);
 }
 
 TEST_CASE("cli calibrate: measures within its budget, writes a calibration that run then names") {
