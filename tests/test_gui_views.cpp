@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "collscope/algorithms.h"
+#include "collscope/machine.h"
 #include "collscope/scenario.h"
 #include "gui/view/arrows.h"
 #include "gui/view/caption.h"
@@ -648,6 +649,59 @@ TEST_CASE("gui views: what if names the curves that lie on each other because th
   CHECK(by["rings"]->us.back() * 2 < by["ring"]->us.back());
   const std::string last = w->fastest.back();
   CHECK((last == "rings" || last == "hierarchical"));
+}
+
+TEST_CASE("gui views: what if prices a cluster's ranks from the algorithms' shapes, with progress") {
+  view::WhatIfQuery q;
+  q.coll = Collective::reduce_scatter;
+  q.ranks = 4096;
+  q.nodes = 512;
+  q.topology = "dgx-h100";
+  q.min_bytes = 1u << 20;
+  q.max_bytes = 1u << 30;
+  q.factor = 32;
+  view::WhatIfProgress progress;
+  auto w = view::build_what_if(q, "/nonexistent-collscope-config", &progress);
+  REQUIRE_MESSAGE(w.ok(), w.error().format());
+  CHECK(progress.total == w->series.size() * w->bytes.size());
+  CHECK(progress.done == progress.total);
+  CHECK(w->method.find("shapes") != std::string::npos);
+  const Machine m = *machine_for("dgx-h100", 512, BackendCapabilities{{}, true, false, false}, DType::float32, "");
+  for (const auto& s : w->series) {
+    CAPTURE(s.algorithm);
+    CollArgs a;
+    a.coll = q.coll;
+    a.ranks = q.ranks;
+    a.count = w->counts.back();
+    const auto shaped = predict_shape(a, s.algorithm, m);
+    // Every algorithm with a shape is the curve predict prints; one without has none.
+    CHECK(s.priced == shaped.has_value());
+    CHECK(s.us.back() == (shaped ? shaped->us : 0.0));
+    CHECK(s.same_as.empty());
+  }
+  // Reduce-scatter's pairwise has no shape: no curve, and the fastest is one with a curve.
+  const auto pairwise = std::find_if(w->series.begin(), w->series.end(),
+                                     [](const view::WhatIfSeries& s) { return s.algorithm == "pairwise"; });
+  REQUIRE(pairwise != w->series.end());
+  CHECK_FALSE(pairwise->priced);
+  for (const auto& f : w->fastest) CHECK(f != "pairwise");
+  // At a cluster's size a ring's 4095 steps lose to the node-aware algorithms.
+  CHECK(w->fastest.back() != "ring");
+
+  // A pricing told to stop, stops; too many ranks are an error that says what to give.
+  view::WhatIfProgress stop;
+  stop.cancel = true;
+  CHECK_FALSE(view::build_what_if(q, "/nonexistent-collscope-config", &stop).ok());
+  q.ranks = view::kWhatIfMaxRanks + 1;
+  auto big = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.error().format().find("give 1 to 65536 ranks") != std::string::npos);
+  q.topology = "this-machine";
+  q.nodes = 0;
+  q.ranks = 2000;
+  auto cpu = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE_FALSE(cpu.ok());
+  CHECK_MESSAGE(cpu.error().format().find("choose a topology of devices") != std::string::npos, cpu.error().format());
 }
 
 TEST_CASE("gui views: the list of keys is the README's table, row for row") {

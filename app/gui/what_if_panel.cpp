@@ -47,14 +47,18 @@ void WhatIfPanel::start() {
   q_.topology = topologies_[static_cast<std::size_t>(topology_)];
   const view::WhatIfQuery q = q_;
   const std::string dir = user_config_dir();
-  pending_ = std::async(std::launch::async, [q, dir] { return view::build_what_if(q, dir); });
+  auto progress = std::make_shared<view::WhatIfProgress>();
+  progress_ = progress;
+  again_ = false;
+  pending_ = std::async(std::launch::async, [q, dir, progress] { return view::build_what_if(q, dir, progress.get()); });
 }
 
 void WhatIfPanel::settle() {
   if (pending_.valid()) {
     auto r = pending_.get();
+    // A pricing stopped because the query changed leaves the picture as it was.
     if (r) shown_ = std::move(*r), error_.clear();
-    else error_ = r.error().format();
+    else if (!progress_ || !progress_->cancel) error_ = r.error().format();
   }
 }
 
@@ -78,9 +82,22 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
   }
   changed |= controls();
 
-  if (changed && !pending_.valid()) start();
-  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) settle();
-  if (pending_.valid()) ImGui::TextDisabled("pricing every algorithm at every size ...");
+  // A change while a pricing runs stops it, and the new query is priced once it has.
+  if (changed && pending_.valid()) {
+    again_ = true;
+    if (progress_) progress_->cancel = true;
+  } else if (changed) {
+    start();
+  }
+  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    settle();
+    if (again_) start();
+  }
+  if (pending_.valid() && progress_) {
+    const std::size_t total = progress_->total, done = progress_->done;
+    ImGui::TextDisabled("pricing every algorithm at every size ... %d%%",
+                        total > 0 ? static_cast<int>(100 * done / total) : 0);
+  }
   if (!error_.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
     ImGui::TextWrapped("%s", error_.c_str());
@@ -91,8 +108,9 @@ void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
     return;
   }
   const view::WhatIf& w = *shown_;
-  ImGui::TextDisabled("%s %s, %d ranks: %s", std::string(name_of(q_.coll)).c_str(),
-                      std::string(name_of(q_.dtype)).c_str(), q_.ranks, w.model.c_str());
+  ImGui::TextDisabled("%s %s, %d ranks: %s%s%s", std::string(name_of(q_.coll)).c_str(),
+                      std::string(name_of(q_.dtype)).c_str(), q_.ranks, w.model.c_str(), w.method.empty() ? "" : "; ",
+                      w.method.c_str());
 
   plot(w, scale);
   ImGui::End();
@@ -110,16 +128,19 @@ bool WhatIfPanel::controls() {
       }
     ImGui::EndCombo();
   }
+  // Back on this machine from a topology, the ranks its cpu model is offered.
+  if (changed && topology_ == 0) q_.ranks = std::min(q_.ranks, view::kWhatIfLoweredRanks);
   ImGui::SameLine();
   int ranks = q_.ranks;
   if (ImGui::InputInt("ranks", &ranks, 1, 8, ImGuiInputTextFlags_EnterReturnsTrue)) {
-    q_.ranks = std::clamp(ranks, 1, 256);
+    // This machine's cpu model prices lowered schedules; a topology, shapes beyond them.
+    q_.ranks = std::clamp(ranks, 1, topology_ > 0 ? view::kWhatIfMaxRanks : view::kWhatIfLoweredRanks);
     changed = true;
   }
   ImGui::SameLine();
   int nodes = static_cast<int>(q_.nodes);
   if (topology_ > 0 && ImGui::InputInt("nodes", &nodes, 1, 4, ImGuiInputTextFlags_EnterReturnsTrue)) {
-    q_.nodes = std::clamp(nodes, 0, 4096);
+    q_.nodes = std::clamp(nodes, 0, view::kWhatIfMaxRanks);
     changed = true;
   }
   ImGui::SameLine();
@@ -137,6 +158,7 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // An algorithm that runs another's steps is drawn under its curve: "rings = ring".
   auto legend = [](const view::WhatIfSeries& s) {
+    if (!s.priced) return s.algorithm + " (no shape at this scale)";
     return s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as;
   };
   float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ class WhatIfPanel {
   std::uint64_t lesson_version_ = 0;
   bool follow_lesson_ = true;
   std::future<Result<view::WhatIf>> pending_;
+  std::shared_ptr<view::WhatIfProgress> progress_;  // the pricing in flight's
+  bool again_ = false;  // the query changed while a pricing was in flight: price it once that one stops
   std::optional<view::WhatIf> shown_;
   std::string error_;
   // The lesson's call, for its marker.

@@ -11,15 +11,29 @@
 
 namespace collscope::view {
 
-Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir) {
+Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir, WhatIfProgress* progress) {
   if (!(q.factor > 1.0) || q.min_bytes == 0 || q.max_bytes < q.min_bytes)
     return make_error("gui.what_if", "the sizes must grow: at least 1 byte, a factor above 1",
                       "choose a smaller first size or a larger last one");
   const BackendCapabilities host{{}, true, false, false};
   auto machine = machine_for(q.topology, q.nodes, host, q.dtype, config_dir);
   if (!machine) return machine.error();
+  // This machine's cpu model prices lowered schedules only: a run's ranks at most.
+  if (q.ranks < 1 || q.ranks > (machine->cpu ? kMaxRanks : kWhatIfMaxRanks))
+    return make_error("gui.what_if",
+                      std::to_string(q.ranks) + " ranks are beyond what the window prices on " +
+                          (machine->cpu ? "this machine's cpu model" : "a topology"),
+                      machine->cpu ? "give 1 to " + std::to_string(kMaxRanks) +
+                                         " ranks, or choose a topology of devices (up to " +
+                                         std::to_string(kWhatIfMaxRanks) + ")"
+                                   : "give 1 to " + std::to_string(kWhatIfMaxRanks) + " ranks");
+  // Beyond the ranks a schedule is lowered for in the window, on a topology, each
+  // algorithm's shape.
+  const bool by_shape = !machine->cpu && q.ranks > kWhatIfLoweredRanks;
   WhatIf w;
   w.model = machine->label();
+  if (by_shape)
+    w.method = "priced from the algorithms' shapes (beyond " + std::to_string(kWhatIfLoweredRanks) + " ranks)";
   // A device topology prices schedules lowered for devices: whole transfers.
   BackendCapabilities lowering = host;
   if (!machine->cpu) lowering.cache_slices = false;
@@ -32,13 +46,32 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
     w.counts.push_back(count);
   }
   std::vector<std::vector<std::uint64_t>> steps;  // per series, each size's steps_digest
-  for (const auto& name : algorithm_names(q.coll)) {
+  const auto names = algorithm_names(q.coll);
+  if (progress) progress->total = names.size() * w.bytes.size();
+  for (const auto& name : names) {
     WhatIfSeries series{name, {}, {}};
     std::vector<std::uint64_t> digests;
     for (std::size_t i = 0; i < w.bytes.size(); ++i) {
+      if (progress) {
+        if (progress->cancel) return make_error("gui.what_if", "cancelled", "ask again");
+        ++progress->done;
+      }
       if (w.counts[i] == 0 && q.coll != Collective::barrier) {
         series.us.push_back(0);
         digests.push_back(0);
+        continue;
+      }
+      if (by_shape) {
+        CollArgs a;
+        a.coll = q.coll;
+        a.ranks = q.ranks;
+        a.count = w.counts[i];
+        a.dtype = q.dtype;
+        a.op = q.op;
+        const auto p = predict_shape(a, name, *machine);
+        series.priced = series.priced && p.has_value();
+        series.us.push_back(p ? p->us : 0);
+        digests.push_back(0);  // no steps to compare: shapes name no twins
         continue;
       }
       QuickSpec spec;
@@ -61,9 +94,10 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
       series.us.push_back(predict(*s, *machine, q.fast).us);
       digests.push_back(steps_digest(*s));
     }
+    if (!series.priced) std::fill(series.us.begin(), series.us.end(), 0.0);
     // Two curves that lie on each other because the algorithms run the same steps
     // (on one node the node-aware rings are the ring): the legend says so.
-    for (std::size_t j = 0; j < steps.size() && series.same_as.empty(); ++j)
+    for (std::size_t j = 0; j < steps.size() && series.same_as.empty() && !by_shape; ++j)
       if (steps[j] == digests) series.same_as = w.series[j].algorithm;
     steps.push_back(std::move(digests));
     w.series.push_back(std::move(series));
