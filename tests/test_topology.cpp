@@ -1,10 +1,13 @@
 // Topology files, their presets, and the flow-level model that prices a Schedule on
 // them: what a bound resource is, and that more contention never makes a step faster.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "collscope/backend.h"
@@ -198,6 +201,12 @@ TEST_CASE("topology: mistakes are reported with their place, id and what to do")
 
   e = parse_err(R"({"version": 1, "nodes": 4, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1}})");
   CHECK(e.message.find("needs \"nic\"") != std::string::npos);
+  CHECK(e.id == "topology.missing_key");
+  CHECK(e.where.pointer == "/nodes");
+
+  e = parse_err(R"({"version": 2, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1}})");
+  CHECK(e.message == "unsupported version 2");
+  CHECK(e.where.pointer == "/version");
 
   e = parse_err("{\"version\": 1,, }");
   CHECK(e.id == "topology.parse");
@@ -563,6 +572,18 @@ TEST_CASE("machine: what predicts a run, and its name") {
   CHECK(nodes->placement(32).node_of(31) == 3);
   auto bad_nodes = machine_for("this-machine", 2, host, DType::float32, "");
   CHECK_FALSE(bad_nodes.ok());
+  // A topology without cards prices one node; asked for more, it says what is missing.
+  const auto file =
+      std::filesystem::temp_directory_path() / ("collscope-no-nic-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file)
+      << R"({"version": 1, "name": "one-box", "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 100},
+    "intra": {"kind": "nvlink", "bandwidth_gbps": 50}})";
+  CHECK(machine_for(file.string(), 1, device, DType::float32, "").ok());
+  auto no_nic = machine_for(file.string(), 2, device, DType::float32, "");
+  REQUIRE_FALSE(no_nic.ok());
+  CHECK(no_nic.error().id == "topology.missing_key");
+  CHECK(no_nic.error().message == "topology \"one-box\" has no \"nic\" to join 2 nodes with");
+  std::filesystem::remove(file);
 }
 
 TEST_CASE("calibration: written, read back, and used by the cpu model") {

@@ -57,6 +57,13 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
   m.cpu = false;
   m.topology = std::move(*t);
   m.nodes = nodes >= 1 ? nodes : m.topology.nodes;
+  // Nodes are joined by their cards: a topology without any prices one node only.
+  if (m.nodes > 1 && m.topology.nic.per_node == 0)
+    return make_error(
+        "topology.missing_key",
+        "topology \"" + m.topology.name + "\" has no \"nic\" to join " + std::to_string(m.nodes) + " nodes with",
+        "give --nodes 1, or add \"nic\": {\"per_node\": 8, \"bandwidth_gbps\": 50, \"latency_us\": 3} "
+        "to the topology file");
   m.assumed = topology.empty();
   m.serial_launches = backend.serial_launches;
   return m;

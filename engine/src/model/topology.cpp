@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "collscope/files.h"
@@ -41,9 +42,9 @@ class TopologyReader {
     Topology t;
     const Member* version = doc.find("version");
     if (!version) fail("topology.missing_key", "missing \"version\"", "start the file with \"version\": 1", at(doc));
-    if (integer(version->value, "version", 1, 1) != 1)
-      fail("topology.out_of_range", "unsupported version", "this collscope reads topology files of version 1",
-           at(version->value));
+    if (const auto v = integer(version->value, "version", 1, std::numeric_limits<std::int32_t>::max()); v != 1)
+      fail("topology.out_of_range", "unsupported version " + std::to_string(v),
+           "this collscope reads topology files of version 1", at(version->value));
     if (const Member* m = doc.find("name")) t.name = text(m->value, "name", "\"dgx-h100\"");
     if (const Member* m = doc.find("title")) t.title = text(m->value, "title", "\"8 GPUs on NVSwitch\"");
     if (const Member* m = doc.find("sources")) {
@@ -77,10 +78,12 @@ class TopologyReader {
         t.tiers.push_back(std::move(tier));
       }
     }
-    if (const Member* m = doc.find("nodes")) t.nodes = integer(m->value, "nodes", 1, kMaxNodes);
-    if (t.nodes > 1 && t.nic.per_node == 0)
-      fail("topology.out_of_range", "a topology of " + std::to_string(t.nodes) + " nodes needs \"nic\"",
-           "add \"nic\": {\"per_node\": 8, \"bandwidth_gbps\": 50, \"latency_us\": 3}", at(doc));
+    if (const Member* m = doc.find("nodes")) {
+      t.nodes = integer(m->value, "nodes", 1, kMaxNodes);
+      if (t.nodes > 1 && t.nic.per_node == 0)
+        fail("topology.missing_key", "a topology of " + std::to_string(t.nodes) + " nodes needs \"nic\"",
+             "add \"nic\": {\"per_node\": 8, \"bandwidth_gbps\": 50, \"latency_us\": 3}", at(m->value));
+    }
     return t;
   }
 
