@@ -79,6 +79,16 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   if (f.count < 0)
     return make_error("scenario.out_of_range", "--count " + std::to_string(f.count) + " is negative",
                       "give the number of elements, 0 or more");
+  // As a scenario file's count: checked here too, since a call priced from its shape
+  // (beyond a run's ranks) is never lowered, where a file's count is checked.
+  if (static_cast<std::uint64_t>(f.count) > kMaxBufferBytes)
+    return make_error("scenario.out_of_range",
+                      "--count " + std::to_string(f.count) + " is larger than any buffer can hold (" +
+                          std::to_string(kMaxBufferBytes) + " elements)",
+                      "use a smaller count");
+  if (f.in_place && !supports_in_place(*coll))
+    return make_error("scenario.in_place_unsupported", std::string(name_of(*coll)) + " cannot run in place",
+                      "drop --in-place");
   q.coll = *coll;
   q.algorithm = f.algo;
   q.ranks = f.ranks;
@@ -101,12 +111,18 @@ Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {
 }
 
 Status check_nodes(std::int64_t nodes, std::int64_t ranks) {
-  if (nodes <= ranks) return ok_status();
+  if (nodes <= 1) return ok_status();
+  // The ranks fill the nodes in order, ceil(ranks / nodes) to a node (place()).
+  const std::int64_t per_node = (ranks + nodes - 1) / nodes;
+  const std::int64_t filled = (ranks + per_node - 1) / per_node;
+  if (filled == nodes) return ok_status();
+  const std::string who = std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
   return make_error("cli.usage",
-                    "--nodes " + std::to_string(nodes) + " leaves nodes without a rank: " + std::to_string(ranks) +
-                        (ranks == 1 ? " rank fills" : " ranks fill") + " at most " + std::to_string(ranks) +
-                        (ranks == 1 ? " node" : " nodes"),
-                    "give at most one node a rank, or more --ranks");
+                    "--nodes " + std::to_string(nodes) + " leaves nodes without a rank: " + who + ", " +
+                        std::to_string(per_node) + " to a node, fill " + std::to_string(filled) +
+                        (filled == 1 ? " node" : " nodes"),
+                    "give --nodes " + std::to_string(filled) + ", or --ranks " + std::to_string(nodes * per_node) +
+                        " (" + std::to_string(per_node) + " on each of " + std::to_string(nodes) + " nodes)");
 }
 
 InitFn scenario_init(const Scenario& s) {

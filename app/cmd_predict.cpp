@@ -159,12 +159,17 @@ Result<Prediction> predict_flow(const CollArgs& args, const std::string& algorit
 
 // Notes on where the ranks sit: nodes the node-aware algorithms cannot split evenly, and
 // more ranks than the topology's devices (they share them, and the price says so).
-void print_placement_notes(const Machine& m, std::int32_t ranks, std::int64_t ranks_per_node) {
+void print_placement_notes(const Machine& m, std::int32_t ranks, std::int64_t ranks_per_node,
+                           std::optional<Collective> coll) {
   const Placement placed = m.placement(ranks);
   const std::int64_t per_node = ranks_per_node > 0           ? ranks_per_node
                                 : !m.cpu && placed.nodes > 1 ? placed.ranks_per_node
                                                              : 0;
-  if (per_node > 0 && ranks % per_node != 0)
+  // (A scenario file's calls may be of any collective; one call's may have no node-aware
+  // algorithm at all.)
+  const bool node_aware = !coll || std::any_of(all_algorithms().begin(), all_algorithms().end(),
+                                               [&](const AlgorithmInfo& i) { return i.coll == *coll && i.node_aware; });
+  if (node_aware && per_node > 0 && ranks % per_node != 0)
     std::printf(
         "# uneven nodes: %d ranks on nodes of %lld; the node-aware algorithms run as one ring (double_tree: "
         "one tree over every rank)\n",
@@ -242,6 +247,11 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     }
     rows.push_back(std::move(r));
   }
+  if (rows.empty() && !pick_auto && find_native(rf.algo))
+    // A library's own collective that has no model on a topology: as at any scale.
+    return report_error(make_error("predict.no_model", unpriced_native(rf.algo, "on a topology"),
+                                   "price NCCL's own collective (--algo nccl) on a topology, or one of collscope's "
+                                   "algorithms (--algo all)"));
   if (rows.empty()) {
     // Up to kMaxFlowRanks only a library's own collective goes unpriced (it has no
     // steps); beyond, every algorithm without a shape.
@@ -250,8 +260,8 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     for (const auto& name : algorithm_names(a.coll))
       if (!find_native(name) && (flows || algorithm_shape(CollArgs{a}, name, 0)))
         priced += (priced.empty() ? "" : ", ") + name;
-    const std::string what =
-        pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) : "algorithm \"" + rf.algo + "\"";
+    const std::string what = pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) + " can"
+                                       : "algorithm \"" + rf.algo + "\" cannot";
     const std::string why =
         flows
             ? " ranks predict prices the engine's algorithms from their steps, and a library's own collective has none"
@@ -259,7 +269,7 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                   (pick_auto ? std::string("none has one") : std::string("it has none"));
     return report_error(make_error(
         "predict.no_shape",
-        what + " can be priced at " + std::to_string(a.ranks) + " ranks: beyond " +
+        what + " be priced at " + std::to_string(a.ranks) + " ranks: beyond " +
             std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + why,
         priced.empty() ? "give at most " + std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + " ranks"
                        : (flows ? "algorithms it prices: " : "algorithms with a shape: ") + priced +
@@ -279,18 +289,26 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     return 0;
   }
   if (header) std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
-  std::printf(
-      "# %s, %d ranks, count %llu %s: priced from the algorithms' shapes (each distinct step once; no\n"
-      "# schedule is run beyond %d ranks)\n",
-      std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
-      std::string(name_of(a.dtype)).c_str(), kMaxRanks);
-  print_placement_notes(*machine, a.ranks, rf.ranks_per_node);
+  const bool shaped =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return std::string(r.method) == "shape"; });
+  std::printf("# %s, %d ranks, count %llu %s: %s (no\n# schedule is run beyond %d ranks)\n",
+              std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
+              std::string(name_of(a.dtype)).c_str(),
+              shaped                                  ? "priced from the algorithms' shapes, each distinct step once"
+              : std::string(rows[0].method) == "flow" ? "priced transfer by transfer (flow level)"
+                                                      : "priced as the library runs it",
+              kMaxRanks);
+  print_placement_notes(*machine, a.ranks, rf.ranks_per_node, a.coll);
   std::string flowed;
   for (const auto& r : rows)
     if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
   if (!flowed.empty())
     std::printf("# without a shape, priced transfer by transfer on the whole schedule (flow level): %s\n",
                 flowed.c_str());
+  for (const auto& r : rows)
+    if (std::string(r.method) == "library model")
+      std::printf("# %s: the library's own collective, priced as it runs it (no steps of collscope's)\n",
+                  r.algorithm.c_str());
   print_rows(rows, all ? pick : rows.size());
   if (!unshaped.empty()) {
     std::string names;
@@ -298,7 +316,7 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     std::printf("# not priced at this scale (no shape): %s\n", names.c_str());
   }
   if (!all && rf.algo == "auto")
-    std::printf("auto picks %s (the fastest shaped algorithm)\n", rows[0].algorithm.c_str());
+    std::printf("auto picks %s (the fastest algorithm priced)\n", rows[0].algorithm.c_str());
   return 0;
 }
 
@@ -416,7 +434,8 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
   if (one_call)
     std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
-  print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node);
+  print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node,
+                        one_call ? std::optional<Collective>(spec->coll) : std::nullopt);
   if (one_call && !fast && (all || rf.algo == "auto"))
     std::printf("# auto picks by fast mode's prices, as a run's auto does in either mode\n");
   print_rows(rows, one_call && all ? pick : rows.size());

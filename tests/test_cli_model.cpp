@@ -378,6 +378,23 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // Nodes that the ranks, filling them in order, leave empty; and the shape path's flags
+  // checked as a run's are (a count no buffer holds, an in-place call that cannot be).
+  auto empty_node = cs("predict --ranks 5 --nodes 4 --topology dgx-h100", true);
+  CHECK(empty_node.code == 2);
+  CHECK(empty_node.out.find("5 ranks, 2 to a node, fill 3 nodes") != std::string::npos);
+  CHECK(empty_node.out.find("give --nodes 3, or --ranks 8") != std::string::npos);
+  for (const char* ranks : {"8", "2000"}) {
+    auto big = cs(std::string("predict --coll allreduce --nodes 250 --count 4611686018427387904 --topology dgx-h100 ") +
+                      "--ranks " + ranks,
+                  true);
+    CHECK_MESSAGE(big.code == 2, ranks);
+    CHECK(big.out.find("is larger than any buffer can hold") != std::string::npos);
+    auto in_place =
+        cs(std::string("predict --coll alltoall --in-place --nodes 250 --topology dgx-h100 --ranks ") + ranks, true);
+    CHECK(in_place.code == 2);
+    CHECK(in_place.out.find("error[scenario.in_place_unsupported]") != std::string::npos);
+  }
   // A backend that this machine cannot run may still be priced.
   CHECK(cs("predict --backend cuda --topology dgx-h100 --ranks 8").code == 0);
   // Nodes that the ranks do not fill evenly are named.
