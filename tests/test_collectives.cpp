@@ -141,6 +141,9 @@ TEST_CASE("collectives: bus factors and message sizes follow nccl-tests") {
     CHECK(bus_factor(Collective::reduce_scatter, n) == doctest::Approx(all_but_one));
     CHECK(bus_factor(Collective::alltoall, n) == doctest::Approx(all_but_one));
     CHECK(bus_factor(Collective::broadcast, n) == 1.0);
+    // GatherGetBw and ScatterGetBw: (n-1)/n, the root's own block never crossing a link.
+    CHECK(bus_factor(Collective::gather, n) == doctest::Approx(all_but_one));
+    CHECK(bus_factor(Collective::scatter, n) == doctest::Approx(all_but_one));
     // nccl-tests' size: the larger of one rank's send and receive buffer.
     for (Collective c : kAllCollectives) {
       std::uint64_t largest = 0;

@@ -36,7 +36,7 @@ const CollectiveDescriptor& gather() {
       .in_place_input = input_at,
       .in_place_output = at_start,
       .message_count = block_per_rank,
-      .bus_factor = bus_one,
+      .bus_factor = bus_all_but_one,
       .postcondition = block_s_from_rank_s,  // on the root, the only output
       .reference = reference,
       .nccl = {"ncclGather", NcclForm::rooted},

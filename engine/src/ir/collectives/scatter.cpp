@@ -41,7 +41,7 @@ const CollectiveDescriptor& scatter() {
       .in_place_input = at_start,
       .in_place_output = output_at,
       .message_count = block_per_rank,
-      .bus_factor = bus_one,
+      .bus_factor = bus_all_but_one,
       .postcondition = postcondition,
       .reference = reference,
       .nccl = {"ncclScatter", NcclForm::rooted},
