@@ -431,7 +431,9 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     return 0;
   }
   if (header) std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
-  if (one_call)
+  if (one_call && !collective_descriptor(spec->coll).moves_data)  // a barrier: no count, no dtype
+    std::printf("# %s, %d ranks\n", std::string(name_of(spec->coll)).c_str(), spec->ranks);
+  else if (one_call)
     std::printf("# %s, %d ranks, count %llu %s\n", std::string(name_of(spec->coll)).c_str(), spec->ranks,
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
   print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node,

@@ -249,6 +249,13 @@ TEST_CASE("topology model: a step is as long as its busiest resource, plus laten
   CHECK(intra.level == Level::node);
   CHECK(intra.us == doctest::Approx(mb / 100 + 1));
 
+  // Signals alone (a barrier's) move no bytes: the latency of the longest names the
+  // level, never the memory.
+  auto signal = pricer.step(one_step(8, {{0, 2}}, 0), one_step(8, {{0, 2}}, 0).steps[0]);
+  CHECK(signal.level == Level::network);
+  auto near = pricer.step(one_step(8, {{0, 1}}, 0), one_step(8, {{0, 1}}, 0).steps[0]);
+  CHECK(near.level != Level::memory);
+
   // Across nodes under one leaf: the card (10 GB/s) bounds it; latency 5 + the leaf's 0.
   Schedule across = one_step(8, {{0, 2}}, n);
   auto a = pricer.step(across, across.steps[0]);

@@ -134,6 +134,7 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
   // (There are never more resources than a few per device, card and switch group.)
   load.begin(std::min<std::size_t>(st.transfers.size() * 3, 16 * static_cast<std::size_t>(s.ranks) + 1024));
   double latency = 0;
+  Level signal_level = Level::node;  // where the longest signal's latency comes from
   const double esize = static_cast<double>(size_of(s.dtype));
   auto add = [&](std::uint64_t k, double bytes) { load.add(k, bytes); };
   for (const auto& x : st.transfers) {
@@ -145,7 +146,9 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
       continue;
     }
     if (is_signal(x)) {
-      latency = std::max(latency, sn == dn ? (sd == dd ? 0.0 : t_.intra.latency_us) : t_.nic.latency_us);
+      const double lat = sn == dn ? (sd == dd ? 0.0 : t_.intra.latency_us) : t_.nic.latency_us;
+      if (lat > latency) signal_level = sn == dn ? Level::node : Level::network;
+      latency = std::max(latency, lat);
       continue;
     }
     ++launches;
@@ -218,6 +221,9 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
   c.fixed_us = sync_us + latency;
   c.us = c.fixed_us + std::max(c.data_us, busiest_device);
   if (busiest_device > c.data_us) c.level = Level::launch;
+  // A step that moves no bytes (a barrier's signals) is its synchronisation and its
+  // signals' latency: named after the longer of the two, never the memory.
+  if (busiest_device == 0 && c.data_us == 0) c.level = latency > sync_us ? signal_level : Level::launch;
   return c;
 }
 
