@@ -53,6 +53,14 @@ Result<std::vector<std::uint64_t>> sweep_sizes(const std::string& min, const std
   }
   if (*hi < *lo) return usage_error("-e is smaller than -b", "give -b <= -e");
   if (per_count == 0) per_count = 1;
+  auto bytes = [](std::uint64_t b) { return std::to_string(b) + (b == 1 ? " byte" : " bytes"); };
+  // An empty message does not grow: alone it is one size, the start of a sweep it is not.
+  if (*lo == 0 && *hi > 0)
+    return usage_error("-b 0 cannot start a sweep: no factor grows an empty message",
+                       "give -b " + std::to_string(per_count) + " or more (or -b 0 -e 0 for the empty message alone)");
+  if (*lo > 0 && *lo < per_count)
+    return usage_error("-b " + min + " is below the smallest message of this call: a count of 1 is " + bytes(per_count),
+                       "give -b " + std::to_string(per_count) + " or more");
   std::vector<std::uint64_t> sizes;
   for (double sz = static_cast<double>(*lo);;) {
     sizes.push_back(static_cast<std::uint64_t>(sz));
@@ -60,13 +68,15 @@ Result<std::vector<std::uint64_t>> sweep_sizes(const std::string& min, const std
     const double next = sz * factor;
     if (next > static_cast<double>(*hi) * 1.000001) break;
     if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "-f %.10g does not grow the size by one element per step (a step from %llu bytes reaches only %llu "
-                    "bytes; one element is %llu bytes)",
-                    factor, static_cast<unsigned long long>(sz), static_cast<unsigned long long>(next),
-                    static_cast<unsigned long long>(per_count));
-      return usage_error(text, "use a larger -f (e.g. 2) or a larger -b");
+      char text[64], reach[64];
+      std::snprintf(text, sizeof text, "-f %.10g", factor);
+      std::snprintf(reach, sizeof reach, "%.10g", next);
+      // From b on, each step adds at least b (f - 1) bytes: a count of 1 once b >= per_count / (f - 1).
+      const auto least = static_cast<std::uint64_t>(std::ceil(static_cast<double>(per_count) / (factor - 1)));
+      return usage_error(std::string(text) + " does not grow the count by one per step (a step from " +
+                             bytes(static_cast<std::uint64_t>(sz)) + " reaches only " + std::string(reach) +
+                             " bytes; a count of 1 is " + bytes(per_count) + ")",
+                         "give -b " + std::to_string(least) + " or more, or a larger -f");
     }
     if (sizes.size() >= max_rows)
       return usage_error("the sweep from " + min + " to " + max + " by -f " + std::to_string(factor) +

@@ -378,6 +378,15 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // A sweep that starts below the call's smallest message, or at an empty one, says where to start.
+  auto below = cs("predict --coll allgather --ranks 2000 --nodes 250 --topology dgx-h100 -b 8 -e 64", true);
+  CHECK(below.code == 2);
+  CHECK(below.out.find("a count of 1 is 8000 bytes") != std::string::npos);
+  CHECK(below.out.find("give -b 8000 or more") != std::string::npos);
+  auto empty = cs("predict --coll allreduce --ranks 4 -b 0 -e 64", true);
+  CHECK(empty.code == 2);
+  CHECK(empty.out.find("-b 0 cannot start a sweep") != std::string::npos);
+  CHECK(cs("predict --coll allreduce --ranks 4 -b 0 -e 0").code == 0);
   // Nodes that the ranks, filling them in order, leave empty; and the shape path's flags
   // checked as a run's are (a count no buffer holds, an in-place call that cannot be).
   auto empty_node = cs("predict --ranks 5 --nodes 4 --topology dgx-h100", true);
