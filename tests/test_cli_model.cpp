@@ -427,7 +427,7 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   const auto dir = std::filesystem::temp_directory_path() / ("collscope-cal-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string env = "XDG_CONFIG_HOME=" + dir.string() + " ";
-  auto o = test_shell::shell(env + COLLSCOPE_BINARY + " calibrate --seconds 2 2>&1");
+  auto o = test_shell::shell(env + COLLSCOPE_BINARY + " calibrate --seconds 10 2>&1");
   REQUIRE_MESSAGE(o.code == 0, o.out);
   const std::string path = (dir / "collscope" / "calibration.json").string();
   auto c = collscope::load_calibration(path);
@@ -517,6 +517,15 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(j["model"].get<std::string>().find("could not be read") != std::string::npos);
   auto bad = cs("calibrate --seconds 100", true);
   CHECK(bad.code == 2);
+  CHECK(cs("calibrate --seconds 2", true).code == 2);
+  // A folder for -o, or --seconds with --placement, is refused before any measuring.
+  auto folder = cs("calibrate -o " + dir.string(), true);
+  CHECK(folder.code == 2);
+  CHECK(folder.out.find("it is a folder") != std::string::npos);
+  CHECK(folder.out.find("calibrating") == std::string::npos);
+  auto placement = cs("calibrate --placement --seconds 20", true);
+  CHECK(placement.code == 2);
+  CHECK(placement.out.find("--seconds does not apply") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
