@@ -93,9 +93,9 @@ struct CpuModel {
 };
 CpuModel cpu_model_for(DType dtype, const std::string& config_dir);
 
-// Measures this machine in about `budget_s` seconds (2 to 60), with the element-wise
-// kernels and the cpu backend (calibrate/measure.cpp); `progress` hears the fraction
-// done and what is being measured.
+// Measures this machine in about `budget_s` seconds (10 to 60 from the command line; below about 10 s every figure's
+// minimum of runs takes over), with the element-wise kernels and the cpu backend (calibrate/measure.cpp); `progress`
+// hears the fraction done and what is being measured.
 Calibration measure_machine(double budget_s, const std::function<void(double, const std::string&)>& progress);
 // What the host's placement of the cores changes, measured again on top of `base` in
 // about `budget_s` seconds (0.2 to 10): the memory bandwidth all cores share, copies
