@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,16 @@ Result<QuickSpec> spec_from_flags(const RunFlags& f) {
   q.root = f.root;
   q.in_place = f.in_place;
   return q;
+}
+
+Status check_file_flags(const RunFlags& f) {
+  if (f.file.empty() || !f.command) return ok_status();
+  for (const char* flag : {"--algo", "--ranks", "--count", "--dtype", "--op", "--root", "--in-place"})
+    if (f.command->count(flag) > 0)
+      return make_error(
+          "cli.usage", std::string(flag) + " describes one collective, and a scenario file says its own",
+          std::string("drop ") + flag + ", or describe the call with --coll and the flags instead of " + f.file);
+  return ok_status();
 }
 
 Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {

@@ -44,7 +44,12 @@ struct RunFlags {
   std::string hostfile;                       // multi-process backends started by collscope: the launcher's --hostfile
   std::string run_record;                     // (the window's child runs) write the whole outcome here
   std::uint64_t snapshot_budget = kDefaultSnapshotBudget;  // with run_record: bytes of snapshots kept
+  const CLI::App* command = nullptr;                       // the subcommand these came from: which flags were given
 };
+
+// A scenario file says its own ranks, counts, types and algorithms: the flags that
+// describe one collective are refused beside it (cli.usage), never silently ignored.
+Status check_file_flags(const RunFlags& f);
 
 // Parses --fault RANK:STEP:KIND[:MS] (kinds: delay, corrupt, crash, hang).
 Result<Fault> parse_fault(const std::string& text);

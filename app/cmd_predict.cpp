@@ -455,6 +455,8 @@ int cmd_predict(const PredictFlags& f) {
   if (!rf.file.empty() && !rf.coll.empty())
     return report_error(make_error("cli.usage", "give either a scenario file or --coll, not both",
                                    "collscope predict FILE, or collscope predict --coll allreduce ..."));
+  rf.command = f.command;
+  if (auto st = check_file_flags(rf); !st) return report_error(st.error());
   if (rf.coll.empty() && rf.file.empty()) rf.coll = "allreduce";
   const bool all = rf.algo == "all";
   if (all) rf.algo = "auto";

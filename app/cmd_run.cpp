@@ -29,6 +29,7 @@ Result<Scenario> load_for_run(const RunFlags& f) {
     if (!f.coll.empty())
       return make_error("cli.usage", "give either a scenario file or --coll, not both",
                         "collscope run FILE, or collscope run --coll allreduce --ranks 4 --count 1024");
+    if (auto st = check_file_flags(f); !st) return st.error();
     return load_scenario(f.file);
   }
   if (f.coll.empty())

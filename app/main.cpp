@@ -21,6 +21,7 @@ namespace {
 // `collscope run`: its flags.
 CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
   auto* run = app.add_subcommand("run", "lower, verify, execute and check a scenario file or one collective");
+  rf.command = run;
   run->add_option("scenario", rf.file, "scenario JSON file (or describe one collective with the flags below)");
   run->add_option("--coll", rf.coll,
                   "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "

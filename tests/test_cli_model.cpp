@@ -378,6 +378,16 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // A scenario file says its own call: the flags that describe one are refused beside it.
+  const std::string lesson = std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/00-allreduce-ring.json";
+  for (const char* flag :
+       {"--count 99", "--ranks 64", "--algo tree", "--dtype float64", "--op max", "--root 1", "--in-place"})
+    for (const char* cmd : {"predict ", "run "}) {
+      auto e = cs(cmd + lesson + " " + flag, true);
+      CHECK_MESSAGE(e.code == 2, cmd, flag);
+      CHECK_MESSAGE(e.out.find("a scenario file says its own") != std::string::npos, cmd, flag);
+    }
+  CHECK(cs("predict " + lesson + " --topology dgx-h100").code == 0);
   // A sweep that starts below the call's smallest message, or at an empty one, says where to start.
   auto below = cs("predict --coll allgather --ranks 2000 --nodes 250 --topology dgx-h100 -b 8 -e 64", true);
   CHECK(below.code == 2);
