@@ -294,7 +294,10 @@ TEST_CASE("gui window: --topology, --nodes and --ranks-per-node place the lesson
     REQUIRE_MESSAGE(o.code == 0, flags << ": " << o.out);
     return gui_test::slurp(trace);
   };
-  CHECK(captions("").find("in each of 1 node of 8 ranks") != std::string::npos);
+  // One node: the ring itself.
+  const std::string one_node = captions("");
+  CHECK(one_node.find("in each of") == std::string::npos);
+  CHECK(one_node.find("every rank sends a block of partial sums to its right neighbour") != std::string::npos);
   CHECK(captions("--ranks-per-node 4").find("in each of 2 nodes of 4 ranks") != std::string::npos);
   CHECK(captions("--topology dgx-h100 --nodes 4").find("in each of 4 nodes of 2 ranks") != std::string::npos);
   // The "what if" window opens on that topology.

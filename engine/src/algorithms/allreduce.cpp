@@ -168,8 +168,8 @@ void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const s
   //   rank ever copies its input into its output first.
   for (std::int32_t s = 0; s + 1 < n; ++s) {
     b.begin_step("reduce-scatter", prefix + step_of(s + 1, n - 1) +
-                                       "every rank sends one block of partial sums to its right neighbour, "
-                                       "which adds its own input's piece to it");
+                                       "every rank sends a block of partial sums to its right neighbour, "
+                                       "which adds its own input's piece");
     for (std::int32_t r = 0; r < n; ++r) {
       const auto [off, len] = block(std::int64_t{r} - 1 - s);
       const std::int32_t next = (r + 1) % n;
@@ -193,16 +193,18 @@ void ring_slice(StepBuilder& b, std::uint64_t base, std::uint64_t count, const s
 
 }  // namespace
 
-void allreduce_ring(StepBuilder& b) {
+void allreduce_one_ring(StepBuilder& b, const std::string& why) {
   const std::int32_t n = b.ranks();
   if (n == 1) return single_rank(b);
   const std::uint64_t slices = ring_slices(b);
   for (std::uint64_t c = 0; c < slices; ++c) {
     const std::string prefix =
-        slices > 1 ? "slice " + std::to_string(c + 1) + " of " + std::to_string(slices) + ", " : "";
+        why + (slices > 1 ? "slice " + std::to_string(c + 1) + " of " + std::to_string(slices) + ", " : "");
     ring_slice(b, block_begin(b.count(), slices, c), block_size(b.count(), slices, c), prefix);
   }
 }
+
+void allreduce_ring(StepBuilder& b) { allreduce_one_ring(b, ""); }
 
 // ---------------------------------------------------------------------------
 // Fold-in and fold-out for a number of ranks that is not a power of two.

@@ -21,6 +21,10 @@ void reduce_ring(StepBuilder& b);
 void allreduce_flat(StepBuilder& b);
 void allreduce_tree(StepBuilder& b);
 void allreduce_ring(StepBuilder& b);
+// The ring all-reduce, every caption led by `why` ("(one node: the ring) "): what the
+// node-aware all-reduces run where the nodes leave them one ring, cut in slices as the
+// ring is, so that they are the ring's very steps.
+void allreduce_one_ring(StepBuilder& b, const std::string& why);
 void allreduce_recursive_doubling(StepBuilder& b);
 void allreduce_rabenseifner(StepBuilder& b);
 

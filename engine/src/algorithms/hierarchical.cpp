@@ -162,6 +162,9 @@ void allreduce_hierarchical(StepBuilder& b) {
   const Nodes nodes = even_nodes(b, why);
   const std::size_t N = nodes.size(), G = nodes.front().size();
   const std::uint64_t count = b.count();
+  // One node (or uneven ones): the ring itself, sliced as it is where buffers move
+  // through a cache.
+  if (N == 1) return allreduce_one_ring(b, why);
 
   // The buffer in G shards: local rank l of every node looks after shard l.
   auto shard = [&](std::size_t l) { return Ring{{}, block_begin(count, G, l), block_size(count, G, l)}; };
@@ -204,8 +207,9 @@ void allreduce_rings(StepBuilder& b) {
   std::string why;
   const Nodes nodes = even_nodes(b, why);
   const std::size_t N = nodes.size(), G = nodes.front().size();
-  // On one node every rotation of the ring is the same ring: one is enough.
-  const std::size_t channels = N > 1 ? G : 1;
+  // On one node every rotation of the ring is the same ring: the ring itself.
+  if (N == 1) return allreduce_one_ring(b, why);
+  const std::size_t channels = G;
   std::vector<Ring> rings;
   for (std::size_t c = 0; c < channels; ++c) {
     Ring ring{{}, block_begin(b.count(), channels, c), block_size(b.count(), channels, c)};
