@@ -358,6 +358,10 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     algos = {""};
   }
 
+  // A device topology is priced on schedules lowered for devices: whole transfers, no
+  // cache slices (the rows and auto's pick alike).
+  BackendCapabilities lowering = caps;
+  if (!machine->cpu) lowering.cache_slices = false;
   std::vector<Row> rows;
   for (const auto& a : algos) {
     Result<Scenario> sc = *scenario;
@@ -367,10 +371,6 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
       sc = scenario_from_spec(q);
       if (!sc) return report_error(sc.error());
     }
-    // A device topology is priced on schedules lowered for devices: whole transfers,
-    // no cache slices.
-    BackendCapabilities lowering = caps;
-    if (!machine->cpu) lowering.cache_slices = false;
     LowerOptions options = lower_options_for(lowering);
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
@@ -407,7 +407,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
     q.algorithm = "auto";
     auto sc = scenario_from_spec(q);
     if (!sc) return report_error(sc.error());
-    LowerOptions options = lower_options_for(caps);
+    LowerOptions options = lower_options_for(lowering);
     options.machine = &*machine;
     options.ranks_per_node = rf.ranks_per_node;
     options.price_only = true;  // predict never runs what it lowers

@@ -365,6 +365,32 @@ TEST_CASE("cli predict: auto_pick marks auto's own algorithm only") {
   CHECK(text.out.find("auto picks by fast mode's prices") != std::string::npos);
 }
 
+TEST_CASE("cli run --topology: auto picks by the prices of the schedule that runs, predict by the devices'") {
+  // The cpu backend cuts a ring of 64 MiB in cache slices: priced on dgx-h100, its auto
+  // must not pick an algorithm that those same prices make slower than another.
+  const std::string call = "--coll allreduce --ranks 7 --count 16777216 --topology dgx-h100";
+  auto us = [&](const std::string& algo) {
+    auto o = cs("run " + call + " --algo " + algo + " --dry-run --json");
+    REQUIRE_MESSAGE(o.code == 0, o.out);
+    return nlohmann::json::parse(o.out)["predicted_us"].get<double>();
+  };
+  const double picked = us("auto");
+  for (const char* algo : {"ring", "rabenseifner", "tree", "recursive_doubling"})
+    CHECK_MESSAGE(picked <= us(algo) * 1.02, algo);
+  // predict lowers for the topology's devices (whole transfers): its auto is its cheapest row.
+  auto p = cs("predict " + call + " --algo all --json");
+  REQUIRE(p.code == 0);
+  double best = 1e300, marked = 0;
+  std::istringstream lines(p.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    best = std::min(best, j["predicted_us"].get<double>());
+    if (j["auto_pick"].get<bool>()) marked = j["predicted_us"].get<double>();
+  }
+  CHECK(marked > 0);
+  CHECK(marked <= best * 1.02);
+}
+
 TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are usage errors") {
   for (const char* bad : {"predict --backend bogus", "predict --ranks 0", "predict --ranks -3",
                           "predict --count 99999999999999999999", "predict --topology dgx-h100 --nodes 0",

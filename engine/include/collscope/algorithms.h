@@ -140,7 +140,11 @@ std::string pick_algorithm(const CollArgs& args);
 std::string pick_algorithm(const CollArgs& args, const CostModel& model);
 // On a Machine (machine.h): this machine's cpu model or a topology of devices, with
 // the node boundaries of the schedule the call goes into (Schedule::ranks_per_node).
-std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node = 0);
+// On a topology the candidates are lowered with `slice_bytes`, as the schedule they go
+// into is (a GPU backend's: 0, whole transfers; the cpu backend priced on a topology cuts
+// its ring in cache slices), so that the price picked by is the price of what runs.
+std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node = 0,
+                           std::uint64_t slice_bytes = 0);
 
 // Appends the steps of one collective call to `schedule` (scratch buffers included;
 // the final division of `avg` included). `algorithm` may be "auto".

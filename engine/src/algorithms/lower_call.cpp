@@ -99,7 +99,8 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
           (p.peers == args.peers || (p.peers && args.peers && *p.peers == *args.peers)))
         name = it->algorithm;
     }
-    if (name.empty()) name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node) : pick_algorithm(args);
+    if (name.empty())
+      name = tuner ? pick_algorithm(args, *tuner, schedule.ranks_per_node, schedule.slice_bytes) : pick_algorithm(args);
   }
   const NativeLibrary* lib = find_native(name);
   const bool native = lib && has_native(name, args.coll);

@@ -89,11 +89,12 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::
 
 std::string pick_algorithm(const CollArgs& args) { return pick_algorithm(args, CostModel::cpu_default()); }
 
-std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node) {
+std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::int32_t ranks_per_node,
+                           std::uint64_t slice_bytes) {
   if (machine.cpu) return pick_algorithm(args, machine.cpu_model.model);
-  // A topology of devices: the GPU backends' schedules are whole (no cache slices),
-  // and candidates are lowered so; the flow-level model prices them step by step.
-  return pick_cheapest(args, 0, ranks_per_node, [&](const Schedule& s, std::uint64_t) {
+  // A topology of devices: candidates lowered as the schedule they join is (a GPU
+  // backend's whole transfers; the cpu backend's slices), priced step by step.
+  return pick_cheapest(args, slice_bytes, ranks_per_node, [&](const Schedule& s, std::uint64_t) {
     return price_on_topology(s, machine.topology, machine.placement(s.ranks)).us;
   });
 }
