@@ -299,6 +299,10 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                                                       : "priced as the library runs it",
               kMaxRanks);
   print_placement_notes(*machine, a.ranks, rf.ranks_per_node, a.coll);
+  if (rf.mode != "fast")
+    std::printf(
+        "# on a topology the two modes are priced alike: every step of a device ends in a "
+        "synchronisation either way\n");
   std::string flowed;
   for (const auto& r : rows)
     if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
@@ -438,7 +442,11 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
   print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node,
                         one_call ? std::optional<Collective>(spec->coll) : std::nullopt);
-  if (one_call && !fast && (all || rf.algo == "auto"))
+  if (!fast && !machine->cpu)
+    std::printf(
+        "# on a topology the two modes are priced alike: every step of a device ends in a "
+        "synchronisation either way\n");
+  else if (one_call && !fast && (all || rf.algo == "auto"))
     std::printf("# auto picks by fast mode's prices, as a run's auto does in either mode\n");
   print_rows(rows, one_call && all ? pick : rows.size());
   if (one_call && !all && rf.algo == "auto") std::printf("auto picks %s\n", rows[0].algorithm.c_str());

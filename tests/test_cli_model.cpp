@@ -404,6 +404,12 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // Observable mode on a topology prices as fast mode does, and says so.
+  const std::string on_topology = "predict --coll allreduce --ranks 16 --nodes 2 --topology dgx-h100 --json";
+  CHECK(nlohmann::json::parse(cs(on_topology).out)["predicted_us"] ==
+        nlohmann::json::parse(cs(on_topology + " --mode observable").out)["predicted_us"]);
+  CHECK(cs("predict --coll allreduce --ranks 16 --nodes 2 --topology dgx-h100 --mode observable")
+            .out.find("the two modes are priced alike") != std::string::npos);
   // A scenario file says its own call: the flags that describe one are refused beside it.
   const std::string lesson = std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/00-allreduce-ring.json";
   for (const char* flag :
