@@ -114,8 +114,14 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
                                  ? rows[i].algorithm
                                  : rows[i].algorithm + " (" + rows[i].p.library_algorithm + ")";
     const std::string same = rows[i].same_as.empty() ? "" : "  (the same steps as " + rows[i].same_as + ")";
-    std::printf("%-20s %14.3f %12.3f %12.3f  %s%s%s\n", name.c_str(), rows[i].p.us, rows[i].algbw, rows[i].busbw,
-                levels.c_str(), same.c_str(), i == marked ? "  <- auto" : "");
+    // A file's calls have no one message size: no bandwidths (as --json leaves them out).
+    char algbw[32] = "-", busbw[32] = "-";
+    if (rows[i].algbw > 0 || rows[i].busbw > 0) {
+      std::snprintf(algbw, sizeof algbw, "%.3f", rows[i].algbw);
+      std::snprintf(busbw, sizeof busbw, "%.3f", rows[i].busbw);
+    }
+    std::printf("%-20s %14.3f %12s %12s  %s%s%s\n", name.c_str(), rows[i].p.us, algbw, busbw, levels.c_str(),
+                same.c_str(), i == marked ? "  <- auto" : "");
   }
 }
 

@@ -251,7 +251,9 @@ void print_json_report(const RunFlags& f, const ReportContext& c, const Verdicts
   j["ranks"] = s.ranks;
   j["collective"] = joined_calls(s, false);
   j["algorithm"] = joined_calls(s, true);
-  j["time_us"] = v.executed ? v.record.time_us : 0.0;
+  // Nothing ran (--dry-run): no time, as the text's "time -" says.
+  if (v.executed) j["time_us"] = v.record.time_us;
+  else j["time_us"] = nullptr;
   if (c.unpriced.empty()) {
     j["predicted_us"] = c.predicted_us;
   } else {

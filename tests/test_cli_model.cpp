@@ -404,6 +404,14 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
+  // A dry run ran nothing: no time in JSON; a file's rows have no bandwidths in text either.
+  CHECK(nlohmann::json::parse(cs("run --coll allreduce --dry-run --json").out)["time_us"].is_null());
+  const std::string file_rows =
+      cs("predict " + std::string(COLLSCOPE_SOURCE_DIR) + "/scenarios/00-allreduce-ring.json --topology dgx-h100").out;
+  const auto as_written = file_rows.find("(as written)");
+  REQUIRE(as_written != std::string::npos);
+  const std::string row = file_rows.substr(as_written, file_rows.find('\n', as_written) - as_written);
+  CHECK(row.find("            -            -  ") != std::string::npos);
   // Observable mode on a topology prices as fast mode does, and says so.
   const std::string on_topology = "predict --coll allreduce --ranks 16 --nodes 2 --topology dgx-h100 --json";
   CHECK(nlohmann::json::parse(cs(on_topology).out)["predicted_us"] ==
