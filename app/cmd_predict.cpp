@@ -23,7 +23,9 @@ void add_predict_command(CLI::App& app, PredictFlags& f) {
   f.command->add_option("scenario", f.run.file, "scenario JSON file (or describe one collective with the flags)");
   f.command->add_option("--coll", f.run.coll, "collective (default allreduce)");
   f.command->add_option("--algo", f.run.algo, "algorithm, auto (default) or all");
-  f.command->add_option("--ranks", f.run.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
+  f.command->add_option("--ranks", f.run.ranks, "number of ranks (default 4)")
+      ->check(whole_number<std::int32_t>(std::numeric_limits<std::int32_t>::min(), "",
+                                         "1..262144 (1024 on this machine's cpu model)"));
   f.command->add_option("--count", f.run.count, "elements, with NCCL's meaning per collective (default 1024)")
       ->check(whole_number<std::int64_t>());
   f.command->add_option("-b,--minbytes", f.min_bytes, "a sweep of sizes as bench's: the smallest (e.g. 8, 1K, 32M)");

@@ -11,9 +11,9 @@ namespace collscope::app {
 // own conversion accepts 0x10 and 1e3 and saturates 99999999999999999999 to the largest
 // value, which would then be reported (and used) as a number the user never wrote.
 template <class T>
-CLI::Validator whole_number(T lo = std::numeric_limits<T>::min(), const char* below = "") {
+CLI::Validator whole_number(T lo = std::numeric_limits<T>::min(), const char* below = "", const char* range = nullptr) {
   return CLI::Validator(
-      [lo, below](std::string& text) -> std::string {
+      [lo, below, range](std::string& text) -> std::string {
         T v{};
         const char* first = text.data();
         const char* last = first + text.size();
@@ -21,8 +21,10 @@ CLI::Validator whole_number(T lo = std::numeric_limits<T>::min(), const char* be
         if (text.empty() || ec == std::errc::invalid_argument || p != last)
           return "\"" + text + "\" is not a whole number (write digits, e.g. 4)";
         if (ec == std::errc::result_out_of_range)
-          return "\"" + text + "\" is out of range " + std::to_string(std::numeric_limits<T>::min()) + ".." +
-                 std::to_string(std::numeric_limits<T>::max());
+          return "\"" + text + "\" is out of range " +
+                 (range ? std::string(range)
+                        : std::to_string(std::numeric_limits<T>::min()) + ".." +
+                              std::to_string(std::numeric_limits<T>::max()));
         if (v < lo) return text + " is below " + std::to_string(lo) + below;
         return {};
       },

@@ -27,7 +27,8 @@ CLI::App* add_run_command(CLI::App& app, app::RunFlags& rf) {
                   "collective: broadcast, reduce, allreduce, scatter, gather, allgather, "
                   "reduce_scatter, alltoall, alltoallv, barrier");
   run->add_option("--algo", rf.algo, "algorithm (see `collscope list`), default auto");
-  run->add_option("--ranks", rf.ranks, "number of ranks (default 4)")->check(whole_number<std::int32_t>());
+  run->add_option("--ranks", rf.ranks, "number of ranks (default 4)")
+      ->check(whole_number<std::int32_t>(std::numeric_limits<std::int32_t>::min(), "", "1..1024"));
   run->add_option("--count", rf.count, "elements, with NCCL's meaning per collective (default 1024)")
       ->check(whole_number<std::int64_t>());
   run->add_option("--dtype", rf.dtype, "int8 uint8 int32 int64 float16 bfloat16 float32 float64 (default float32)");
@@ -75,7 +76,8 @@ CLI::App* add_bench_command(CLI::App& app, app::BenchFlags& bf) {
       ->check(whole_number<std::int32_t>());
   bench->add_option("--coll", bf.coll, "collective (default allreduce)");
   bench->add_option("--algo", bf.algo, "algorithm (default auto)");
-  bench->add_option("--ranks", bf.ranks, "ranks (default 4)")->check(whole_number<std::int32_t>());
+  bench->add_option("--ranks", bf.ranks, "ranks (default 4)")
+      ->check(whole_number<std::int32_t>(std::numeric_limits<std::int32_t>::min(), "", "1..1024"));
   bench->add_option("--backend", bf.backend, "backend (default cpu)");
   bench->add_option("-d,--datatype", bf.dtype, "dtype (default float32)");
   bench->add_option("-o,--op", bf.op, "reduction (default sum)");

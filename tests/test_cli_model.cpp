@@ -403,6 +403,8 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   }
   CHECK(cs("predict --backend bogus", true).out.find("error[backend.unknown]") != std::string::npos);
   CHECK(cs("predict --ranks 0", true).out.find("262144") != std::string::npos);
+  CHECK(cs("predict --ranks 99999999999", true).out.find("out of range 1..262144") != std::string::npos);
+  CHECK(cs("run --ranks 99999999999", true).out.find("out of range 1..1024") != std::string::npos);
   CHECK(cs("predict --count 99999999999999999999", true).out.find("out of range") != std::string::npos);
   // A dry run ran nothing: no time in JSON; a file's rows have no bandwidths in text either.
   CHECK(nlohmann::json::parse(cs("run --coll allreduce --dry-run --json").out)["time_us"].is_null());
