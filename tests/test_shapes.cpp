@@ -107,6 +107,23 @@ TEST_CASE("shapes: every shaped algorithm prices like its lowered schedule, over
   CHECK(compared > 2000);
 }
 
+TEST_CASE("shapes: across switch tiers (64 nodes, two leaf groups) every shape still prices like its schedule") {
+  const Machine m = machine("dgx-h100", 64);  // 512 ranks: leaves of 32 nodes, so two of them under a spine
+  int compared = 0;
+  for (const Collective c : {Collective::allreduce, Collective::allgather, Collective::reduce_scatter,
+                             Collective::broadcast, Collective::reduce, Collective::scatter, Collective::gather})
+    for (const auto& algo : algorithm_names(c)) {
+      const CollArgs a = args_of(c, 512, 4096, false, has_root(c) ? 300 : 0);
+      const auto shaped = predict_shape(a, algo, m);
+      if (!shaped) continue;
+      CAPTURE(name_of(c));
+      CAPTURE(algo);
+      CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(0.02));
+      ++compared;
+    }
+  CHECK(compared >= 25);
+}
+
 TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have none") {
   for (const char* algo :
        {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings", "double_tree"})
