@@ -123,11 +123,16 @@ Status check_ranks_per_node(const RunFlags& f, std::int64_t ranks) {
 
 Status check_nodes(std::int64_t nodes, std::int64_t ranks) {
   if (nodes <= 1) return ok_status();
-  // The ranks fill the nodes in order, ceil(ranks / nodes) to a node (place()).
-  const std::int64_t per_node = (ranks + nodes - 1) / nodes;
-  const std::int64_t filled = (ranks + per_node - 1) / per_node;
-  if (filled == nodes) return ok_status();
   const std::string who = std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
+  if (nodes > ranks)
+    return make_error("cli.usage",
+                      "--nodes " + std::to_string(nodes) + " leaves nodes without a rank: " + who + " fill at most " +
+                          std::to_string(ranks) + (ranks == 1 ? " node" : " nodes"),
+                      "give --nodes " + std::to_string(ranks) + " or fewer, or more --ranks");
+  // The ranks fill the nodes in order, ceil(ranks / nodes) to a node (place()).
+  const std::int64_t per_node = ranks / nodes + (ranks % nodes != 0 ? 1 : 0);
+  const std::int64_t filled = ranks / per_node + (ranks % per_node != 0 ? 1 : 0);
+  if (filled == nodes) return ok_status();
   return make_error("cli.usage",
                     "--nodes " + std::to_string(nodes) + " leaves nodes without a rank: " + who + ", " +
                         std::to_string(per_node) + " to a node, fill " + std::to_string(filled) +

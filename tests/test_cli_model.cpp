@@ -441,6 +441,8 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   CHECK(cs("predict --coll allreduce --ranks 4 -b 0 -e 0").code == 0);
   // Nodes that the ranks, filling them in order, leave empty; and the shape path's flags
   // checked as a run's are (a count no buffer holds, an in-place call that cannot be).
+  CHECK(cs("predict --ranks 4 --nodes 9223372036854775807 --topology dgx-h100", true).code == 2);
+  CHECK(cs("run --coll allreduce --ranks 4 --nodes 9223372036854775806 --topology dgx-h100", true).code == 2);
   auto empty_node = cs("predict --ranks 5 --nodes 4 --topology dgx-h100", true);
   CHECK(empty_node.code == 2);
   CHECK(empty_node.out.find("5 ranks, 2 to a node, fill 3 nodes") != std::string::npos);

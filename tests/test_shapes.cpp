@@ -148,6 +148,24 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
+  // Nothing moves at count 0: no steps, for every shaped algorithm; a name without a
+  // shape (a library's own collective) has none at count 0 either.
+  for (const Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::allgather,
+                             Collective::reduce_scatter, Collective::scatter, Collective::gather}) {
+    for (const auto& algo : algorithm_names(c)) {
+      const auto zero = algorithm_shape(args_of(c, 2048, 0, false, 0), algo, 8);
+      if (zero) CHECK_MESSAGE(zero->empty(), algo);
+    }
+    CHECK_FALSE(algorithm_shape(args_of(c, 2048, 0, false, 0), "mpi", 8).has_value());
+    CHECK_FALSE(algorithm_shape(args_of(c, 1, 100, false, 0), "nccl", 8).has_value());
+  }
+  // A backend that launches a kernel per transfer pays for the schedule's every transfer,
+  // which a shape does not count: its calls are priced from their schedules.
+  BackendCapabilities serial = kDevices;
+  serial.serial_launches = true;
+  auto one_thread = machine_for("dgx-h100", 2, serial, DType::float32, "");
+  REQUIRE(one_thread.ok());
+  CHECK_FALSE(predict_shape(args_of(Collective::allreduce, 16, 100, false, 0), "ring", *one_thread).has_value());
   // The cpu model prices schedules only.
   auto cpu = machine_for("this-machine", 0, BackendCapabilities{}, DType::float32, "/nonexistent-collscope-config");
   REQUIRE(cpu.ok());

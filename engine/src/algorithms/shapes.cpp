@@ -16,6 +16,7 @@
 // sizes, the largest block where blocks differ by one element); a test prices both
 // ways wherever the schedule can be lowered and requires them to agree.
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 
 #include "binary_tree.h"
@@ -48,6 +49,11 @@ class ShapeBuilder {
     phases.push_back(ShapePhase{repeat, std::move(phase), [fill](Step& st) { fill(st.transfers); }});
   }
 };
+
+// Is `algo` one of the algorithms a shape below is written for?
+bool shaped(std::string_view algo, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), algo) != names.end();
+}
 
 // Every rank r sends `count` to succ(r).
 template <class Succ>
@@ -173,7 +179,11 @@ void double_tree(ShapeBuilder& b, std::int64_t n, std::uint64_t c, std::int64_t 
 std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
+  if (!shaped(algo,
+              {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings", "double_tree"}))
+    return std::nullopt;
   ShapeBuilder b;
+  if (c == 0) return b.phases;  // nothing moves: the lowered call has no steps
   if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
     return b.phases;
@@ -261,11 +271,15 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
 std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
+  // Recursive doubling keeps to powers of two (allgather.cpp takes the others elsewhere).
+  if (!shaped(algo, {"ring", "hierarchical", "rings", "bruck"}) &&
+      !(algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0))
+    return std::nullopt;
   ShapeBuilder b;
   if (c == 0) return b.phases;
   auto next = [n](std::int64_t r) { return (r + 1) % n; };
   auto self = [](std::int64_t r) { return r; };
-  if (n == 1 && algo != "recursive_doubling") {
+  if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
     return b.phases;
   }
@@ -298,7 +312,7 @@ std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::s
       if (!a.in_place) every_rank(t, n, c, Action::copy, self);
     });
     b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::copy); });
-  } else if (algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0) {
+  } else if (algo == "recursive_doubling") {
     // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
     // the own block out of place (allgather.cpp).
     for (std::int32_t d = 1; d < n; d *= 2)
@@ -327,6 +341,7 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
                                                             std::int64_t rpn) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
+  if (!shaped(algo, {"ring", "hierarchical", "rings", "recursive_halving"})) return std::nullopt;
   ShapeBuilder b;
   if (c == 0) return b.phases;
   if (n == 1) {
@@ -384,8 +399,14 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
   const std::uint64_t c = a.count;
   const Collective coll = a.coll;
   const bool blocks = coll == Collective::scatter || coll == Collective::gather;
+  const bool shaped_here = coll == Collective::broadcast
+                               ? shaped(algo, {"flat", "binomial", "chain", "scatter_allgather"})
+                           : coll == Collective::reduce ? shaped(algo, {"flat", "binomial", "ring"})
+                           : blocks                     ? shaped(algo, {"flat", "binomial"})
+                                                        : false;
+  if (!shaped_here) return std::nullopt;
   ShapeBuilder b;
-  if (c == 0 && blocks) return b.phases;
+  if (c == 0) return b.phases;  // nothing moves: the lowered call has no steps
   if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
     return b.phases;

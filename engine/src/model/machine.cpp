@@ -90,7 +90,10 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast) {
 
 std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m,
                                         std::int64_t ranks_per_node) {
-  if (m.cpu) return std::nullopt;
+  // A backend that launches a kernel per transfer pays for every transfer a schedule
+  // holds; a shape keeps one transfer where the schedule may cut a move in two or three
+  // (a run of blocks that wraps), so such a backend is priced from its schedules only.
+  if (m.cpu || m.serial_launches) return std::nullopt;
   const Placement p = m.placement(args.ranks);
   auto shape = algorithm_shape(args, algorithm,
                                ranks_per_node > 0 ? ranks_per_node
