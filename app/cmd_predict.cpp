@@ -509,6 +509,14 @@ int cmd_predict(const PredictFlags& f) {
       sweep_sizes(f.min_bytes.empty() ? std::string("8") : f.min_bytes, f.max_bytes.empty() ? f.min_bytes : f.max_bytes,
                   f.factor, per_count, kMaxPredictBytes, "the largest message predict prices");
   if (!sizes) return report_error(sizes.error());
+  // A count no buffer holds, at any scale, refused before the first row and in the sweep's terms.
+  if (sizes->back() / per_count > kMaxBufferBytes)
+    return report_error(make_error("cli.usage",
+                                   "-e " + (f.max_bytes.empty() ? f.min_bytes : f.max_bytes) + " is a count of " +
+                                       std::to_string(sizes->back() / per_count) +
+                                       ", larger than any buffer can hold (" + std::to_string(kMaxBufferBytes) +
+                                       " elements)",
+                                   "give -e " + std::to_string(kMaxBufferBytes * per_count) + " or less"));
   // The largest size first, quietly for a schedule's limits: an error comes before any row.
   if (rf.ranks <= kMaxRanks && !on_topology(rf)) {
     QuickSpec big = *q;

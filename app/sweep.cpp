@@ -58,9 +58,6 @@ Result<std::vector<std::uint64_t>> sweep_sizes(const std::string& min, const std
   if (*lo == 0 && *hi > 0)
     return usage_error("-b 0 cannot start a sweep: no factor grows an empty message",
                        "give -b " + std::to_string(per_count) + " or more (or -b 0 -e 0 for the empty message alone)");
-  if (*lo > 0 && *lo < per_count)
-    return usage_error("-b " + min + " is below the smallest message of this call: a count of 1 is " + bytes(per_count),
-                       "give -b " + std::to_string(per_count) + " or more");
   std::vector<std::uint64_t> sizes;
   for (double sz = static_cast<double>(*lo);;) {
     sizes.push_back(static_cast<std::uint64_t>(sz));
@@ -68,15 +65,26 @@ Result<std::vector<std::uint64_t>> sweep_sizes(const std::string& min, const std
     const double next = sz * factor;
     if (next > static_cast<double>(*hi) * 1.000001) break;
     if (static_cast<std::uint64_t>(next) / per_count <= static_cast<std::uint64_t>(sz) / per_count) {
+      // Sizes below one count of the call (nccl-tests' rows of count 0) that do not reach
+      // it in one step: start at a count of 1.
+      if (static_cast<std::uint64_t>(sz) < per_count)
+        return usage_error("-b " + min + " holds no element of this call (a count of 1 is " + bytes(per_count) +
+                               "), and the next size, " + std::to_string(static_cast<std::uint64_t>(next)) +
+                               ", none either",
+                           "give -b " + std::to_string(per_count) + " or more");
       char text[64], reach[64];
       std::snprintf(text, sizeof text, "-f %.10g", factor);
       std::snprintf(reach, sizeof reach, "%.10g", next);
       // From b on, each step adds at least b (f - 1) bytes: a count of 1 once b >= per_count / (f - 1).
-      const auto least = static_cast<std::uint64_t>(std::ceil(static_cast<double>(per_count) / (factor - 1)));
+      const double least = std::ceil(static_cast<double>(per_count) / (factor - 1));
+      const std::string hint =
+          least <= static_cast<double>(*hi) / factor
+              ? "give -b " + std::to_string(static_cast<std::uint64_t>(least)) + " or more, or a larger -f"
+              : std::string("give a larger -f");
       return usage_error(std::string(text) + " does not grow the count by one per step (a step from " +
                              bytes(static_cast<std::uint64_t>(sz)) + " reaches only " + std::string(reach) +
                              " bytes; a count of 1 is " + bytes(per_count) + ")",
-                         "give -b " + std::to_string(least) + " or more, or a larger -f");
+                         hint);
     }
     if (sizes.size() >= max_rows)
       return usage_error("the sweep from " + min + " to " + max + " by -f " + std::to_string(factor) +

@@ -433,12 +433,20 @@ TEST_CASE("cli predict, run and bench: bad backends, node counts and numbers are
   // A sweep that starts below the call's smallest message, or at an empty one, says where to start.
   auto below = cs("predict --coll allgather --ranks 2000 --nodes 250 --topology dgx-h100 -b 8 -e 64", true);
   CHECK(below.code == 2);
-  CHECK(below.out.find("a count of 1 is 8000 bytes") != std::string::npos);
+  CHECK(below.out.find("-b 8 holds no element of this call (a count of 1 is 8000 bytes)") != std::string::npos);
   CHECK(below.out.find("give -b 8000 or more") != std::string::npos);
   auto empty = cs("predict --coll allreduce --ranks 4 -b 0 -e 64", true);
   CHECK(empty.code == 2);
   CHECK(empty.out.find("-b 0 cannot start a sweep") != std::string::npos);
   CHECK(cs("predict --coll allreduce --ranks 4 -b 0 -e 0").code == 0);
+  // A sweep whose largest count no buffer holds is refused before its first row, in -e's terms.
+  auto too_big = cs("predict --topology dgx-h100 --algo ring -b 8G -e 32G -f 2", true);
+  CHECK(too_big.code == 2);
+  CHECK(too_big.out.find("-e 32G is a count of 8589934592") != std::string::npos);
+  CHECK(too_big.out.find("algorithm") == std::string::npos);
+  // Sizes below a count of 1 that reach one in a step are rows of count 0, as nccl-tests prints them.
+  CHECK(cs("predict --coll allgather --ranks 4 -e 64").code == 0);
+  CHECK(cs("bench --coll allgather --ranks 4 -e 64 -n 1 -w 0 --probe 0").code == 0);
   // Nodes that the ranks, filling them in order, leave empty; and the shape path's flags
   // checked as a run's are (a count no buffer holds, an in-place call that cannot be).
   CHECK(cs("predict --ranks 4 --nodes 9223372036854775807 --topology dgx-h100", true).code == 2);
