@@ -56,22 +56,27 @@ int cmd_calibrate(const CalibrateFlags& f) {
   // Every figure takes a few runs however short the budget: below 10 s the whole takes
   // about 9 s on a 2-core machine, so a shorter budget would not be kept.
   const bool seconds_given = f.command && f.command->count("--seconds") > 0;
-  if (!(f.seconds >= 10 && f.seconds <= 60))
-    return report_error(make_error("cli.usage", "--seconds " + std::to_string(f.seconds) + " is out of range",
-                                   "give 10 to 60 seconds"));
   if (f.placement && seconds_given)
     return report_error(make_error("cli.usage", "--placement measures for about a second: --seconds does not apply",
                                    "drop --seconds, or --placement for a whole calibration"));
+  if (!(f.seconds >= 10 && f.seconds <= 60))
+    return report_error(make_error("cli.usage", "--seconds " + std::to_string(f.seconds) + " is out of range",
+                                   "give 10 to 60 seconds"));
   const std::string path = f.output.empty() ? calibration_path(user_config_dir()) : f.output;
   if (path.empty())
     return report_error(make_error("calibration.io", "no config folder: neither $XDG_CONFIG_HOME nor $HOME is set",
                                    "set one, or pass -o FILE"));
-  // A path that cannot be written is refused before the measuring, not after it (a
-  // missing folder is made when the calibration is written).
-  if (std::filesystem::exists(std::filesystem::path(path).parent_path().empty()
-                                  ? std::filesystem::path(".")
-                                  : std::filesystem::path(path).parent_path()))
-    if (auto st = check_output_target(path, "calibration.io"); !st) return report_error(st.error());
+  // A path that cannot be written is refused before the measuring, not after it: its
+  // folder is made now (as writing it would), then the file itself is checked.
+  if (const auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return report_error(make_error("calibration.io",
+                                     "cannot make the folder \"" + dir.string() + "\": " + ec.message(),
+                                     "give -o a path in a folder you can write"));
+  }
+  if (auto st = check_output_target(path, "calibration.io"); !st) return report_error(st.error());
   if (f.placement) return cmd_placement(f, path);
   int last = -1;
   const Calibration c = measure_machine(f.seconds, [&](double done, const std::string& what) {

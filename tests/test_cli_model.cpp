@@ -585,6 +585,11 @@ TEST_CASE("cli calibrate: measures within its budget, writes a calibration that 
   CHECK(folder.code == 2);
   CHECK(folder.out.find("it is a folder") != std::string::npos);
   CHECK(folder.out.find("calibrating") == std::string::npos);
+  auto no_folder = cs("calibrate -o /proc/no-such-folder/calibration.json", true);
+  CHECK(no_folder.code == 2);
+  CHECK(no_folder.out.find("cannot make the folder") != std::string::npos);
+  CHECK(no_folder.out.find("calibrating") == std::string::npos);
+  CHECK(cs("calibrate --placement --seconds 5", true).out.find("--seconds does not apply") != std::string::npos);
   auto placement = cs("calibrate --placement --seconds 20", true);
   CHECK(placement.code == 2);
   CHECK(placement.out.find("--seconds does not apply") != std::string::npos);

@@ -206,6 +206,8 @@ TEST_CASE("topology: mistakes are reported with their place, id and what to do")
 
   e = parse_err(R"({"version": 2, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1}})");
   CHECK(e.message == "unsupported version 2");
+  CHECK(parse_err(R"({"version": 0, "devices": {"kind": "gpu", "per_node": 1, "memory_gbps": 1}})").message ==
+        "unsupported version 0");
   CHECK(e.where.pointer == "/version");
 
   e = parse_err("{\"version\": 1,, }");
@@ -254,7 +256,8 @@ TEST_CASE("topology model: a step is as long as its busiest resource, plus laten
   auto signal = pricer.step(one_step(8, {{0, 2}}, 0), one_step(8, {{0, 2}}, 0).steps[0]);
   CHECK(signal.level == Level::network);
   auto near = pricer.step(one_step(8, {{0, 1}}, 0), one_step(8, {{0, 1}}, 0).steps[0]);
-  CHECK(near.level != Level::memory);
+  // Inside the node: the longer of the link's latency and the step's synchronisation.
+  CHECK(near.level == (t.intra.latency_us > t.step_us ? Level::node : Level::launch));
 
   // Across nodes under one leaf: the card (10 GB/s) bounds it; latency 5 + the leaf's 0.
   Schedule across = one_step(8, {{0, 2}}, n);

@@ -19,6 +19,10 @@ WhatIfPanel::WhatIfPanel() {
   for (const auto& t : topology_presets()) topologies_.push_back(t);
 }
 
+WhatIfPanel::~WhatIfPanel() {
+  if (progress_) progress_->cancel = true;
+}
+
 void WhatIfPanel::start_on(const std::string& topology, std::int64_t nodes) {
   if (topology.empty()) return;
   auto it = std::find(topologies_.begin(), topologies_.end(), topology);
@@ -50,6 +54,7 @@ void WhatIfPanel::start() {
   auto progress = std::make_shared<view::WhatIfProgress>();
   progress_ = progress;
   again_ = false;
+  stale_ = false;
   pending_ = std::async(std::launch::async, [q, dir, progress] { return view::build_what_if(q, dir, progress.get()); });
 }
 
@@ -65,12 +70,12 @@ void WhatIfPanel::settle() {
 void WhatIfPanel::draw(const LessonState& lesson, bool& open, float scale) {
   if (!open) return;
   const view::LessonRun* run = lesson.run();
-  bool changed = false;
   if (follow_lesson_ && run && lesson.run_version() != lesson_version_) {
     lesson_version_ = lesson.run_version();
     follow(*run);
-    changed = true;
+    stale_ = true;  // kept until priced: the window may be folded this frame
   }
+  bool changed = stale_;
   if (!shown_ && !pending_.valid() && error_.empty()) changed = true;
 
   const ImVec2 display = ImGui::GetIO().DisplaySize;

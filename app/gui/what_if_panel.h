@@ -17,6 +17,10 @@ namespace collscope::app {
 class WhatIfPanel {
  public:
   WhatIfPanel();
+  // Stops a pricing in flight (its future waits for it otherwise).
+  ~WhatIfPanel();
+  WhatIfPanel(const WhatIfPanel&) = delete;
+  WhatIfPanel& operator=(const WhatIfPanel&) = delete;
   // Draws the window while `open` (its close box clears it).
   void draw(const LessonState& lesson, bool& open, float scale);
   // Blocks until the pricing in flight (if any) is done: for headless screenshots.
@@ -39,6 +43,7 @@ class WhatIfPanel {
   std::future<Result<view::WhatIf>> pending_;
   std::shared_ptr<view::WhatIfProgress> progress_;  // the pricing in flight's
   bool again_ = false;  // the query changed while a pricing was in flight: price it once that one stops
+  bool stale_ = false;  // the lesson changed while the window was folded: price it when it opens
   std::optional<view::WhatIf> shown_;
   std::string error_;
   // The lesson's call, for its marker.

@@ -42,7 +42,9 @@ class TopologyReader {
     Topology t;
     const Member* version = doc.find("version");
     if (!version) fail("topology.missing_key", "missing \"version\"", "start the file with \"version\": 1", at(doc));
-    if (const auto v = integer(version->value, "version", 1, std::numeric_limits<std::int32_t>::max()); v != 1)
+    if (const auto v = integer(version->value, "version", std::numeric_limits<std::int32_t>::min(),
+                               std::numeric_limits<std::int32_t>::max());
+        v != 1)
       fail("topology.out_of_range", "unsupported version " + std::to_string(v),
            "this collscope reads topology files of version 1", at(version->value));
     if (const Member* m = doc.find("name")) t.name = text(m->value, "name", "\"dgx-h100\"");
