@@ -127,6 +127,10 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
   }
 }
 
+// Observable mode on a topology: a device's steps are priced one way in either mode.
+constexpr const char* kModesAlike =
+    "# on a topology the two modes are priced alike: every step of a device ends in a synchronisation either way\n";
+
 // Beyond the ranks a schedule can hold, a single collective on a topology is priced
 // from its algorithms' shapes (algorithm_shape): every distinct step once.
 constexpr std::int32_t kMaxShapeRanks = 262144;
@@ -307,10 +311,7 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                                                       : "priced as the library runs it",
               kMaxRanks);
   print_placement_notes(*machine, a.ranks, rf.ranks_per_node, a.coll);
-  if (rf.mode != "fast")
-    std::printf(
-        "# on a topology the two modes are priced alike: every step of a device ends in a "
-        "synchronisation either way\n");
+  if (rf.mode != "fast") std::printf("%s", kModesAlike);
   std::string flowed;
   for (const auto& r : rows)
     if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
@@ -450,10 +451,7 @@ int predict_one(const RunFlags& rf, bool all, bool header) {
                 static_cast<unsigned long long>(spec->count), std::string(name_of(spec->dtype)).c_str());
   print_placement_notes(*machine, scenario->ranks, rf.ranks_per_node,
                         one_call ? std::optional<Collective>(spec->coll) : std::nullopt);
-  if (!fast && !machine->cpu)
-    std::printf(
-        "# on a topology the two modes are priced alike: every step of a device ends in a "
-        "synchronisation either way\n");
+  if (!fast && !machine->cpu) std::printf("%s", kModesAlike);
   else if (one_call && !fast && (all || rf.algo == "auto"))
     std::printf("# auto picks by fast mode's prices, as a run's auto does in either mode\n");
   print_rows(rows, one_call && all ? pick : rows.size());
