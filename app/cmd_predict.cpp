@@ -270,15 +270,22 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     const bool flows = a.ranks <= kMaxFlowRanks;
     std::string priced;
     for (const auto& name : algorithm_names(a.coll))
-      if (!find_native(name) && (flows || algorithm_shape(CollArgs{a}, name, 0)))
+      if (!find_native(name) && (flows || algorithm_shape(CollArgs{a}, name, 0, shape_repeat(*machine, a.ranks))))
         priced += (priced.empty() ? "" : ", ") + name;
     const std::string what = pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) + " can"
                                        : "algorithm \"" + rf.algo + "\" cannot";
+    // An algorithm whose every step is its own (pairwise) has a shape where the machine
+    // repeats itself in small groups of ranks, and none that prices quickly elsewhere.
+    CollArgs small = a;
+    small.ranks = 16;
+    small.root = 0;
+    const bool shaped_elsewhere = !pick_auto && algorithm_shape(small, rf.algo, 0).has_value();
     const std::string why =
         flows
             ? " ranks predict prices the engine's algorithms from their steps, and a library's own collective has none"
             : " ranks predict prices algorithms from their shapes, and " +
-                  (pick_auto ? std::string("none has one") : std::string("it has none"));
+                  (pick_auto ? std::string("none has one") : std::string("it has none")) +
+                  (shaped_elsewhere ? " that prices in seconds on this topology and nodes" : "");
     return report_error(make_error(
         "predict.no_shape",
         what + " be priced at " + std::to_string(a.ranks) + " ranks: beyond " +

@@ -37,6 +37,13 @@ for coll in allgather reduce_scatter broadcast reduce scatter gather; do
   run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \
     --topology dgx-h100 --nodes 8192
 done
+# Reduce-scatter's pairwise, every step its own: priced from one leaf group of 128 ranks
+# where the machine repeats every leaf (PCIe nodes under one spine); under dgx-h100's
+# spine groups of 8192 ranks it has no shape.
+run "65536 ranks, reduce_scatter pairwise on pcie-8gpu (shape)" --coll reduce_scatter --algo pairwise \
+  --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
+run "65536 ranks, reduce_scatter --algo all on pcie-8gpu (shapes)" --coll reduce_scatter --algo all \
+  --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
 # Programs (point-to-point, custom algorithms) are lowered and priced as written, up to
 # 4096 ranks: lessons of the repository with their ranks raised.
 tmp=$(mktemp -d)

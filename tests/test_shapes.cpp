@@ -11,6 +11,7 @@
 #include "collscope/collective.h"
 #include "collscope/machine.h"
 #include "collscope/scenario.h"
+#include "collscope/topology.h"
 
 using namespace collscope;
 
@@ -144,8 +145,11 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
     // A chain's step s moves s blocks at once, each step its own: n^2 / 2 transfers.
     CHECK_FALSE(algorithm_shape(args_of(c, 16, 100, false, 3), "chain", 8).has_value());
   }
-  // Pairwise's n - 1 steps each send every rank's block a different distance.
-  CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
+  // Pairwise's n - 1 steps each send every rank's block a different distance: each step
+  // its own, every rank's transfers written where nothing says the machine repeats itself,
+  // so no shape where that would take millions of them.
+  CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
+  CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 4096, 100, false, 0), "pairwise", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
   // Nothing moves at count 0: no steps, for every shaped algorithm; a name without a
@@ -170,6 +174,71 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   auto cpu = machine_for("this-machine", 0, BackendCapabilities{}, DType::float32, "/nonexistent-collscope-config");
   REQUIRE(cpu.ok());
   CHECK_FALSE(predict_shape(args_of(Collective::allreduce, 16, 100, false, 0), "ring", *cpu).has_value());
+}
+
+TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machine, prices like its schedule") {
+  // Up to 1024 ranks, nodes and leaf groups whole (the machine repeats every leaf group) or
+  // not (a partial node: every rank's transfers), every distance, the band of steps that
+  // leave every group and those that do not, in rails and on shared cards.
+  struct Case {
+    std::string topology;
+    std::int32_t n;
+    std::int64_t nodes;
+  };
+  for (const Case& w : std::vector<Case>{{"pcie-8gpu", 1024, 128},
+                                         {"pcie-8gpu", 512, 64},
+                                         {"dgx-h100", 512, 64},
+                                         {"dgx-h100", 1024, 128},
+                                         {"dgx-h100", 200, 32},
+                                         {"dgx-h100", 96, 24},
+                                         {"gb200-nvl72", 576, 8}}) {
+    const Machine m = machine(w.topology, w.nodes);
+    for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{256}}) {
+      const CollArgs a = args_of(Collective::reduce_scatter, w.n, count, false, 0);
+      const auto shaped = predict_shape(a, "pairwise", m);
+      CAPTURE(w.topology);
+      CAPTURE(w.n);
+      CAPTURE(count);
+      REQUIRE(shaped.has_value());
+      CHECK(shaped->us == doctest::Approx(lowered_us(a, "pairwise", m)).epsilon(1e-9));
+    }
+  }
+  // Where memory or NVLink is what bounds a step (not so in the presets): a block that
+  // lands on another rail first crosses NVLink to the card of its rail (PXN), so the steps
+  // that leave every group differ by where in the next node they land; and a rank's
+  // memory carries what it receives as well as what it sends.
+  for (const char* bound : {R"("memory_gbps": 1}, "intra": {"kind": "nvlink", "bandwidth_gbps": 1000)",
+                            R"("memory_gbps": 100000}, "intra": {"kind": "nvlink", "bandwidth_gbps": 1)"}) {
+    auto t = parse_topology(std::string(R"({"version": 1, "name": "bound",
+      "devices": {"kind": "gpu", "per_node": 4, )") +
+                                bound + R"(, "latency_us": 1},
+      "nic": {"per_node": 4, "bandwidth_gbps": 1000, "latency_us": 5, "rails": true},
+      "tiers": [{"name": "leaf", "nodes": 2, "latency_us": 1}, {"name": "spine", "nodes": 64, "latency_us": 2}]})",
+                            "bound.json");
+    REQUIRE_MESSAGE(t.ok(), t.error().format());
+    Machine m;
+    m.cpu = false;
+    m.topology = *t;
+    m.nodes = 16;  // 64 ranks: the machine repeats every leaf of 8
+    const CollArgs a = args_of(Collective::reduce_scatter, 64, 1 << 12, false, 0);
+    const auto shaped = predict_shape(a, "pairwise", m);
+    REQUIRE(shaped.has_value());
+    CAPTURE(bound);
+    CHECK(shaped->us == doctest::Approx(lowered_us(a, "pairwise", m)).epsilon(1e-9));
+  }
+  // 65536 ranks: on PCIe nodes, whose leaf groups of 128 ranks repeat, in far less than the
+  // four billion transfers of its schedule; on DGX nodes under spine groups of 8192 ranks
+  // it would take a hundred million of them: no shape, listed as not priced.
+  const auto pcie =
+      predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", machine("pcie-8gpu", 8192));
+  REQUIRE(pcie.has_value());
+  const auto ring =
+      predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "ring", machine("pcie-8gpu", 8192));
+  REQUIRE(ring.has_value());
+  CHECK(pcie->us > ring->us);  // as many steps, most of them crossing the spine
+  CHECK_FALSE(
+      predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", machine("dgx-h100", 8192))
+          .has_value());
 }
 
 TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and latency grows with the ring") {

@@ -156,15 +156,27 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
 // ---------------------------------------------------------------------------
 // Shapes: an algorithm as its distinct steps and how often each occurs
 // (algorithms/shapes.cpp), so that it can be priced at any number of ranks without
-// lowering it. `fill` appends one such step's transfers (every rank's; offsets 0).
+// lowering it. `fill` appends one such step's transfers (every rank's, or where the machine
+// repeats itself those that price it, ShapeRepeat below; offsets 0).
 struct ShapePhase {
   std::int64_t repeat = 1;
   std::string phase;
   std::function<void(Step&)> fill;
 };
-// nullopt: the algorithm has no shape (it is priced by lowering it). `ranks_per_node`
-// (0: one node) is what node-aware algorithms split on, as Schedule::ranks_per_node.
+// Where the machine a shape is priced on repeats itself (predict_shape fills it from the
+// placement): for every multiple r of `period`, ranks [r, r + period) sit as ranks
+// [0, period) do, in nodes of `node_ranks` ranks and whole switch groups. A step that is
+// the same at every rank then loads no resource more than it loads one of the ranks
+// [0, period), and its price can be taken from the transfers that leave or reach them.
+// 0: not known (a shape writes every rank's transfers).
+struct ShapeRepeat {
+  std::int64_t period = 0;
+  std::int64_t node_ranks = 0;
+};
+// nullopt: the algorithm has no shape (it is priced by lowering it), or none that prices
+// quickly on such a machine. `ranks_per_node` (0: one node) is what node-aware algorithms
+// split on, as Schedule::ranks_per_node.
 std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& args, std::string_view algorithm,
-                                                       std::int64_t ranks_per_node);
+                                                       std::int64_t ranks_per_node, ShapeRepeat repeat = {});
 
 }  // namespace collscope

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "collscope/algorithms.h"
 #include "collscope/backend.h"
 #include "collscope/calibration.h"
 #include "collscope/model.h"
@@ -50,6 +51,12 @@ Result<Machine> machine_for(const std::string& topology, std::int64_t nodes, con
 // The predicted time of a whole schedule: fast mode (the dataflow estimate `auto`
 // uses) or observable mode (a barrier after every step).
 Prediction predict(const Schedule& s, const Machine& m, bool fast);
+
+// Where the placement of `ranks` repeats itself (ShapeRepeat, algorithms.h): every node
+// alike and every switch group whole, so that moving every rank on by the period moves
+// every node, card and group onto one like it. Nothing when a node or a group is left
+// partly empty, or for the cpu model.
+ShapeRepeat shape_repeat(const Machine& m, std::int64_t ranks);
 
 // One collective priced from its algorithm's shape (algorithm_shape, algorithms.h) on a
 // topology, at any number of ranks: every distinct step priced once by the same

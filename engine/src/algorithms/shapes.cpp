@@ -337,11 +337,45 @@ std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::s
   return b.phases;
 }
 
-std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, std::string_view algo,
-                                                            std::int64_t rpn) {
+// How many transfers a shape may write in all: about a second of pricing.
+constexpr std::int64_t kMaxShapeTransfers = std::int64_t{1} << 22;
+
+// pairwise (reduce_scatter.cpp): in step k every rank r adds its part of block r+k into
+// rank r+k's output. Each step sends a different distance, so each is its own; but on a
+// machine that repeats every P ranks (ShapeRepeat) a step is priced from the transfers
+// that leave or reach ranks [0, P), and the steps with P <= k <= n-P, where every block
+// leaves its node and every switch group, load the same resources alike but for where in
+// the next node a block lands: one such step per residue of k mod the node's ranks.
+// False: too many transfers to price quickly (no repeat short of a few thousand ranks).
+bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep) {
+  const bool repeats = rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
+  const std::int64_t P = repeats ? rep.period : n, R = repeats ? rep.node_ranks : n;
+  const std::int64_t band = n >= 2 * P ? n - 2 * P + 1 : 0;  // the steps P <= k <= n-P
+  const std::int64_t steps = n - 1 - band + std::min(band, R);
+  if (steps * std::min(n, 2 * P) > kMaxShapeTransfers) return false;
+  auto shift = [n, c, P](std::int64_t k) {
+    const Action act = k == 1 ? Action::reduce_copy : Action::reduce;
+    return [n, c, P, k, act](std::vector<Transfer>& t) {
+      for (std::int64_t r = 0; r < P; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
+      for (std::int64_t d = 0; d < P; ++d)
+        if (const std::int64_t from = (d - k + n) % n; from >= P) t.push_back(xfer(from, d, c, act));
+    };
+  };
+  for (std::int64_t k = 1; k < n; ++k) {
+    if (band > 0 && k >= P && k <= n - P) {
+      if (k < P + R) b.add((n - P - k) / R + 1, "pairwise", shift(k));
+      continue;
+    }
+    b.add(1, "pairwise", shift(k));
+  }
+  return true;
+}
+
+std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn,
+                                                            ShapeRepeat repeat) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
-  if (!shaped(algo, {"ring", "hierarchical", "rings", "recursive_halving"})) return std::nullopt;
+  if (!shaped(algo, {"ring", "hierarchical", "rings", "recursive_halving", "pairwise"})) return std::nullopt;
   ShapeBuilder b;
   if (c == 0) return b.phases;
   if (n == 1) {
@@ -386,6 +420,8 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
         }
       });
     fold_out(b, f, c);
+  } else if (algo == "pairwise") {
+    if (!pairwise(b, n, c, repeat)) return std::nullopt;
   } else {
     return std::nullopt;
   }
@@ -510,7 +546,7 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
 }  // namespace
 
 std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::string_view algo,
-                                                       std::int64_t ranks_per_node) {
+                                                       std::int64_t ranks_per_node, ShapeRepeat repeat) {
   if (a.ranks < 1) return std::nullopt;
   switch (a.coll) {
     case Collective::allreduce:
@@ -518,7 +554,7 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
     case Collective::allgather:
       return allgather_shape(a, algo, ranks_per_node);
     case Collective::reduce_scatter:
-      return reduce_scatter_shape(a, algo, ranks_per_node);
+      return reduce_scatter_shape(a, algo, ranks_per_node, repeat);
     case Collective::broadcast:
     case Collective::reduce:
     case Collective::scatter:

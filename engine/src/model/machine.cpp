@@ -1,6 +1,7 @@
 #include "collscope/machine.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "collscope/algorithms.h"
 
@@ -88,6 +89,20 @@ Prediction predict(const Schedule& s, const Machine& m, bool fast) {
   return p;
 }
 
+ShapeRepeat shape_repeat(const Machine& m, std::int64_t ranks) {
+  const Placement p = m.placement(ranks);
+  if (m.cpu || p.nodes * p.ranks_per_node != ranks) return {};
+  ShapeRepeat r{p.ranks_per_node, p.ranks_per_node};
+  for (const SwitchTier& tier : m.topology.tiers) {
+    const std::int64_t per = std::max<std::int64_t>(1, tier.nodes);
+    if (per >= p.nodes) continue;  // one group holds every node: nothing leaves it
+    if (p.nodes % per != 0) return {};
+    r.period = std::lcm(r.period, per * p.ranks_per_node);
+    if (ranks % r.period != 0) return {};
+  }
+  return r;
+}
+
 std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view algorithm, const Machine& m,
                                         std::int64_t ranks_per_node) {
   // A backend that launches a kernel per transfer pays for every transfer a schedule
@@ -98,7 +113,8 @@ std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view a
   auto shape = algorithm_shape(args, algorithm,
                                ranks_per_node > 0 ? ranks_per_node
                                : p.nodes > 1      ? p.ranks_per_node
-                                                  : 0);
+                                                  : 0,
+                               shape_repeat(m, args.ranks));
   if (!shape) return std::nullopt;
   TopologyPricer pricer(m.topology, p);
   Schedule s;  // the pricer reads the dtype only
