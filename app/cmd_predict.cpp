@@ -279,7 +279,8 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
     CollArgs small = a;
     small.ranks = 16;
     small.root = 0;
-    const bool shaped_elsewhere = !pick_auto && algorithm_shape(small, rf.algo, 0).has_value();
+    bool shaped_elsewhere = false;
+    for (const auto& name : algos) shaped_elsewhere = shaped_elsewhere || algorithm_shape(small, name, 0);
     const std::string why =
         flows
             ? " ranks predict prices the engine's algorithms from their steps, and a library's own collective has none"

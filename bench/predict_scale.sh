@@ -24,26 +24,28 @@ for algo in ring rabenseifner; do
   run "1024 ranks, $algo (schedule)" --coll allreduce --algo "$algo" --ranks 1024 --count $count \
     --topology dgx-h100 --nodes 128
 done
-# All-to-all has no shape: up to 4096 ranks (512 nodes) every transfer of its schedule
-# is priced (flow level), one algorithm at a time.
+# All-to-all at 4096 ranks (512 nodes): pairwise and linear from their shapes (the machine
+# repeats every leaf group of 256 ranks), bruck transfer by transfer (flow level).
 for algo in pairwise bruck linear; do
-  run "4096 ranks, alltoall $algo (flow)" --coll alltoall --algo "$algo" --ranks 4096 --count 256 \
+  run "4096 ranks, alltoall $algo" --coll alltoall --algo "$algo" --ranks 4096 --count 256 \
     --topology dgx-h100 --nodes 512
 done
-run "4096 ranks, alltoall --algo all (flow)" --coll alltoall --algo all --ranks 4096 --count 256 \
+run "4096 ranks, alltoall --algo all" --coll alltoall --algo all --ranks 4096 --count 256 \
   --topology dgx-h100 --nodes 512
 # The other collectives: every algorithm with a shape, and those without left out.
 for coll in allgather reduce_scatter broadcast reduce scatter gather; do
   run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \
     --topology dgx-h100 --nodes 8192
 done
-# Reduce-scatter's pairwise, every step its own: priced from one leaf group of 128 ranks
+# Reduce-scatter's and all-to-all's pairwise, every step its own: priced from one leaf group of 128 ranks
 # where the machine repeats every leaf (PCIe nodes under one spine); under dgx-h100's
 # spine groups of 8192 ranks it has no shape.
 run "65536 ranks, reduce_scatter pairwise on pcie-8gpu (shape)" --coll reduce_scatter --algo pairwise \
   --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
 run "65536 ranks, reduce_scatter --algo all on pcie-8gpu (shapes)" --coll reduce_scatter --algo all \
   --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
+run "65536 ranks, alltoall pairwise on pcie-8gpu (shape)" --coll alltoall --algo pairwise \
+  --ranks 65536 --count 256 --topology pcie-8gpu --nodes 8192
 # Programs (point-to-point, custom algorithms) are lowered and priced as written, up to
 # 4096 ranks: lessons of the repository with their ranks raised.
 tmp=$(mktemp -d)

@@ -121,6 +121,15 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   auto none = cs("predict --coll alltoall --ranks 65536 --topology dgx-h100 --nodes 8192", true);
   CHECK(none.code == 2);
   CHECK(none.out.find("error[predict.no_shape]") != std::string::npos);
+  // All-to-all's pairwise has a shape where the machine repeats in small groups (PCIe
+  // nodes' leaf groups of 128 ranks), not under dgx-h100's spine groups of 8192 ranks.
+  CHECK(none.out.find("none has one that prices in seconds on this topology and nodes") != std::string::npos);
+  auto pcie = cs("predict --coll alltoall --algo pairwise --ranks 65536 --topology pcie-8gpu --nodes 8192 --json");
+  REQUIRE_MESSAGE(pcie.code == 0, pcie.out);
+  CHECK(json_lines(pcie.out).at(0)["method"] == "shape");
+  auto bruck = cs("predict --coll alltoall --algo bruck --ranks 65536 --topology pcie-8gpu --nodes 8192", true);
+  CHECK(bruck.code == 2);
+  CHECK(bruck.out.find("and it has none\n") != std::string::npos);
   auto one = cs("predict --coll allreduce --algo bruck --ranks 4096 --topology dgx-h100 --nodes 512", true);
   CHECK(one.code == 2);
   auto cpu = cs("predict --coll allreduce --ranks 4096", true);
@@ -135,7 +144,10 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
 }
 
 TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by transfer (flow level)") {
-  // 1280 ranks: more than a schedule that runs may have; all-to-all's algorithms have no shape.
+  // 1280 ranks: more than a schedule that runs may have. Bruck has no shape; pairwise and
+  // linear have one where the machine repeats itself (160 nodes: five leaf groups of 256
+  // ranks), and none where it does not (a node left partly empty) and every rank's
+  // transfers of every step would be millions (2300 ranks).
   auto rows_of = [](const std::string& args) {
     auto o = cs("predict --coll alltoall --count 8 --algo all --topology dgx-h100 --json " + args);
     REQUIRE_MESSAGE(o.code == 0, o.out);
@@ -146,7 +158,7 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   int picks = 0;
   double fastest = 1e300, picked = 0, pairwise_big = 0;
   for (const auto& r : big) {
-    CHECK(r["method"] == "flow");
+    CHECK(r["method"] == (r["algorithm"] == "bruck" ? "flow" : "shape"));
     CHECK(r["model"] == "topology dgx-h100, 160 nodes x 8 GPUs");
     CHECK(r["predicted_us"].get<double>() > 0);
     fastest = std::min(fastest, r["predicted_us"].get<double>());
@@ -155,6 +167,10 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   }
   CHECK(picks == 1);
   CHECK(picked == fastest);
+  auto uneven =
+      cs("predict --coll alltoall --count 8 --algo pairwise --ranks 2300 --nodes 288 --topology dgx-h100 --json");
+  REQUIRE_MESSAGE(uneven.code == 0, uneven.out);
+  CHECK(json_lines(uneven.out).at(0)["method"] == "flow");
   // The same pricing as a schedule that can run: pairwise takes n - 1 steps of one
   // message per rank, so twice the ranks cost about twice the time.
   double pairwise_small = 0;
@@ -165,9 +181,10 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   REQUIRE(pairwise_small > 0);
   CHECK(pairwise_big / pairwise_small == doctest::Approx(1279.0 / 639.0).epsilon(0.05));
   // The text says how they were priced.
-  auto t = cs("predict --coll alltoall --ranks 1280 --count 8 --algo linear --topology dgx-h100 --nodes 160");
+  auto t = cs("predict --coll alltoall --ranks 1280 --count 8 --algo all --topology dgx-h100 --nodes 160");
   REQUIRE(t.code == 0);
-  CHECK(t.out.find("priced transfer by transfer on the whole schedule (flow level): linear") != std::string::npos);
+  CHECK(t.out.find("priced transfer by transfer on the whole schedule (flow level): bruck") != std::string::npos);
+  CHECK(t.out.find("priced from the algorithms' shapes") != std::string::npos);
   // A library's own collective has no steps: it is priced by the model of the library's
   // algorithms, which names the one it priced (NCCL's all-to-all is sends and receives).
   auto lib = cs("predict --coll alltoall --algo nccl --ranks 1280 --topology dgx-h100 --nodes 160 --json");
@@ -195,12 +212,12 @@ TEST_CASE("cli predict: a scenario file beyond a run's ranks is priced on a topo
   const auto rows = json_lines(o.out);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["method"] == "schedule");
-  // The same call described by flags is priced the same, transfer by transfer.
+  // The same call described by flags is priced the same, from its shape.
   auto f = cs("predict --coll alltoall --algo pairwise --ranks 1280 --count 1 --topology dgx-h100 --nodes 160 --json");
   REQUIRE_MESSAGE(f.code == 0, f.out);
   const auto flags = json_lines(f.out);
   REQUIRE(flags.size() == 1);
-  CHECK(flags[0]["method"] == "flow");
+  CHECK(flags[0]["method"] == "shape");
   CHECK(rows[0]["predicted_us"].get<double>() == doctest::Approx(flags[0]["predicted_us"].get<double>()));
   // Without a topology, or to run it: refused, saying what to do.
   auto cpu = cs("predict " + file.string(), true);

@@ -150,12 +150,17 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   // so no shape where that would take millions of them.
   CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 4096, 100, false, 0), "pairwise", 8).has_value());
-  CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
+  // All-to-all's pairwise and linear send every rank's block r+k on alike: shapes as
+  // pairwise's; Bruck's bundles have none.
+  CHECK(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "pairwise", 8).has_value());
+  CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "bruck", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
   // Nothing moves at count 0: no steps, for every shaped algorithm; a name without a
   // shape (a library's own collective) has none at count 0 either.
-  for (const Collective c : {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::allgather,
-                             Collective::reduce_scatter, Collective::scatter, Collective::gather}) {
+  for (const Collective c :
+       {Collective::allreduce, Collective::broadcast, Collective::reduce, Collective::allgather,
+        Collective::reduce_scatter, Collective::scatter, Collective::gather, Collective::alltoall}) {
     for (const auto& algo : algorithm_names(c)) {
       const auto zero = algorithm_shape(args_of(c, 2048, 0, false, 0), algo, 8);
       if (zero) CHECK_MESSAGE(zero->empty(), algo);
@@ -174,6 +179,30 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   auto cpu = machine_for("this-machine", 0, BackendCapabilities{}, DType::float32, "/nonexistent-collscope-config");
   REQUIRE(cpu.ok());
   CHECK_FALSE(predict_shape(args_of(Collective::allreduce, 16, 100, false, 0), "ring", *cpu).has_value());
+}
+
+TEST_CASE("shapes: all-to-all's pairwise and linear price like their schedules, over ranks, sizes and topologies") {
+  const std::vector<std::pair<std::string, std::int32_t>> wheres = {
+      {"dgx-h100", 8}, {"dgx-h100", 4}, {"pcie-8gpu", 8}, {"gb200-nvl72", 0}};
+  int compared = 0;
+  for (const char* algo : {"pairwise", "linear"})
+    for (const std::int32_t n : {1, 2, 3, 5, 8, 12, 16, 24, 32, 64})
+      for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1000}})
+        for (const auto& [topology, per_node] : wheres) {
+          const std::int64_t nodes = per_node > 0 ? (n + per_node - 1) / per_node : 1;
+          const Machine m = machine(topology, nodes);
+          const CollArgs a = args_of(Collective::alltoall, n, count, false, 0);
+          const auto shaped = predict_shape(a, algo, m);
+          CAPTURE(algo);
+          CAPTURE(n);
+          CAPTURE(count);
+          CAPTURE(topology);
+          CAPTURE(nodes);
+          REQUIRE(shaped.has_value());
+          CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+          ++compared;
+        }
+  CHECK(compared == 2 * 10 * 2 * 4);
 }
 
 TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machine, prices like its schedule") {
@@ -202,6 +231,16 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
       REQUIRE(shaped.has_value());
       CHECK(shaped->us == doctest::Approx(lowered_us(a, "pairwise", m)).epsilon(1e-9));
     }
+    if (w.n > 576) continue;  // an all-to-all's schedule of n^2 transfers: the smaller ones
+    for (const char* algo : {"pairwise", "linear"}) {
+      const CollArgs a = args_of(Collective::alltoall, w.n, 16, false, 0);
+      const auto shaped = predict_shape(a, algo, m);
+      CAPTURE(w.topology);
+      CAPTURE(w.n);
+      CAPTURE(algo);
+      REQUIRE(shaped.has_value());
+      CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+    }
   }
   // Where memory or NVLink is what bounds a step (not so in the presets): a block that
   // lands on another rail first crosses NVLink to the card of its rail (PXN), so the steps
@@ -220,11 +259,17 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
     m.cpu = false;
     m.topology = *t;
     m.nodes = 16;  // 64 ranks: the machine repeats every leaf of 8
-    const CollArgs a = args_of(Collective::reduce_scatter, 64, 1 << 12, false, 0);
-    const auto shaped = predict_shape(a, "pairwise", m);
-    REQUIRE(shaped.has_value());
-    CAPTURE(bound);
-    CHECK(shaped->us == doctest::Approx(lowered_us(a, "pairwise", m)).epsilon(1e-9));
+    CAPTURE(std::string(bound));
+    for (const auto& [c, algo] :
+         std::vector<std::pair<Collective, std::string>>{{Collective::reduce_scatter, "pairwise"},
+                                                         {Collective::alltoall, "pairwise"},
+                                                         {Collective::alltoall, "linear"}}) {
+      const CollArgs a = args_of(c, 64, 1 << 12, false, 0);
+      const auto shaped = predict_shape(a, algo, m);
+      CAPTURE(algo);
+      REQUIRE(shaped.has_value());
+      CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+    }
   }
   // 65536 ranks: on PCIe nodes, whose leaf groups of 128 ranks repeat, in far less than the
   // four billion transfers of its schedule; on DGX nodes under spine groups of 8192 ranks

@@ -340,33 +340,49 @@ std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::s
 // How many transfers a shape may write in all: about a second of pricing.
 constexpr std::int64_t kMaxShapeTransfers = std::int64_t{1} << 22;
 
-// pairwise (reduce_scatter.cpp): in step k every rank r adds its part of block r+k into
-// rank r+k's output. Each step sends a different distance, so each is its own; but on a
-// machine that repeats every P ranks (ShapeRepeat) a step is priced from the transfers
-// that leave or reach ranks [0, P), and the steps with P <= k <= n-P, where every block
-// leaves its node and every switch group, load the same resources alike but for where in
-// the next node a block lands: one such step per residue of k mod the node's ranks.
-// False: too many transfers to price quickly (no repeat short of a few thousand ranks).
-bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep) {
-  const bool repeats = rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
-  const std::int64_t P = repeats ? rep.period : n, R = repeats ? rep.node_ranks : n;
+// Where the machine repeats itself every P ranks (ShapeRepeat): P, and the ranks of a
+// node R. Without a repeat, P = R = n: every rank's transfers are written.
+struct Repeat {
+  std::int64_t P, R;
+  Repeat(std::int64_t n, ShapeRepeat rep) {
+    const bool repeats =
+        rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
+    P = repeats ? rep.period : n;
+    R = repeats ? rep.node_ranks : n;
+  }
+  // The transfers that price a step in which every rank r sends to r+k: those that leave
+  // ranks [0, P) and those that reach them (on a machine that repeats every P ranks, no
+  // resource carries more than one of these ranks' nodes, cards and groups does).
+  std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * P); }
+};
+
+void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t P, std::int64_t k, std::uint64_t c, Action act) {
+  for (std::int64_t r = 0; r < P; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
+  for (std::int64_t d = 0; d < P; ++d)
+    if (const std::int64_t from = (d - k + n) % n; from >= P) t.push_back(xfer(from, d, c, act));
+}
+
+// The n-1 steps of a pairwise exchange (reduce_scatter.cpp, alltoall.cpp): in step k every
+// rank r sends a block to rank r+k. Each step sends a different distance, so each is its
+// own; on a machine that repeats every P ranks a step is priced from one repeat (Repeat),
+// and the steps with P <= k <= n-P, where every block leaves its node and every switch
+// group, load the same resources alike but for where in the next node a block lands: one
+// such step per residue of k modulo the ranks of a node. `first` is step 1's action, `act`
+// the others'. False: too many transfers to price quickly.
+bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep, Action first, Action act) {
+  const Repeat w(n, rep);
+  const std::int64_t P = w.P, R = w.R;
   const std::int64_t band = n >= 2 * P ? n - 2 * P + 1 : 0;  // the steps P <= k <= n-P
   const std::int64_t steps = n - 1 - band + std::min(band, R);
-  if (steps * std::min(n, 2 * P) > kMaxShapeTransfers) return false;
-  auto shift = [n, c, P](std::int64_t k) {
-    const Action act = k == 1 ? Action::reduce_copy : Action::reduce;
-    return [n, c, P, k, act](std::vector<Transfer>& t) {
-      for (std::int64_t r = 0; r < P; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
-      for (std::int64_t d = 0; d < P; ++d)
-        if (const std::int64_t from = (d - k + n) % n; from >= P) t.push_back(xfer(from, d, c, act));
-    };
-  };
+  if (steps * w.shift_transfers(n) > kMaxShapeTransfers) return false;
   for (std::int64_t k = 1; k < n; ++k) {
+    const Action a = k == 1 ? first : act;
+    auto fill = [n, c, P, k, a](std::vector<Transfer>& t) { shift(t, n, P, k, c, a); };
     if (band > 0 && k >= P && k <= n - P) {
-      if (k < P + R) b.add((n - P - k) / R + 1, "pairwise", shift(k));
+      if (k < P + R) b.add((n - P - k) / R + 1, "pairwise", fill);
       continue;
     }
-    b.add(1, "pairwise", shift(k));
+    b.add(1, "pairwise", fill);
   }
   return true;
 }
@@ -421,7 +437,7 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
       });
     fold_out(b, f, c);
   } else if (algo == "pairwise") {
-    if (!pairwise(b, n, c, repeat)) return std::nullopt;
+    if (!pairwise(b, n, c, repeat, Action::reduce_copy, Action::reduce)) return std::nullopt;
   } else {
     return std::nullopt;
   }
@@ -543,6 +559,33 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
   return b.phases;
 }
 
+// All-to-all (alltoall.cpp): its pairwise and linear exchanges send every rank's block
+// for rank r+k to it, k steps on or all at once; priced where the machine repeats itself
+// (Repeat). Bruck's bundles are many transfers a rank (its rotation back one a block):
+// priced from its schedule.
+std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::string_view algo, ShapeRepeat rep) {
+  const std::int64_t n = a.ranks;
+  const std::uint64_t c = a.count;
+  if (!shaped(algo, {"pairwise", "linear"})) return std::nullopt;
+  ShapeBuilder b;
+  if (c == 0) return b.phases;
+  if (n == 1) {
+    local_copy(b, 1, c);
+    return b.phases;
+  }
+  const Repeat w(n, rep);
+  if (algo == "pairwise") {
+    b.add(1, "local copy", [n, c, P = w.P](std::vector<Transfer>& t) { shift(t, n, P, 0, c, Action::copy); });
+    if (!pairwise(b, n, c, rep, Action::copy, Action::copy)) return std::nullopt;
+  } else {
+    if ((n - 1) * w.shift_transfers(n) + w.P > kMaxShapeTransfers) return std::nullopt;
+    b.add(1, "spread out", [n, c, P = w.P](std::vector<Transfer>& t) {
+      for (std::int64_t k = 0; k < n; ++k) shift(t, n, P, k, c, Action::copy);
+    });
+  }
+  return b.phases;
+}
+
 }  // namespace
 
 std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::string_view algo,
@@ -560,6 +603,8 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
     case Collective::scatter:
     case Collective::gather:
       return rooted_shape(a, algo);
+    case Collective::alltoall:
+      return alltoall_shape(a, algo, repeat);
     default:
       return std::nullopt;
   }
