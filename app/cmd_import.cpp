@@ -38,7 +38,7 @@ void add_import_commands(CLI::App& app, ImportFlags& f) {
   f.import_cmd
       ->add_option("--compute-digits", f.compute_digits,
                    "significant digits of compute spans: 0 exact (default: exact, rounded to 2 for jobs of more "
-                   "than 20000 compute entries)")
+                   "than 20000 compute entries, and to 3 then 2 where the scenario would be over 4 MiB)")
       ->check(CLI::Range(0, 9));
   f.import_cmd->add_option("--sizes", f.sizes,
                            "a second source of the same program (Flight Recorder dumps or `collscope record` output) "

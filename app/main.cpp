@@ -183,6 +183,15 @@ int run(int argc, char** argv) {
     return app::report_error(make_error("cli.usage", e.what(), "see `collscope --help`"));
   }
 
+  // The environment's settings are input too: a value that names no wait strategy is
+  // refused, not silently ignored.
+  if (const char* how = std::getenv("COLLSCOPE_WAIT"); how && *how) {
+    const std::string h(how);
+    if (h != "spin" && h != "yield" && h != "sleep")
+      return app::report_error(make_error("cli.usage", "COLLSCOPE_WAIT=" + h + " names no wait strategy",
+                                          "set COLLSCOPE_WAIT to spin, yield or sleep, or unset it for the "
+                                          "default (spin where every rank has a core, else yield, then sleep)"));
+  }
   if (*run) return app::cmd_run(rf);
   if (*list) return app::cmd_list(list_json);
   if (*validate) return app::cmd_validate(files);

@@ -344,3 +344,14 @@ TEST_CASE("cli: algorithm nccl lowers to one native step that only the nccl back
       for (const auto& a : c["algorithms"]) native = native || (a["name"] == "nccl" && a.value("native", false));
   CHECK(native);
 }
+
+TEST_CASE("cli: a COLLSCOPE_WAIT that names no wait strategy is refused, the three that do are taken") {
+  const std::string run = std::string(COLLSCOPE_BINARY) + " run --coll allreduce --ranks 2 --count 64 --json";
+  auto bad = test_shell::shell("COLLSCOPE_WAIT=bogus " + run + " 2>&1");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("error[cli.usage] COLLSCOPE_WAIT=bogus names no wait strategy") != std::string::npos);
+  for (const char* how : {"spin", "yield", "sleep", ""}) {
+    auto ok = test_shell::shell(std::string("COLLSCOPE_WAIT=") + how + " " + run + " 2>/dev/null");
+    CHECK_MESSAGE(ok.code == 0, how);
+  }
+}

@@ -132,7 +132,7 @@ TEST_CASE("mpi: under a launcher every process runs its rank and rank 0 prints")
                       "COLLSCOPE_MPI_SEPARATE_NODES=1 OMPI_MCA_btl=self,tcp");
   // (the lesson has 2 ranks: a job of 3 processes is refused, naming both numbers)
   CHECK(tcp.code == 2);
-  CHECK(tcp.out.find("error[processes.size] the run has 2 ranks but the job 3 processes") != std::string::npos);
+  CHECK(tcp.out.find("error[processes.size] the run has 2 ranks but the job has 3 processes") != std::string::npos);
   auto two = launched(2, "run " + lesson("14-isend-irecv.json") + " --backend mpi --json",
                       "COLLSCOPE_MPI_SEPARATE_NODES=1 OMPI_MCA_btl=self,tcp");
   REQUIRE_MESSAGE(two.code == 0, two.out);

@@ -55,7 +55,11 @@ void CaptionPanel::draw(const LessonState& lesson, std::int32_t applied, const W
   std::string facts = "moves " + bytes_text(c.bytes) + "   predicted " + us_text(c.predicted_us) + c.predicted_note +
                       "   measured " + us_text(c.measured_us) + "   backend " + run->backend + " (ran)";
   ImGui::TextUnformatted(facts.c_str());
-  if (!presenter || !c.verified) {
+  if (presenter && c.verified) {
+    // The room sees that the check passed; the verdict's details stay out of its way.
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.45f, 1), "   verified");
+  } else {
     ImGui::PushStyleColor(ImGuiCol_Text, c.verified ? ImVec4(0.45f, 0.9f, 0.45f, 1) : ImVec4(1, 0.4f, 0.4f, 1));
     ImGui::TextWrapped("%s", c.verdict.c_str());
     ImGui::PopStyleColor();

@@ -107,8 +107,8 @@ Status MpiSession::start() {
     return st;
   if (s_.ranks != job_.size)
     return make_error("processes.size",
-                      "the run has " + std::to_string(s_.ranks) + " ranks but the job " + std::to_string(job_.size) +
-                          " processes: the mpi backend runs one rank per process",
+                      "the run has " + std::to_string(s_.ranks) + " ranks but the job has " +
+                          std::to_string(job_.size) + " processes: the mpi backend runs one rank per process",
                       "start the job with as many processes as ranks (mpirun -np " + std::to_string(s_.ranks) +
                           " ...), or let collscope start it: run without a launcher");
   me_ = job_.rank;

@@ -78,7 +78,7 @@ class NcclRankSession final : public Session {
     if (s_.ranks != j.size)
       return make_error(
           "processes.size",
-          "the run has " + std::to_string(s_.ranks) + " ranks but the job " + std::to_string(j.size) +
+          "the run has " + std::to_string(s_.ranks) + " ranks but the job has " + std::to_string(j.size) +
               " processes: the nccl backend across processes runs one rank per process",
           "start the job with as many processes as ranks (mpirun -np " + std::to_string(s_.ranks) + " ...)");
     me_ = j.rank;
