@@ -127,26 +127,32 @@ void CanvasPanel::draw_sprite(ImDrawList* dl, Sprite which, ImVec2 centre, ImU32
 
 namespace {
 
-// The legend: what a colour means, and the compute badge.
-void draw_legend(ImDrawList* dl, ImVec2 lp, float font, view::ColourScope scope) {
+// The legend: what a colour means, and the compute badge, in rows no wider than `width`
+// (a projector's large fonts take two). Draws when `dl` is given; returns the rows.
+int draw_legend(ImDrawList* dl, ImVec2 lp, float width, float font, float line_h, view::ColourScope scope) {
   const float sq = font * 0.8f;
-  float x = lp.x;
-  auto chip = [&](view::Rgba c, const char* text) {
-    dl->AddRectFilled({x, lp.y + 2}, {x + sq, lp.y + 2 + sq}, to_u32(c), 2);
-    x += sq + 4;
-    dl->AddText({x, lp.y}, IM_COL32(220, 220, 225, 255), text);
-    x += ImGui::CalcTextSize(text).x + font;
+  float x = lp.x, y = lp.y;
+  int rows = 1;
+  auto item = [&](const view::Rgba* c, const char* text, ImU32 text_colour) {
+    const float w = (c ? sq + 4 : 0) + ImGui::CalcTextSize(text).x;
+    if (x > lp.x && x + w > lp.x + width) x = lp.x, y += line_h, ++rows;
+    if (dl && c) dl->AddRectFilled({x, y + 2}, {x + sq, y + 2 + sq}, to_u32(*c), 2);
+    if (dl) dl->AddText({x + (c ? sq + 4 : 0), y}, text_colour, text);
+    x += w + font;
   };
-  chip(view::rank_colour(0), "one rank's data");
-  chip(view::mix_colour({0, 1}), "partial result (mix)");
-  chip(view::palette().complete, "all ranks (complete)");
-  chip(kCopyColour, "copy");
-  chip(kReduceColour, "reduce (+)");
-  chip(kComputeColour, "compute span (no data moves)");
+  const ImU32 text = IM_COL32(220, 220, 225, 255);
+  const view::Rgba one = view::rank_colour(0), mix = view::mix_colour({0, 1}), all = view::palette().complete;
+  item(&one, "one rank's data", text);
+  item(&mix, "partial result (mix)", text);
+  item(&all, "all ranks (complete)", text);
+  item(&kCopyColour, "copy", text);
+  item(&kReduceColour, "reduce (+)", text);
+  item(&kComputeColour, "compute span (no data moves)", text);
   // What the colours count (C switches): said, since the two differ after the first call.
-  dl->AddText(
-      {x, lp.y}, IM_COL32(160, 160, 170, 255),
-      scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)");
+  item(nullptr,
+       scope == view::ColourScope::call ? "colours: each call's own inputs (C)" : "colours: the program's inputs (C)",
+       IM_COL32(160, 160, 170, 255));
+  return rows;
 }
 
 }  // namespace
@@ -320,12 +326,15 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
   const std::int32_t step = std::min(pb.applied, lesson.steps() - 1);
   const std::int32_t call = step >= 0 ? s.steps[static_cast<std::size_t>(step)].call : 0;
 
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 o0 = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize();
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const float legend_h =
+      line_h * static_cast<float>(draw_legend(nullptr, {o0.x, 0}, avail.x, font, line_h, lesson.colour_scope()));
   const view::MeasureText measure = [](float size, const std::string& text) {
     return ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
   };
-  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const ImVec2 o = o0;
   const view::CanvasGeometry g =
       view::canvas_geometry(s, *cv, call, {o.x, o.y}, {avail.x, avail.y}, legend_h, font, scale, measure);
 
@@ -340,7 +349,7 @@ void CanvasPanel::draw(LessonState& lesson, const view::Playback& pb, Highlight&
 
   const std::int32_t hover_rank = draw_boxes(dl, lesson, *run, *cv, g, hl, presenter, scale, quiz);
   if (!quiz || !quiz->hide_arrows) draw_arrows(dl, lesson, *cv, g, pb, hl, scale, measure);
-  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, font, lesson.colour_scope());
+  draw_legend(dl, {o.x, o.y + avail.y - legend_h}, avail.x, font, line_h, lesson.colour_scope());
   if (ImGui::IsWindowHovered()) hl.rank = hover_rank;
   ImGui::Dummy(avail);
 }

@@ -10,7 +10,8 @@ const std::vector<KeyHelp>& key_help() {
       {"Left / PageUp", "step back"},
       {"Home", "restart"},
       {"F11",
-       "presenter mode: fonts twice as large, black background, caption prominent, side panels and timeline hidden"},
+       "presenter mode: fonts twice as large, black background, caption prominent (passed checks a green "
+       "\"verified\", failed ones in full), side panels and timeline hidden"},
       {"B / .", "blank the screen (black), and back"},
       {"+ / -", "zoom"},
       {"T", "show or hide the timeline"},
