@@ -37,7 +37,8 @@ for coll in allgather reduce_scatter broadcast reduce scatter gather; do
   run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \
     --topology dgx-h100 --nodes 8192
 done
-# Reduce-scatter's and all-to-all's pairwise, every step its own: priced from one leaf group of 128 ranks
+# Reduce-scatter's and all-to-all's pairwise and the chains of scatter and gather, every step its
+# own: priced from one leaf group of 128 ranks
 # where the machine repeats every leaf (PCIe nodes under one spine); under dgx-h100's
 # spine groups of 8192 ranks it has no shape.
 run "65536 ranks, reduce_scatter pairwise on pcie-8gpu (shape)" --coll reduce_scatter --algo pairwise \
@@ -46,6 +47,10 @@ run "65536 ranks, reduce_scatter --algo all on pcie-8gpu (shapes)" --coll reduce
   --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
 run "65536 ranks, alltoall pairwise on pcie-8gpu (shape)" --coll alltoall --algo pairwise \
   --ranks 65536 --count 256 --topology pcie-8gpu --nodes 8192
+for coll in scatter gather; do
+  run "65536 ranks, $coll --algo all on pcie-8gpu (shapes, chain included)" --coll "$coll" --algo all \
+    --ranks 65536 --count 1024 --root 1000 --topology pcie-8gpu --nodes 8192
+done
 # Programs (point-to-point, custom algorithms) are lowered and priced as written, up to
 # 4096 ranks: lessons of the repository with their ranks raised.
 tmp=$(mktemp -d)

@@ -142,8 +142,10 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   for (const Collective c : {Collective::scatter, Collective::gather}) {
     for (const char* algo : {"flat", "binomial"})
       CHECK_MESSAGE(algorithm_shape(args_of(c, 16, 100, false, 3), algo, 8).has_value(), algo);
-    // A chain's step s moves s blocks at once, each step its own: n^2 / 2 transfers.
-    CHECK_FALSE(algorithm_shape(args_of(c, 16, 100, false, 3), "chain", 8).has_value());
+    // A chain's step s moves s blocks at once, each step its own: n^2 / 2 transfers, too
+    // many to write beyond a few thousand ranks where nothing says the machine repeats.
+    CHECK(algorithm_shape(args_of(c, 16, 100, false, 3), "chain", 8).has_value());
+    CHECK_FALSE(algorithm_shape(args_of(c, 4096, 100, false, 3), "chain", 8).has_value());
   }
   // Pairwise's n - 1 steps each send every rank's block a different distance: each step
   // its own, every rank's transfers written where nothing says the machine repeats itself,
@@ -231,6 +233,19 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
       REQUIRE(shaped.has_value());
       CHECK(shaped->us == doctest::Approx(lowered_us(a, "pairwise", m)).epsilon(1e-9));
     }
+    // The chains of scatter and gather, from three roots: each step its own up to two
+    // repeats of the machine, every longer one priced as the whole chain.
+    for (const Collective c : {Collective::scatter, Collective::gather})
+      for (const std::int32_t root : {0, w.n / 2 + 5, w.n - 1})
+        for (const bool in_place : {false, true}) {
+          const CollArgs a = args_of(c, w.n, 64, in_place, root);
+          const auto shaped = predict_shape(a, "chain", m);
+          CAPTURE(name_of(c));
+          CAPTURE(root);
+          CAPTURE(in_place);
+          REQUIRE(shaped.has_value());
+          CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
+        }
     if (w.n > 576) continue;  // an all-to-all's schedule of n^2 transfers: the smaller ones
     for (const char* algo : {"pairwise", "linear"}) {
       const CollArgs a = args_of(Collective::alltoall, w.n, 16, false, 0);
@@ -263,8 +278,10 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
     for (const auto& [c, algo] :
          std::vector<std::pair<Collective, std::string>>{{Collective::reduce_scatter, "pairwise"},
                                                          {Collective::alltoall, "pairwise"},
-                                                         {Collective::alltoall, "linear"}}) {
-      const CollArgs a = args_of(c, 64, 1 << 12, false, 0);
+                                                         {Collective::alltoall, "linear"},
+                                                         {Collective::scatter, "chain"},
+                                                         {Collective::gather, "chain"}}) {
+      const CollArgs a = args_of(c, 64, 1 << 12, false, has_root(c) ? 37 : 0);
       const auto shaped = predict_shape(a, algo, m);
       CAPTURE(algo);
       REQUIRE(shaped.has_value());
@@ -284,6 +301,16 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
   CHECK_FALSE(
       predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", machine("dgx-h100", 8192))
           .has_value());
+  // A scatter's chain: 65535 steps one after another, against the binomial tree's 16.
+  const auto chain =
+      predict_shape(args_of(Collective::scatter, 65536, 1024, false, 1000), "chain", machine("pcie-8gpu", 8192));
+  const auto tree =
+      predict_shape(args_of(Collective::scatter, 65536, 1024, false, 1000), "binomial", machine("pcie-8gpu", 8192));
+  REQUIRE(chain.has_value());
+  REQUIRE(tree.has_value());
+  CHECK(chain->us > 10 * tree->us);
+  CHECK_FALSE(predict_shape(args_of(Collective::gather, 65536, 1024, false, 1000), "chain", machine("dgx-h100", 8192))
+                  .has_value());
 }
 
 TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and latency grows with the ring") {

@@ -445,7 +445,7 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
 }
 
 // Broadcast, reduce, scatter and gather: one root; positions counted from it.
-std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::string_view algo) {
+std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::string_view algo, ShapeRepeat rep) {
   const std::int32_t n = a.ranks;
   const std::int32_t root = a.root;
   const std::uint64_t c = a.count;
@@ -454,7 +454,7 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
   const bool shaped_here = coll == Collective::broadcast
                                ? shaped(algo, {"flat", "binomial", "chain", "scatter_allgather"})
                            : coll == Collective::reduce ? shaped(algo, {"flat", "binomial", "ring"})
-                           : blocks                     ? shaped(algo, {"flat", "binomial"})
+                           : blocks                     ? shaped(algo, {"flat", "binomial", "chain"})
                                                         : false;
   if (!shaped_here) return std::nullopt;
   ShapeBuilder b;
@@ -534,6 +534,31 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
     b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) {
       for (std::int64_t v = 0; v + 1 < n; ++v) t.push_back(xfer(at(v), at(v + 1), block, Action::copy));
     });
+  } else if (algo == "chain") {
+    // scatter and gather (scatter_gather.cpp): in step s the links of positions i -> i+1
+    // (towards the root for a gather) carry one block each, the first s of them for a
+    // scatter, the first n-s for a gather: every step its own. But on a machine that
+    // repeats every P ranks (Repeat) a chain of 2P links or more holds a whole repeat with
+    // the links into and out of it, which loads every resource as much as the whole chain
+    // does: all such steps cost what the whole chain costs, priced once.
+    const bool scatter = coll == Collective::scatter;
+    const Repeat w(n, rep);
+    const std::int64_t whole = 2 * w.P, apart = std::min<std::int64_t>(n - 1, whole - 1);
+    if (apart * (apart + 1) / 2 + whole + n > kMaxShapeTransfers) return std::nullopt;
+    auto links = [=](std::int64_t count, bool first) {
+      return [=](std::vector<Transfer>& t) {
+        if (first) own(t);
+        for (std::int64_t i = 0; i < count; ++i)
+          t.push_back(scatter ? xfer(at(i), at(i + 1), c, Action::copy) : xfer(at(i + 1), at(i), c, Action::copy));
+      };
+    };
+    std::int64_t long_steps = 0;
+    for (std::int64_t step = 1; step < n; ++step) {
+      const std::int64_t count = scatter ? step : n - step;
+      if (step > 1 && count >= whole) ++long_steps;
+      else b.add(1, "chain", links(count, step == 1));
+    }
+    b.add(long_steps, "chain", links(whole, false));
   } else if (algo == "binomial") {
     // scatter and gather: at distance d (largest first to scatter, smallest first to
     // gather) position v + d gets or gives the blocks of its subtree (scatter_gather.cpp).
@@ -602,7 +627,7 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
     case Collective::reduce:
     case Collective::scatter:
     case Collective::gather:
-      return rooted_shape(a, algo);
+      return rooted_shape(a, algo, repeat);
     case Collective::alltoall:
       return alltoall_shape(a, algo, repeat);
     default:
