@@ -332,9 +332,20 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                   r.algorithm.c_str());
   print_rows(rows, all ? pick : rows.size());
   if (!unshaped.empty()) {
-    std::string names;
-    for (const auto& n : unshaped) names += (names.empty() ? "" : ", ") + n;
-    std::printf("# not priced at this scale (no shape): %s\n", names.c_str());
+    // Those with a shape elsewhere (every step its own) have too many distinct steps on
+    // this machine: their repeat (ShapeRepeat) is too long, or there is none.
+    CollArgs small = a;
+    small.ranks = 16;
+    small.root = 0;
+    std::string none, here;
+    for (const auto& n : unshaped) {
+      std::string& list = algorithm_shape(small, n, 0) ? here : none;
+      list += (list.empty() ? "" : ", ") + n;
+    }
+    if (!none.empty()) std::printf("# not priced at this scale (no shape): %s\n", none.c_str());
+    if (!here.empty())
+      std::printf("# not priced at this scale (every step its own, too many to price on this topology and nodes): %s\n",
+                  here.c_str());
   }
   if (!all && rf.algo == "auto")
     std::printf("auto picks %s (the fastest algorithm priced)\n", rows[0].algorithm.c_str());

@@ -124,6 +124,13 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   // All-to-all's pairwise has a shape where the machine repeats in small groups (PCIe
   // nodes' leaf groups of 128 ranks), not under dgx-h100's spine groups of 8192 ranks.
   CHECK(none.out.find("none has one that prices in seconds on this topology and nodes") != std::string::npos);
+  auto rs = cs("predict --coll reduce_scatter --algo all --ranks 65536 --count 16 --topology dgx-h100 --nodes 8192");
+  REQUIRE(rs.code == 0);
+  CHECK(rs.out.find("# not priced at this scale (every step its own, too many to price on this topology and "
+                    "nodes): pairwise") != std::string::npos);
+  auto a2a = cs("predict --coll alltoall --algo all --ranks 8192 --count 16 --topology dgx-h100 --nodes 1024");
+  REQUIRE(a2a.code == 0);
+  CHECK(a2a.out.find("# not priced at this scale (no shape): bruck") != std::string::npos);
   auto pcie = cs("predict --coll alltoall --algo pairwise --ranks 65536 --topology pcie-8gpu --nodes 8192 --json");
   REQUIRE_MESSAGE(pcie.code == 0, pcie.out);
   CHECK(json_lines(pcie.out).at(0)["method"] == "shape");
