@@ -311,9 +311,12 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
   if (header) std::printf("# predicted with the %s, %s mode\n", label.c_str(), rf.mode.c_str());
   const bool shaped =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return std::string(r.method) == "shape"; });
-  std::printf("# %s, %d ranks, count %llu %s: %s (no\n# schedule is run beyond %d ranks)\n",
-              std::string(name_of(a.coll)).c_str(), a.ranks, static_cast<unsigned long long>(a.count),
-              std::string(name_of(a.dtype)).c_str(),
+  // A barrier moves no data: no count, no dtype.
+  const std::string what = collective_descriptor(a.coll).moves_data
+                               ? ", count " + std::to_string(a.count) + " " + std::string(name_of(a.dtype))
+                               : "";
+  std::printf("# %s, %d ranks%s: %s (no\n# schedule is run beyond %d ranks)\n", std::string(name_of(a.coll)).c_str(),
+              a.ranks, what.c_str(),
               shaped                                  ? "priced from the algorithms' shapes, each distinct step once"
               : std::string(rows[0].method) == "flow" ? "priced transfer by transfer (flow level)"
                                                       : "priced as the library runs it",
@@ -324,7 +327,7 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
   for (const auto& r : rows)
     if (std::string(r.method) == "flow") flowed += (flowed.empty() ? "" : ", ") + r.algorithm;
   if (!flowed.empty())
-    std::printf("# without a shape, priced transfer by transfer on the whole schedule (flow level): %s\n",
+    std::printf("# without a shape here, priced transfer by transfer on the whole schedule (flow level): %s\n",
                 flowed.c_str());
   for (const auto& r : rows)
     if (std::string(r.method) == "library model")

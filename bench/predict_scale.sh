@@ -25,13 +25,21 @@ for algo in ring rabenseifner; do
     --topology dgx-h100 --nodes 128
 done
 # All-to-all at 4096 ranks (512 nodes): pairwise and linear from their shapes (the machine
-# repeats every leaf group of 256 ranks), bruck transfer by transfer (flow level).
+# repeats every leaf group of 256 ranks), bruck from its shape (one transfer per rank and
+# partner a round); and pairwise with a node left partly empty: no repeat, transfer by
+# transfer (flow level).
 for algo in pairwise bruck linear; do
   run "4096 ranks, alltoall $algo" --coll alltoall --algo "$algo" --ranks 4096 --count 256 \
     --topology dgx-h100 --nodes 512
 done
 run "4096 ranks, alltoall --algo all" --coll alltoall --algo all --ranks 4096 --count 256 \
   --topology dgx-h100 --nodes 512
+run "4095 ranks, alltoall pairwise (flow)" --coll alltoall --algo pairwise --ranks 4095 --count 256 \
+  --topology dgx-h100 --nodes 512
+for coll in alltoall barrier; do
+  run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count 256 \
+    --topology dgx-h100 --nodes 8192
+done
 # The other collectives: every algorithm with a shape, and those without left out.
 for coll in allgather reduce_scatter broadcast reduce scatter gather; do
   run "65536 ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks 65536 --count $count \

@@ -117,26 +117,32 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   REQUIRE(t.code == 0);
   CHECK(t.out.find("priced from the algorithms' shapes") != std::string::npos);
   CHECK(t.out.find("<- auto") != std::string::npos);
-  // What has no shape, or no topology, is refused with what to do.
-  auto none = cs("predict --coll alltoall --ranks 65536 --topology dgx-h100 --nodes 8192", true);
+  // What has no shape here, or no topology, is refused with what to do. All-to-all's
+  // linear has a shape where the machine repeats in small groups (PCIe nodes' leaf groups
+  // of 128 ranks at 8192 ranks), not under dgx-h100's spine groups of 8192 ranks.
+  auto none = cs("predict --coll alltoall --algo linear --ranks 65536 --topology dgx-h100 --nodes 8192", true);
   CHECK(none.code == 2);
   CHECK(none.out.find("error[predict.no_shape]") != std::string::npos);
-  // All-to-all's pairwise has a shape where the machine repeats in small groups (PCIe
-  // nodes' leaf groups of 128 ranks), not under dgx-h100's spine groups of 8192 ranks.
-  CHECK(none.out.find("none has one that prices in seconds on this topology and nodes") != std::string::npos);
+  CHECK(none.out.find("it has none that prices in seconds on this topology and nodes") != std::string::npos);
   auto rs = cs("predict --coll reduce_scatter --algo all --ranks 65536 --count 16 --topology dgx-h100 --nodes 8192");
   REQUIRE(rs.code == 0);
   CHECK(rs.out.find("# not priced at this scale (every step its own, too many to price on this topology and "
                     "nodes): pairwise") != std::string::npos);
-  auto a2a = cs("predict --coll alltoall --algo all --ranks 8192 --count 16 --topology dgx-h100 --nodes 1024");
-  REQUIRE(a2a.code == 0);
-  CHECK(a2a.out.find("# not priced at this scale (no shape): bruck") != std::string::npos);
+  // All-to-all at 65536 ranks: Bruck's rounds anywhere, pairwise where the machine repeats.
+  auto a2a = cs("predict --coll alltoall --algo all --ranks 65536 --count 16 --topology dgx-h100 --nodes 8192 --json");
+  REQUIRE_MESSAGE(a2a.code == 0, a2a.out);
+  const auto a2a_rows = json_lines(a2a.out);
+  REQUIRE(a2a_rows.size() == 1);
+  CHECK(a2a_rows[0]["algorithm"] == "bruck");
+  CHECK(a2a_rows[0]["method"] == "shape");
   auto pcie = cs("predict --coll alltoall --algo pairwise --ranks 65536 --topology pcie-8gpu --nodes 8192 --json");
   REQUIRE_MESSAGE(pcie.code == 0, pcie.out);
   CHECK(json_lines(pcie.out).at(0)["method"] == "shape");
-  auto bruck = cs("predict --coll alltoall --algo bruck --ranks 65536 --topology pcie-8gpu --nodes 8192", true);
-  CHECK(bruck.code == 2);
-  CHECK(bruck.out.find("and it has none\n") != std::string::npos);
+  // A barrier's signals: every algorithm, no count in the header.
+  auto barrier = cs("predict --coll barrier --algo all --ranks 65536 --topology dgx-h100 --nodes 8192");
+  REQUIRE_MESSAGE(barrier.code == 0, barrier.out);
+  CHECK(barrier.out.find("# barrier, 65536 ranks: priced from the algorithms' shapes") != std::string::npos);
+  CHECK(barrier.out.find("dissemination") != std::string::npos);
   auto one = cs("predict --coll allreduce --algo bruck --ranks 4096 --topology dgx-h100 --nodes 512", true);
   CHECK(one.code == 2);
   auto cpu = cs("predict --coll allreduce --ranks 4096", true);
@@ -150,11 +156,11 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   CHECK(huge.code == 2);
 }
 
-TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by transfer (flow level)") {
-  // 1280 ranks: more than a schedule that runs may have. Bruck has no shape; pairwise and
+TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced from shapes, or transfer by transfer (flow level)") {
+  // 1280 ranks: more than a schedule that runs may have. Bruck has a shape; pairwise and
   // linear have one where the machine repeats itself (160 nodes: five leaf groups of 256
   // ranks), and none where it does not (a node left partly empty) and every rank's
-  // transfers of every step would be millions (2300 ranks).
+  // transfers of every step would be millions (2300 ranks): priced transfer by transfer.
   auto rows_of = [](const std::string& args) {
     auto o = cs("predict --coll alltoall --count 8 --algo all --topology dgx-h100 --json " + args);
     REQUIRE_MESSAGE(o.code == 0, o.out);
@@ -165,7 +171,7 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   int picks = 0;
   double fastest = 1e300, picked = 0, pairwise_big = 0;
   for (const auto& r : big) {
-    CHECK(r["method"] == (r["algorithm"] == "bruck" ? "flow" : "shape"));
+    CHECK(r["method"] == "shape");
     CHECK(r["model"] == "topology dgx-h100, 160 nodes x 8 GPUs");
     CHECK(r["predicted_us"].get<double>() > 0);
     fastest = std::min(fastest, r["predicted_us"].get<double>());
@@ -190,8 +196,10 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced transfer by tran
   // The text says how they were priced.
   auto t = cs("predict --coll alltoall --ranks 1280 --count 8 --algo all --topology dgx-h100 --nodes 160");
   REQUIRE(t.code == 0);
-  CHECK(t.out.find("priced transfer by transfer on the whole schedule (flow level): bruck") != std::string::npos);
   CHECK(t.out.find("priced from the algorithms' shapes") != std::string::npos);
+  auto flow = cs("predict --coll alltoall --ranks 2300 --nodes 288 --count 8 --algo pairwise --topology dgx-h100");
+  REQUIRE(flow.code == 0);
+  CHECK(flow.out.find("priced transfer by transfer (flow level)") != std::string::npos);
   // A library's own collective has no steps: it is priced by the model of the library's
   // algorithms, which names the one it priced (NCCL's all-to-all is sends and receives).
   auto lib = cs("predict --coll alltoall --algo nccl --ranks 1280 --topology dgx-h100 --nodes 160 --json");

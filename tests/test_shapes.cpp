@@ -154,10 +154,11 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   CHECK(algorithm_shape(args_of(Collective::reduce_scatter, 16, 100, false, 0), "pairwise", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::reduce_scatter, 4096, 100, false, 0), "pairwise", 8).has_value());
   // All-to-all's pairwise and linear send every rank's block r+k on alike: shapes as
-  // pairwise's; Bruck's bundles have none.
+  // pairwise's; Bruck's runs of blocks, one transfer per rank and partner.
   CHECK(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "linear", 8).has_value());
   CHECK(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "pairwise", 8).has_value());
-  CHECK_FALSE(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "bruck", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::alltoall, 16, 100, false, 0), "bruck", 8).has_value());
+  CHECK(algorithm_shape(args_of(Collective::alltoall, 65536, 100, false, 0), "bruck", 8).has_value());
   CHECK_FALSE(algorithm_shape(args_of(Collective::allreduce, 16, 100, false, 0), "no_such", 8).has_value());
   // Nothing moves at count 0: no steps, for every shaped algorithm; a name without a
   // shape (a library's own collective) has none at count 0 either.
@@ -184,11 +185,12 @@ TEST_CASE("shapes: the algorithms a cluster runs have one, others say they have 
   CHECK_FALSE(predict_shape(args_of(Collective::allreduce, 16, 100, false, 0), "ring", *cpu).has_value());
 }
 
-TEST_CASE("shapes: all-to-all's pairwise and linear price like their schedules, over ranks, sizes and topologies") {
+TEST_CASE(
+    "shapes: all-to-all's pairwise, linear and bruck price like their schedules, over ranks, sizes and topologies") {
   const std::vector<std::pair<std::string, std::int32_t>> wheres = {
       {"dgx-h100", 8}, {"dgx-h100", 4}, {"pcie-8gpu", 8}, {"gb200-nvl72", 0}};
   int compared = 0;
-  for (const char* algo : {"pairwise", "linear"})
+  for (const char* algo : {"pairwise", "linear", "bruck"})
     for (const std::int32_t n : {1, 2, 3, 5, 8, 12, 16, 24, 32, 64})
       for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1000}})
         for (const auto& [topology, per_node] : wheres) {
@@ -205,7 +207,34 @@ TEST_CASE("shapes: all-to-all's pairwise and linear price like their schedules, 
           CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
           ++compared;
         }
-  CHECK(compared == 2 * 10 * 2 * 4);
+  CHECK(compared == 3 * 10 * 2 * 4);
+}
+
+TEST_CASE("shapes: a barrier's signals price like its schedule, and at 65536 ranks") {
+  int compared = 0;
+  for (const auto& algo : algorithm_names(Collective::barrier))
+    for (const std::int32_t n : {1, 2, 3, 5, 8, 12, 16, 24, 32, 64, 1000})
+      for (const auto& [topology, per_node] :
+           std::vector<std::pair<std::string, std::int32_t>>{{"dgx-h100", 8}, {"pcie-8gpu", 4}, {"gb200-nvl72", 0}}) {
+        const std::int64_t nodes = per_node > 0 ? (n + per_node - 1) / per_node : 1;
+        const Machine m = machine(topology, nodes);
+        const CollArgs a = args_of(Collective::barrier, n, 0, false, 0);
+        const auto shaped = predict_shape(a, algo, m);
+        CAPTURE(algo);
+        CAPTURE(n);
+        CAPTURE(topology);
+        REQUIRE(shaped.has_value());
+        CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+        ++compared;
+      }
+  CHECK(compared == 3 * 11 * 3);
+  // 65536 ranks: the dissemination's 16 rounds against the tree's 2 x 16.
+  const Machine big = machine("dgx-h100", 8192);
+  const auto dissemination = predict_shape(args_of(Collective::barrier, 65536, 0, false, 0), "dissemination", big);
+  const auto tree = predict_shape(args_of(Collective::barrier, 65536, 0, false, 0), "tree", big);
+  REQUIRE(dissemination.has_value());
+  REQUIRE(tree.has_value());
+  CHECK(tree->us > dissemination->us);
 }
 
 TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machine, prices like its schedule") {
@@ -248,7 +277,7 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
           CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
         }
     if (w.n > 576) continue;  // an all-to-all's schedule of n^2 transfers: the smaller ones
-    for (const char* algo : {"pairwise", "linear"}) {
+    for (const char* algo : {"pairwise", "linear", "bruck"}) {
       const CollArgs a = args_of(Collective::alltoall, w.n, 16, false, 0);
       const auto shaped = predict_shape(a, algo, m);
       CAPTURE(w.topology);
@@ -280,6 +309,7 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
          std::vector<std::pair<Collective, std::string>>{{Collective::reduce_scatter, "pairwise"},
                                                          {Collective::alltoall, "pairwise"},
                                                          {Collective::alltoall, "linear"},
+                                                         {Collective::alltoall, "bruck"},
                                                          {Collective::scatter, "chain"},
                                                          {Collective::gather, "chain"}}) {
       const CollArgs a = args_of(c, 64, 1 << 12, false, has_root(c) ? 37 : 0);

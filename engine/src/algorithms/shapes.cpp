@@ -586,12 +586,13 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
 
 // All-to-all (alltoall.cpp): its pairwise and linear exchanges send every rank's block
 // for rank r+k to it, k steps on or all at once; priced where the machine repeats itself
-// (Repeat). Bruck's bundles are many transfers a rank (its rotation back one a block):
-// priced from its schedule.
+// (Repeat). Bruck moves its blocks in runs, a transfer per run (and one per block in the
+// rotation back); what a step costs is what each rank sends to each other rank, so the
+// shape writes one transfer per rank and partner.
 std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::string_view algo, ShapeRepeat rep) {
   const std::int64_t n = a.ranks;
   const std::uint64_t c = a.count;
-  if (!shaped(algo, {"pairwise", "linear"})) return std::nullopt;
+  if (!shaped(algo, {"pairwise", "linear", "bruck"})) return std::nullopt;
   ShapeBuilder b;
   if (c == 0) return b.phases;
   if (n == 1) {
@@ -599,7 +600,30 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
     return b.phases;
   }
   const Repeat w(n, rep);
-  if (algo == "pairwise") {
+  if (algo == "bruck") {
+    // The indices j < n of a rank's work buffer with bit `bit` set, and bit `clear` clear.
+    auto blocks = [n](int bit, int clear) {
+      std::uint64_t k = 0;
+      for (std::int64_t j = 0; j < n; ++j) k += ((j >> bit) & 1) && (clear < 0 || !((j >> clear) & 1)) ? 1 : 0;
+      return k;
+    };
+    const auto whole = static_cast<std::uint64_t>(n) * c;
+    b.add(1, "rotate", [n, whole](std::vector<Transfer>& t) {
+      every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
+    });
+    for (int k = 0; (std::int64_t{1} << k) < n; ++k) {
+      // Round k: the blocks with bit k set go to rank r + 2^k; those that arrived in round
+      // k-1 and stay (bit k-1 set, bit k clear) are filed back into the work buffer.
+      const std::uint64_t sent = blocks(k, -1) * c, filed = k > 0 ? blocks(k - 1, k) * c : 0;
+      b.add(1, "bruck", [n, k, sent, filed](std::vector<Transfer>& t) {
+        every_rank(t, n, sent, Action::copy, [n, k](std::int64_t r) { return (r + (std::int64_t{1} << k)) % n; });
+        if (filed > 0) every_rank(t, n, filed, Action::copy, [](std::int64_t r) { return r; });
+      });
+    }
+    b.add(1, "rotate back", [n, whole](std::vector<Transfer>& t) {
+      every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
+    });
+  } else if (algo == "pairwise") {
     b.add(1, "local copy", [n, c, P = w.P](std::vector<Transfer>& t) { shift(t, n, P, 0, c, Action::copy); });
     if (!pairwise(b, n, c, rep, Action::copy, Action::copy)) return std::nullopt;
   } else {
@@ -607,6 +631,32 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
     b.add(1, "spread out", [n, c, P = w.P](std::vector<Transfer>& t) {
       for (std::int64_t k = 0; k < n; ++k) shift(t, n, P, k, c, Action::copy);
     });
+  }
+  return b.phases;
+}
+
+// Barrier (barrier.cpp): signals only, which cost their latency and the step's fixed costs.
+std::optional<std::vector<ShapePhase>> barrier_shape(const CollArgs& a, std::string_view algo) {
+  const std::int64_t n = a.ranks;
+  if (!shaped(algo, {"dissemination", "central", "tree"})) return std::nullopt;
+  ShapeBuilder b;
+  if (n == 1) return b.phases;  // nothing to wait for
+  if (algo == "dissemination") {
+    for (std::int64_t d = 1; d < n; d *= 2)
+      b.add(1, "dissemination", [n, d](std::vector<Transfer>& t) {
+        every_rank(t, n, 0, Action::copy, [n, d](std::int64_t r) { return (r + d) % n; });
+      });
+  } else if (algo == "central") {
+    b.add(1, "arrive", [n](std::vector<Transfer>& t) {
+      for (std::int64_t r = 1; r < n; ++r) t.push_back(xfer(r, 0, 0, Action::copy));
+    });
+    b.add(1, "release", [n](std::vector<Transfer>& t) {
+      for (std::int64_t r = 1; r < n; ++r) t.push_back(xfer(0, r, 0, Action::copy));
+    });
+  } else {
+    // The tournament up the binomial tree to rank 0, and the release down it.
+    tree(b, static_cast<std::int32_t>(n), 0, 0, true);
+    tree(b, static_cast<std::int32_t>(n), 0, 0, false);
   }
   return b.phases;
 }
@@ -630,6 +680,8 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
       return rooted_shape(a, algo, repeat);
     case Collective::alltoall:
       return alltoall_shape(a, algo, repeat);
+    case Collective::barrier:
+      return barrier_shape(a, algo);
     default:
       return std::nullopt;
   }
