@@ -100,6 +100,10 @@ void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const cha
   std::cout << j.dump() << "\n";
 }
 
+// Messages one rank sends or receives in a step beyond which a price without a cost per
+// message is noted as too low (docs/TOPOLOGY.md).
+constexpr std::uint64_t kManyMessages = 64;
+
 // The table of rows; row `marked` gets "<- auto".
 void print_rows(const std::vector<Row>& rows, std::size_t marked) {
   std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
@@ -125,6 +129,14 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
     std::printf("%-20s %14.3f %12s %12s  %s%s%s\n", name.c_str(), rows[i].p.us, algbw, busbw, levels.c_str(),
                 same.c_str(), i == marked ? "  <- auto" : "");
   }
+  // The model has no cost per message: say where one rank handles many in a step.
+  std::string many;
+  for (const auto& r : rows)
+    if (r.p.busiest_messages > kManyMessages)
+      many += (many.empty() ? "" : "; ") + r.algorithm + ", where one rank sends or receives " +
+              std::to_string(r.p.busiest_messages) + " messages in a step";
+  if (!many.empty())
+    std::printf("# priced too low (the model has no cost per message, docs/TOPOLOGY.md): %s\n", many.c_str());
 }
 
 // Observable mode on a topology: a device's steps are priced one way in either mode.

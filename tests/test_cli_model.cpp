@@ -138,6 +138,15 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   auto pcie = cs("predict --coll alltoall --algo pairwise --ranks 65536 --topology pcie-8gpu --nodes 8192 --json");
   REQUIRE_MESSAGE(pcie.code == 0, pcie.out);
   CHECK(json_lines(pcie.out).at(0)["method"] == "shape");
+  // The model has no cost per message: a step where one rank handles thousands is said
+  // to be priced too low, and only such a step.
+  auto fan = cs("predict --coll scatter --algo all --ranks 512 --count 64 --topology dgx-h100 --nodes 64");
+  REQUIRE(fan.code == 0);
+  CHECK(fan.out.find("# priced too low (the model has no cost per message, docs/TOPOLOGY.md): flat, where one rank "
+                     "sends or receives 511 messages in a step\n") != std::string::npos);
+  auto ring = cs("predict --coll allreduce --algo ring --ranks 512 --count 4096 --topology dgx-h100 --nodes 64");
+  REQUIRE(ring.code == 0);
+  CHECK(ring.out.find("priced too low") == std::string::npos);
   // A barrier's signals: every algorithm, no count in the header.
   auto barrier = cs("predict --coll barrier --algo all --ranks 65536 --topology dgx-h100 --nodes 8192");
   REQUIRE_MESSAGE(barrier.code == 0, barrier.out);

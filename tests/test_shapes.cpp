@@ -36,8 +36,8 @@ CollArgs args_of(Collective c, std::int32_t n, std::uint64_t count, bool in_plac
   return a;
 }
 
-// The lowered schedule's price, as `run` and `predict` compute it.
-double lowered_us(const CollArgs& a, const std::string& algo, const Machine& m) {
+// The lowered schedule's prediction, as `run` and `predict` compute it.
+Prediction lowered(const CollArgs& a, const std::string& algo, const Machine& m) {
   QuickSpec q;
   q.coll = a.coll;
   q.algorithm = algo;
@@ -52,7 +52,14 @@ double lowered_us(const CollArgs& a, const std::string& algo, const Machine& m) 
   o.machine = &m;
   auto s = lower_scenario(*sc, o);
   REQUIRE_MESSAGE(s.ok(), s.error().format());
-  return predict(*s, m, true).us;
+  return predict(*s, m, true);
+}
+
+double lowered_us(const CollArgs& a, const std::string& algo, const Machine& m) { return lowered(a, algo, m).us; }
+
+// The most messages one rank sends or receives in a step of the lowered schedule.
+std::uint64_t lowered_busiest(const CollArgs& a, const std::string& algo, const Machine& m) {
+  return lowered(a, algo, m).busiest_messages;
 }
 
 // A shape's price against its lowered schedule's: equal to 2% (the blocks of a schedule
@@ -232,6 +239,15 @@ TEST_CASE("shapes: a barrier's signals price like its schedule, and at 65536 ran
         ++compared;
       }
   CHECK(compared == 3 * 11 * 3);
+  // Messages a rank handles in a step, as the model counts them for its note: the central
+  // barrier's rank 0 hears from every other rank, the dissemination's ranks from one.
+  const Machine thousand = machine("dgx-h100", 125);
+  CHECK(predict_shape(args_of(Collective::barrier, 1000, 0, false, 0), "central", thousand)->busiest_messages == 999);
+  CHECK(predict_shape(args_of(Collective::barrier, 1000, 0, false, 0), "dissemination", thousand)->busiest_messages ==
+        1);
+  CHECK(lowered_busiest(args_of(Collective::barrier, 1000, 0, false, 0), "central", thousand) == 999);
+  CHECK(lowered_busiest(args_of(Collective::scatter, 64, 8, false, 5), "flat", machine("dgx-h100", 8)) == 63);
+  CHECK(lowered_busiest(args_of(Collective::allreduce, 64, 4096, false, 0), "ring", machine("dgx-h100", 8)) == 1);
   // 65536 ranks: the dissemination's 16 rounds against the tree's 2 x 16.
   const Machine big = machine("dgx-h100", 8192);
   const auto dissemination = predict_shape(args_of(Collective::barrier, 65536, 0, false, 0), "dissemination", big);

@@ -155,6 +155,10 @@ struct Prediction {
   // Why no time can be given, us then being 0: a library's own collective that the model
   // has no model of ("MPI's own collective: ..."). Empty when priced.
   std::string unpriced;
+  // On a topology: the most messages one rank sends, or receives, in one step. The model
+  // has no cost per message (docs/TOPOLOGY.md), so where this runs into the thousands the
+  // price is too low.
+  std::uint64_t busiest_messages = 0;
 };
 
 class TopologyPricer {
@@ -165,6 +169,7 @@ class TopologyPricer {
     double data_us = 0;   // its busiest resource
     double fixed_us = 0;  // latency and synchronisation
     Level level = Level::memory;
+    std::uint64_t messages = 0;  // the most one rank sends, or receives, to or from other ranks
   };
   StepCost step(const Schedule& s, const Step& st) const;
 

@@ -126,6 +126,7 @@ std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view a
     Step st;
     ph.fill(st);
     const auto c = pricer.step(s, st);
+    out.busiest_messages = std::max(out.busiest_messages, c.messages);
     const double us = c.us * static_cast<double>(ph.repeat);
     out.us += us;
     by_level[static_cast<int>(c.level)] += us;

@@ -137,7 +137,22 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
   Level signal_level = Level::node;  // where the longest signal's latency comes from
   const double esize = static_cast<double>(size_of(s.dtype));
   auto add = [&](std::uint64_t k, double bytes) { load.add(k, bytes); };
+  // Messages per rank, sent (even slots) and received (odd), and the slots this step used.
+  thread_local std::vector<std::uint32_t> messages;
+  thread_local std::vector<std::size_t> counted;
+  if (messages.size() < 2 * static_cast<std::size_t>(s.ranks))
+    messages.assign(2 * static_cast<std::size_t>(s.ranks), 0);
+  std::uint64_t busiest = 0;
+  auto count = [&](std::size_t slot) {
+    if (slot >= messages.size()) return;
+    if (messages[slot]++ == 0) counted.push_back(slot);
+    busiest = std::max<std::uint64_t>(busiest, messages[slot]);
+  };
   for (const auto& x : st.transfers) {
+    if (x.action != Action::compute && x.src.rank != x.dst.rank && x.src.rank >= 0 && x.dst.rank >= 0) {
+      count(2 * static_cast<std::size_t>(x.src.rank));
+      count(2 * static_cast<std::size_t>(x.dst.rank) + 1);
+    }
     const std::int64_t sn = p_.node_of(x.src.rank), dn = p_.node_of(x.dst.rank);
     const int sd = p_.device_of(x.src.rank), dd = p_.device_of(x.dst.rank);
     const std::int64_t dev_id = dn * (1 << 20) + dd;
@@ -189,7 +204,10 @@ TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st)
     }
     latency = std::max(latency, lat);
   }
+  for (std::size_t slot : counted) messages[slot] = 0;
+  counted.clear();
   StepCost c;
+  c.messages = busiest;
   load.each([&](std::uint64_t k, double bytes) {
     const double us = bytes / (bandwidth(k) * 1e3);
     if (us > c.data_us) {
@@ -269,6 +287,7 @@ Prediction price_on_topology(const Schedule& s, const Topology& t, const Placeme
     const auto c = pricer.step(s, st);
     out.us += c.us;
     out.step_us.push_back(c.us);
+    out.busiest_messages = std::max(out.busiest_messages, c.messages);
     by_level[static_cast<int>(c.level)] += c.us;
   }
   for (const auto& l : native_levels)
