@@ -100,10 +100,6 @@ void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const cha
   std::cout << j.dump() << "\n";
 }
 
-// Messages one rank sends or receives in a step beyond which a price without a cost per
-// message is noted as too low (docs/TOPOLOGY.md).
-constexpr std::uint64_t kManyMessages = 64;
-
 // The table of rows; row `marked` gets "<- auto".
 void print_rows(const std::vector<Row>& rows, std::size_t marked) {
   std::printf("%-20s %14s %12s %12s  %s\n", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",

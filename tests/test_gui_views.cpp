@@ -13,6 +13,7 @@
 
 #include "collscope/algorithms.h"
 #include "collscope/machine.h"
+#include "collscope/model.h"
 #include "collscope/scenario.h"
 #include "gui/view/arrows.h"
 #include "gui/view/caption.h"
@@ -648,6 +649,27 @@ TEST_CASE("gui views: what if names the curves that lie on each other because th
   CHECK(by["rings"]->us.back() * 2 < by["ring"]->us.back());
   const std::string last = w->fastest.back();
   CHECK((last == "rings" || last == "hierarchical"));
+}
+
+TEST_CASE("gui views: what if says which curves are too low for want of a cost per message") {
+  // A flat scatter's root sends 511 messages in one step; the model prices their bytes
+  // and one latency, so its curve is too low, and the series says by how many messages.
+  view::WhatIfQuery q;
+  q.coll = Collective::scatter;
+  q.ranks = 512;
+  q.nodes = 64;
+  q.topology = "dgx-h100";
+  q.min_bytes = 1u << 12;
+  q.max_bytes = 1u << 16;
+  auto w = view::build_what_if(q, "/nonexistent-collscope-config");
+  REQUIRE_MESSAGE(w.ok(), w.error().format());
+  std::map<std::string, const view::WhatIfSeries*> by;
+  for (const auto& s : w->series) by[s.algorithm] = &s;
+  REQUIRE(by.count("flat"));
+  REQUIRE(by.count("binomial"));
+  CHECK(by["flat"]->busiest_messages == 511);
+  CHECK(by["flat"]->busiest_messages > kManyMessages);
+  CHECK(by["binomial"]->busiest_messages <= kManyMessages);
 }
 
 TEST_CASE("gui views: what if prices a cluster's ranks from the algorithms' shapes, with progress") {

@@ -8,6 +8,7 @@
 
 #include "collscope/calibration.h"
 #include "collscope/collective.h"
+#include "collscope/model.h"
 #include "collscope/topology.h"
 #include "gui/style.h"
 #include "gui/view/palette.h"
@@ -164,7 +165,11 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   // An algorithm that runs another's steps is drawn under its curve: "rings = ring".
   auto legend = [](const view::WhatIfSeries& s) {
     if (!s.priced) return s.algorithm + " (no shape at this scale)";
-    return s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as;
+    // The model has no cost per message (docs/TOPOLOGY.md): say where that flatters.
+    const std::string low = s.busiest_messages > kManyMessages
+                                ? " (too low: " + std::to_string(s.busiest_messages) + " messages a step)"
+                                : "";
+    return (s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as) + low;
   };
   float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x;
   for (const auto& s : w.series) legend_w = std::max(legend_w, ImGui::CalcTextSize((legend(s) + "  ").c_str()).x);

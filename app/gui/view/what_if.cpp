@@ -71,6 +71,7 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
         const auto p = predict_shape(a, name, *machine);
         series.priced = series.priced && p.has_value();
         series.us.push_back(p ? p->us : 0);
+        if (p) series.busiest_messages = std::max(series.busiest_messages, p->busiest_messages);
         digests.push_back(0);  // no steps to compare: shapes name no twins
         continue;
       }
@@ -91,7 +92,9 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
       options.unbounded_bytes = !machine->cpu;
       auto s = lower_scenario(*sc, options);
       if (!s) return s.error();
-      series.us.push_back(predict(*s, *machine, q.fast).us);
+      const Prediction p = predict(*s, *machine, q.fast);
+      series.us.push_back(p.us);
+      series.busiest_messages = std::max(series.busiest_messages, p.busiest_messages);
       digests.push_back(steps_digest(*s));
     }
     if (!series.priced) std::fill(series.us.begin(), series.us.end(), 0.0);

@@ -39,6 +39,9 @@ struct WhatIfSeries {
   std::vector<double> us;  // per size (0 where the size holds no element per rank)
   std::string same_as;     // an algorithm before it that runs the very same steps at every size ("": none)
   bool priced = true;      // false: beyond kWhatIfLoweredRanks it has no shape, so no curve
+  // The most messages one rank handles in a step, at any size: beyond kManyMessages
+  // (model.h) the curve is too low, the model having no cost per message.
+  std::uint64_t busiest_messages = 0;
 };
 
 struct Crossover {

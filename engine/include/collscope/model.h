@@ -156,10 +156,11 @@ struct Prediction {
   // has no model of ("MPI's own collective: ..."). Empty when priced.
   std::string unpriced;
   // On a topology: the most messages one rank sends, or receives, in one step. The model
-  // has no cost per message (docs/TOPOLOGY.md), so where this runs into the thousands the
-  // price is too low.
+  // has no cost per message (docs/TOPOLOGY.md), so beyond kManyMessages the price is too low.
   std::uint64_t busiest_messages = 0;
 };
+// Messages one rank handles in a step beyond which a price is said to be too low.
+constexpr std::uint64_t kManyMessages = 64;
 
 class TopologyPricer {
  public:
