@@ -206,6 +206,16 @@ void print_placement_notes(const Machine& m, std::int32_t ranks, std::int64_t ra
   }
 }
 
+// Does `name` have a shape on some machine? An algorithm whose every step is its own
+// (pairwise, a chain) has one where the machine repeats itself in small groups of ranks
+// (ShapeRepeat) and none that prices quickly elsewhere; a few ranks always fit.
+bool has_shape_somewhere(const CollArgs& a, const std::string& name) {
+  CollArgs small = a;
+  small.ranks = 16;
+  small.root = 0;
+  return algorithm_shape(small, name, 0).has_value();
+}
+
 int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
   auto q = spec_from_flags(rf);
   if (!q) return report_error(q.error());
@@ -282,13 +292,8 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
         priced += (priced.empty() ? "" : ", ") + name;
     const std::string what = pick_auto ? std::string("no algorithm of ") + std::string(name_of(a.coll)) + " can"
                                        : "algorithm \"" + rf.algo + "\" cannot";
-    // An algorithm whose every step is its own (pairwise) has a shape where the machine
-    // repeats itself in small groups of ranks, and none that prices quickly elsewhere.
-    CollArgs small = a;
-    small.ranks = 16;
-    small.root = 0;
     bool shaped_elsewhere = false;
-    for (const auto& name : algos) shaped_elsewhere = shaped_elsewhere || algorithm_shape(small, name, 0);
+    for (const auto& name : algos) shaped_elsewhere = shaped_elsewhere || has_shape_somewhere(a, name);
     const std::string why =
         flows
             ? " ranks predict prices the engine's algorithms from their steps, and a library's own collective has none"
@@ -343,14 +348,10 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                   r.algorithm.c_str());
   print_rows(rows, all ? pick : rows.size());
   if (!unshaped.empty()) {
-    // Those with a shape elsewhere (every step its own) have too many distinct steps on
-    // this machine: their repeat (ShapeRepeat) is too long, or there is none.
-    CollArgs small = a;
-    small.ranks = 16;
-    small.root = 0;
+    // Those with a shape elsewhere have too many distinct steps on this machine.
     std::string none, here;
     for (const auto& n : unshaped) {
-      std::string& list = algorithm_shape(small, n, 0) ? here : none;
+      std::string& list = has_shape_somewhere(a, n) ? here : none;
       list += (list.empty() ? "" : ", ") + n;
     }
     if (!none.empty()) std::printf("# not priced at this scale (no shape): %s\n", none.c_str());
