@@ -46,9 +46,19 @@ for coll in allgather reduce_scatter broadcast reduce scatter gather; do
     --topology dgx-h100 --nodes 8192
 done
 # Reduce-scatter's and all-to-all's pairwise and the chains of scatter and gather, every step its
-# own: priced from one leaf group of 128 ranks
-# where the machine repeats every leaf (PCIe nodes under one spine); under dgx-h100's
-# spine groups of 8192 ranks it has no shape.
+# own: under dgx-h100's nested tiers from one node's transfers with the switch groups' loads
+# counted, and from one leaf group of 128 ranks where the machine repeats every leaf (PCIe
+# nodes under one spine).
+run "65536 ranks, reduce_scatter pairwise (shape, groups counted)" --coll reduce_scatter --algo pairwise \
+  --ranks 65536 --count $count --topology dgx-h100 --nodes 8192
+for algo in pairwise linear; do
+  run "65536 ranks, alltoall $algo (shape, groups counted)" --coll alltoall --algo "$algo" \
+    --ranks 65536 --count 256 --topology dgx-h100 --nodes 8192
+done
+for coll in scatter gather; do
+  run "65536 ranks, $coll chain (shape, groups counted)" --coll "$coll" --algo chain \
+    --ranks 65536 --count 1024 --root 1000 --topology dgx-h100 --nodes 8192
+done
 run "65536 ranks, reduce_scatter pairwise on pcie-8gpu (shape)" --coll reduce_scatter --algo pairwise \
   --ranks 65536 --count $count --topology pcie-8gpu --nodes 8192
 run "65536 ranks, reduce_scatter --algo all on pcie-8gpu (shapes)" --coll reduce_scatter --algo all \

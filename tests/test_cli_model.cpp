@@ -118,23 +118,30 @@ TEST_CASE("cli predict: 65536 ranks on a cluster, from the algorithms' shapes, a
   CHECK(t.out.find("priced from the algorithms' shapes") != std::string::npos);
   CHECK(t.out.find("<- auto") != std::string::npos);
   // What has no shape here, or no topology, is refused with what to do. All-to-all's
-  // linear has a shape where the machine repeats in small groups (PCIe nodes' leaf groups
-  // of 128 ranks at 8192 ranks), not under dgx-h100's spine groups of 8192 ranks.
-  auto none = cs("predict --coll alltoall --algo linear --ranks 65536 --topology dgx-h100 --nodes 8192", true);
+  // linear has a shape where the machine repeats (every node full), not on 8192 nodes
+  // with the last one a rank short.
+  auto none = cs("predict --coll alltoall --algo linear --ranks 65535 --topology dgx-h100 --nodes 8192", true);
   CHECK(none.code == 2);
   CHECK(none.out.find("error[predict.no_shape]") != std::string::npos);
   CHECK(none.out.find("it has none that prices in seconds on this topology and nodes") != std::string::npos);
-  auto rs = cs("predict --coll reduce_scatter --algo all --ranks 65536 --count 16 --topology dgx-h100 --nodes 8192");
+  auto rs = cs("predict --coll reduce_scatter --algo all --ranks 65535 --count 16 --topology dgx-h100 --nodes 8192");
   REQUIRE(rs.code == 0);
   CHECK(rs.out.find("# not priced at this scale (every step its own, too many to price on this topology and "
                     "nodes): pairwise") != std::string::npos);
-  // All-to-all at 65536 ranks: Bruck's rounds anywhere, pairwise where the machine repeats.
+  // All-to-all at 65536 ranks on full nodes: every algorithm, its steps priced from one
+  // node's transfers and the switch groups' loads counted; a rank short, Bruck's rounds only.
   auto a2a = cs("predict --coll alltoall --algo all --ranks 65536 --count 16 --topology dgx-h100 --nodes 8192 --json");
   REQUIRE_MESSAGE(a2a.code == 0, a2a.out);
   const auto a2a_rows = json_lines(a2a.out);
-  REQUIRE(a2a_rows.size() == 1);
-  CHECK(a2a_rows[0]["algorithm"] == "bruck");
-  CHECK(a2a_rows[0]["method"] == "shape");
+  REQUIRE(a2a_rows.size() == 3);
+  for (const auto& r : a2a_rows) CHECK(r["method"] == "shape");
+  auto short_a2a =
+      cs("predict --coll alltoall --algo all --ranks 65535 --count 16 --topology dgx-h100 --nodes 8192 --json");
+  REQUIRE_MESSAGE(short_a2a.code == 0, short_a2a.out);
+  const auto short_rows = json_lines(short_a2a.out);
+  REQUIRE(short_rows.size() == 1);
+  CHECK(short_rows[0]["algorithm"] == "bruck");
+  CHECK(short_rows[0]["method"] == "shape");
   auto pcie = cs("predict --coll alltoall --algo pairwise --ranks 65536 --topology pcie-8gpu --nodes 8192 --json");
   REQUIRE_MESSAGE(pcie.code == 0, pcie.out);
   CHECK(json_lines(pcie.out).at(0)["method"] == "shape");

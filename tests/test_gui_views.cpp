@@ -700,8 +700,8 @@ TEST_CASE("gui views: what if prices a cluster's ranks from the algorithms' shap
     CHECK(s.us.back() == (shaped ? shaped->us : 0.0));
     CHECK(s.same_as.empty());
   }
-  // Reduce-scatter's pairwise, every step its own, is priced from one leaf group of 256
-  // ranks (the machine repeats every leaf): a curve too, and never the fastest here.
+  // Reduce-scatter's pairwise, every step its own, is priced from one node's transfers
+  // and the leaf groups' loads counted: a curve too, and never the fastest here.
   const auto pairwise = std::find_if(w->series.begin(), w->series.end(),
                                      [](const view::WhatIfSeries& s) { return s.algorithm == "pairwise"; });
   REQUIRE(pairwise != w->series.end());

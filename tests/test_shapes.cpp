@@ -341,7 +341,8 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
   }
   // 65536 ranks: on PCIe nodes, whose leaf groups of 128 ranks repeat, in far less than the
   // four billion transfers of its schedule; on DGX nodes under spine groups of 8192 ranks
-  // it would take a hundred million of them: no shape, listed as not priced.
+  // a repeat is too large to write out, but the tiers nest: one node's transfers, and the
+  // groups' loads counted.
   const auto pcie =
       predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", machine("pcie-8gpu", 8192));
   REQUIRE(pcie.has_value());
@@ -349,9 +350,22 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
       predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "ring", machine("pcie-8gpu", 8192));
   REQUIRE(ring.has_value());
   CHECK(pcie->us > ring->us);  // as many steps, most of them crossing the spine
-  CHECK_FALSE(
-      predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", machine("dgx-h100", 8192))
-          .has_value());
+  const Machine dgx = machine("dgx-h100", 8192);
+  REQUIRE(shape_repeat(dgx, 65536).counted_groups);
+  const auto dgx_pairwise = predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "pairwise", dgx);
+  const auto dgx_ring = predict_shape(args_of(Collective::reduce_scatter, 65536, 1024, false, 0), "ring", dgx);
+  REQUIRE(dgx_pairwise.has_value());
+  REQUIRE(dgx_ring.has_value());
+  // A fat tree that is not oversubscribed carries whatever the cards send: a step of the
+  // pairwise exchange, whose every block leaves its node and most their groups, costs what
+  // a step of the ring does.
+  CHECK(dgx_pairwise->us == doctest::Approx(dgx_ring->us).epsilon(1e-9));
+  for (const char* algo : {"pairwise", "linear"}) {
+    const auto all = predict_shape(args_of(Collective::alltoall, 65536, 16, false, 0), algo, dgx);
+    CAPTURE(algo);
+    REQUIRE(all.has_value());
+    CHECK(all->us > 0);
+  }
   // A scatter's chain: 65535 steps one after another, against the binomial tree's 16.
   const auto chain =
       predict_shape(args_of(Collective::scatter, 65536, 1024, false, 1000), "chain", machine("pcie-8gpu", 8192));
@@ -360,8 +374,13 @@ TEST_CASE("shapes: pairwise reduce-scatter, priced from one repeat of the machin
   REQUIRE(chain.has_value());
   REQUIRE(tree.has_value());
   CHECK(chain->us > 10 * tree->us);
-  CHECK_FALSE(predict_shape(args_of(Collective::gather, 65536, 1024, false, 1000), "chain", machine("dgx-h100", 8192))
-                  .has_value());
+  // And a gather's, on DGX nodes: each long step priced from two nodes' links and the
+  // first link that climbs each tier.
+  const auto dgx_chain = predict_shape(args_of(Collective::gather, 65536, 1024, false, 1000), "chain", dgx);
+  const auto dgx_tree = predict_shape(args_of(Collective::gather, 65536, 1024, false, 1000), "binomial", dgx);
+  REQUIRE(dgx_chain.has_value());
+  REQUIRE(dgx_tree.has_value());
+  CHECK(dgx_chain->us > 10 * dgx_tree->us);
 }
 
 TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and latency grows with the ring") {
@@ -405,6 +424,56 @@ TEST_CASE("shapes: 65536 ranks on 8192 DGX nodes: rings use every card, and late
   CHECK(sum == doctest::Approx(rings->us));
 }
 
+TEST_CASE("shapes: under nested tiers, one node's transfers and the groups' loads counted price like the schedule") {
+  // Three tiers of 2, 4 and 8 nodes under 16 nodes of 2 ranks, oversubscribed more at
+  // every tier and each with its own latency: a shift's blocks leave some groups of each
+  // tier, a chain climbs each tier at its own link, and the counted price must be the
+  // schedule's for every root and at the sizes where latency or bandwidth bounds.
+  for (const bool rails : {false, true}) {
+    auto t = parse_topology(std::string(R"({"version": 1, "name": "nested",
+      "devices": {"kind": "gpu", "per_node": 2, "memory_gbps": 3000},
+      "intra": {"kind": "nvlink", "bandwidth_gbps": 450, "latency_us": 1},
+      "nic": {"per_node": 2, "bandwidth_gbps": 50, "latency_us": 3, "rails": )") +
+                                (rails ? "true" : "false") + R"(},
+      "tiers": [{"name": "leaf", "nodes": 2, "oversubscription": 2, "latency_us": 1},
+                {"name": "spine", "nodes": 4, "oversubscription": 4, "latency_us": 5},
+                {"name": "core", "nodes": 8, "oversubscription": 8, "latency_us": 20}]})",
+                            "nested.json");
+    REQUIRE_MESSAGE(t.ok(), t.error().format());
+    Machine m;
+    m.cpu = false;
+    m.topology = *t;
+    m.nodes = 16;
+    const std::int32_t n = 32;
+    const ShapeRepeat rep = shape_repeat(m, n);
+    REQUIRE(rep.counted_groups);
+    CHECK(rep.group_ranks == std::vector<std::int64_t>{4, 8, 16});
+    CAPTURE(rails);
+    for (const std::uint64_t count : {std::uint64_t{1}, std::uint64_t{1} << 16}) {
+      CAPTURE(count);
+      for (const auto& [c, algo] :
+           std::vector<std::pair<Collective, std::string>>{{Collective::reduce_scatter, "pairwise"},
+                                                           {Collective::alltoall, "pairwise"},
+                                                           {Collective::alltoall, "linear"}}) {
+        const CollArgs a = args_of(c, n, count, false, 0);
+        const auto shaped = predict_shape(a, algo, m);
+        CAPTURE(algo);
+        REQUIRE(shaped.has_value());
+        CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+      }
+      for (const Collective c : {Collective::scatter, Collective::gather})
+        for (std::int32_t root = 0; root < n; ++root) {
+          const CollArgs a = args_of(c, n, count, false, root);
+          const auto shaped = predict_shape(a, "chain", m);
+          CAPTURE(name_of(c));
+          CAPTURE(root);
+          REQUIRE(shaped.has_value());
+          CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
+        }
+    }
+  }
+}
+
 TEST_CASE("shapes: property: on random topologies and placements every shape prices like its schedule") {
   // Devices, cards (on rails or shared), links bound by memory, NVLink or the network,
   // switch tiers that do or do not divide the nodes, nodes filled or one left partly
@@ -414,7 +483,7 @@ TEST_CASE("shapes: property: on random topologies and placements every shape pri
   auto pick = [&rng](std::initializer_list<int> v) {
     return *(v.begin() + std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng));
   };
-  int compared = 0, repeating = 0;
+  int compared = 0, repeating = 0, counted = 0;
   for (int trial = 0; trial < 500; ++trial) {
     const int devices = pick({1, 2, 3, 4, 8});
     const int cards = std::uniform_int_distribution<int>(1, devices)(rng);
@@ -447,7 +516,10 @@ TEST_CASE("shapes: property: on random topologies and placements every shape pri
     const int per_node = std::uniform_int_distribution<int>(1, 2 * devices)(rng);
     const std::int32_t n = std::max<std::int32_t>(
         1, static_cast<std::int32_t>(m.nodes * per_node - (m.nodes > 1 && per_node > 1 ? pick({0, 0, 1}) : 0)));
-    if (shape_repeat(m, n).period > 0 && shape_repeat(m, n).period < n) ++repeating;
+    const ShapeRepeat rep = shape_repeat(m, n);
+    if (rep.period > 0 && rep.period < n) ++repeating;
+    // One node's transfers and the groups' loads counted (ShapePhase::shifts).
+    if (rep.counted_groups && rep.period > rep.node_ranks) ++counted;
     for (int call = 0; call < 4; ++call) {
       const Collective c = static_cast<Collective>(
           pick({static_cast<int>(Collective::allreduce), static_cast<int>(Collective::allgather),
@@ -478,4 +550,5 @@ TEST_CASE("shapes: property: on random topologies and placements every shape pri
   }
   CHECK(compared > 1000);
   CHECK(repeating > 100);
+  CHECK(counted > 30);
 }

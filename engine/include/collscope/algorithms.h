@@ -162,6 +162,13 @@ struct ShapePhase {
   std::int64_t repeat = 1;
   std::string phase;
   std::function<void(Step&)> fill;
+  // A step in which every rank r sends `shift_count` elements to rank r+k for each k of
+  // `shifts`, where the machine lets the pricer count its switch groups' loads
+  // (ShapeRepeat::counted_groups): `fill` then writes only the transfers that leave or
+  // reach the first node, and the price adds what crosses each group
+  // (TopologyPricer::step). Empty: `fill` writes all a step's pricing needs.
+  std::vector<std::int64_t> shifts;
+  std::uint64_t shift_count = 0;
 };
 // Where the machine a shape is priced on repeats itself (predict_shape fills it from the
 // placement): for every multiple r of `period`, ranks [r, r + period) sit as ranks
@@ -172,6 +179,12 @@ struct ShapePhase {
 struct ShapeRepeat {
   std::int64_t period = 0;
   std::int64_t node_ranks = 0;
+  // The switch tiers nest (each tier's group of nodes divides the next one's and the
+  // nodes), so that a step in which every rank sends k ranks on loads every group of a
+  // tier alike and the pricer can count those loads (ShapePhase::shifts).
+  bool counted_groups = false;
+  // Where they do: the ranks under one group of each tier a message may climb, in order.
+  std::vector<std::int64_t> group_ranks;
 };
 // nullopt: the algorithm has no shape (it is priced by lowering it), or none that prices
 // quickly on such a machine. `ranks_per_node` (0: one node) is what node-aware algorithms

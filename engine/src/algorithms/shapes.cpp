@@ -344,22 +344,37 @@ constexpr std::int64_t kMaxShapeTransfers = std::int64_t{1} << 22;
 // node R. Without a repeat, P = R = n: every rank's transfers are written.
 struct Repeat {
   std::int64_t P, R;
+  // The ranks whose transfers price a step in which every rank r sends to r+k: a repeat,
+  // or a node where the pricer counts the switch groups' loads (ShapeRepeat::counted_groups).
+  std::int64_t W;
   Repeat(std::int64_t n, ShapeRepeat rep) {
     const bool repeats =
         rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
     P = repeats ? rep.period : n;
     R = repeats ? rep.node_ranks : n;
+    W = repeats && rep.counted_groups ? R : P;
   }
   // The transfers that price a step in which every rank r sends to r+k: those that leave
-  // ranks [0, P) and those that reach them (on a machine that repeats every P ranks, no
+  // ranks [0, W) and those that reach them (on a machine that repeats every P ranks, no
   // resource carries more than one of these ranks' nodes, cards and groups does).
-  std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * P); }
+  std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * W); }
+  // Steps of such shifts: the transfers that price them, and the shifts the pricer counts
+  // the groups' loads of where it does.
+  template <class Fill>
+  void add(ShapeBuilder& b, std::int64_t repeat, std::string phase, std::vector<std::int64_t> ks, std::uint64_t c,
+           Fill fill) const {
+    b.add(repeat, std::move(phase), fill);
+    if (W < P && repeat > 0) {
+      b.phases.back().shifts = std::move(ks);
+      b.phases.back().shift_count = c;
+    }
+  }
 };
 
-void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t P, std::int64_t k, std::uint64_t c, Action act) {
-  for (std::int64_t r = 0; r < P; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
-  for (std::int64_t d = 0; d < P; ++d)
-    if (const std::int64_t from = (d - k + n) % n; from >= P) t.push_back(xfer(from, d, c, act));
+void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t W, std::int64_t k, std::uint64_t c, Action act) {
+  for (std::int64_t r = 0; r < W; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
+  for (std::int64_t d = 0; d < W; ++d)
+    if (const std::int64_t from = (d - k + n) % n; from >= W) t.push_back(xfer(from, d, c, act));
 }
 
 // The n-1 steps of a pairwise exchange (reduce_scatter.cpp, alltoall.cpp): in step k every
@@ -371,18 +386,18 @@ void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t P, std::int64_
 // the others'. False: too many transfers to price quickly.
 bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep, Action first, Action act) {
   const Repeat w(n, rep);
-  const std::int64_t P = w.P, R = w.R;
+  const std::int64_t P = w.P, R = w.R, W = w.W;
   const std::int64_t band = n >= 2 * P ? n - 2 * P + 1 : 0;  // the steps P <= k <= n-P
   const std::int64_t steps = n - 1 - band + std::min(band, R);
   if (steps * w.shift_transfers(n) > kMaxShapeTransfers) return false;
   for (std::int64_t k = 1; k < n; ++k) {
     const Action a = k == 1 ? first : act;
-    auto fill = [n, c, P, k, a](std::vector<Transfer>& t) { shift(t, n, P, k, c, a); };
+    auto fill = [n, c, W, k, a](std::vector<Transfer>& t) { shift(t, n, W, k, c, a); };
     if (band > 0 && k >= P && k <= n - P) {
-      if (k < P + R) b.add((n - P - k) / R + 1, "pairwise", fill);
+      if (k < P + R) w.add(b, (n - P - k) / R + 1, "pairwise", {k}, c, fill);
       continue;
     }
-    b.add(1, "pairwise", fill);
+    w.add(b, 1, "pairwise", {k}, c, fill);
   }
   return true;
 }
@@ -540,25 +555,46 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
     // scatter, the first n-s for a gather: every step its own. But on a machine that
     // repeats every P ranks (Repeat) a chain of 2P links or more holds a whole repeat with
     // the links into and out of it, which loads every resource as much as the whole chain
-    // does: all such steps cost what the whole chain costs, priced once.
+    // does: all such steps cost what the whole chain costs, priced once. Where the switch
+    // tiers nest (ShapeRepeat::counted_groups) a chain of two nodes' links loads every
+    // node's memory, links and cards as the whole chain does, and no switch group is left
+    // by more than one link (the one out of its last node): such a step costs what those
+    // links and, for each tier the chain climbs, the first link that climbs it cost.
     const bool scatter = coll == Collective::scatter;
     const Repeat w(n, rep);
-    const std::int64_t whole = 2 * w.P, apart = std::min<std::int64_t>(n - 1, whole - 1);
+    const std::int64_t whole = 2 * w.W, apart = std::min<std::int64_t>(n - 1, whole - 1);
     if (apart * (apart + 1) / 2 + whole + n > kMaxShapeTransfers) return std::nullopt;
-    auto links = [=](std::int64_t count, bool first) {
+    // Position i's link joins positions i and i+1; it leaves a group of g ranks when
+    // position i+1 starts one.
+    std::vector<std::int64_t> climbs;
+    if (w.W < w.P)
+      for (const std::int64_t g : rep.group_ranks) climbs.push_back((g - (root + 1) % g) % g);
+    auto links = [=](std::int64_t count, bool first, std::vector<std::int64_t> more = {}) {
       return [=](std::vector<Transfer>& t) {
         if (first) own(t);
-        for (std::int64_t i = 0; i < count; ++i)
+        auto link = [&](std::int64_t i) {
           t.push_back(scatter ? xfer(at(i), at(i + 1), c, Action::copy) : xfer(at(i + 1), at(i), c, Action::copy));
+        };
+        for (std::int64_t i = 0; i < count; ++i) link(i);
+        for (const std::int64_t i : more) link(i);
       };
     };
-    std::int64_t long_steps = 0;
+    // The long steps, by the tiers their chain climbs beyond the first `whole` links.
+    std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>> long_steps;
     for (std::int64_t step = 1; step < n; ++step) {
       const std::int64_t count = scatter ? step : n - step;
-      if (step > 1 && count >= whole) ++long_steps;
-      else b.add(1, "chain", links(count, step == 1));
+      if (step == 1 || count < whole) {
+        b.add(1, "chain", links(count, step == 1));
+        continue;
+      }
+      std::vector<std::int64_t> more;
+      for (const std::int64_t i : climbs)
+        if (i >= whole && i < count && std::find(more.begin(), more.end(), i) == more.end()) more.push_back(i);
+      auto same = std::find_if(long_steps.begin(), long_steps.end(), [&](const auto& l) { return l.first == more; });
+      if (same == long_steps.end()) long_steps.push_back({std::move(more), 1});
+      else ++same->second;
     }
-    b.add(long_steps, "chain", links(whole, false));
+    for (auto& [more, steps] : long_steps) b.add(steps, "chain", links(whole, false, more));
   } else if (algo == "binomial") {
     // scatter and gather: at distance d (largest first to scatter, smallest first to
     // gather) position v + d gets or gives the blocks of its subtree (scatter_gather.cpp).
@@ -624,12 +660,15 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
       every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
     });
   } else if (algo == "pairwise") {
-    b.add(1, "local copy", [n, c, P = w.P](std::vector<Transfer>& t) { shift(t, n, P, 0, c, Action::copy); });
+    w.add(b, 1, "local copy", {0}, c,
+          [n, c, W = w.W](std::vector<Transfer>& t) { shift(t, n, W, 0, c, Action::copy); });
     if (!pairwise(b, n, c, rep, Action::copy, Action::copy)) return std::nullopt;
   } else {
-    if ((n - 1) * w.shift_transfers(n) + w.P > kMaxShapeTransfers) return std::nullopt;
-    b.add(1, "spread out", [n, c, P = w.P](std::vector<Transfer>& t) {
-      for (std::int64_t k = 0; k < n; ++k) shift(t, n, P, k, c, Action::copy);
+    if ((n - 1) * w.shift_transfers(n) + w.W > kMaxShapeTransfers) return std::nullopt;
+    std::vector<std::int64_t> every(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) every[static_cast<std::size_t>(k)] = k;
+    w.add(b, 1, "spread out", std::move(every), c, [n, c, W = w.W](std::vector<Transfer>& t) {
+      for (std::int64_t k = 0; k < n; ++k) shift(t, n, W, k, c, Action::copy);
     });
   }
   return b.phases;

@@ -93,6 +93,18 @@ ShapeRepeat shape_repeat(const Machine& m, std::int64_t ranks) {
   const Placement p = m.placement(ranks);
   if (m.cpu || p.nodes * p.ranks_per_node != ranks) return {};
   ShapeRepeat r{p.ranks_per_node, p.ranks_per_node};
+  // The tiers a message climbs (topology_model.cpp stops at the first whose group holds
+  // both nodes) nest when each group size divides the next and the node count.
+  r.counted_groups = true;
+  std::int64_t below = 1;
+  for (const SwitchTier& tier : m.topology.tiers) {
+    const std::int64_t per = std::max<std::int64_t>(1, tier.nodes);
+    if (per >= p.nodes) break;
+    if (p.nodes % per != 0 || per % below != 0) r.counted_groups = false;
+    r.group_ranks.push_back(per * p.ranks_per_node);
+    below = per;
+  }
+  if (!r.counted_groups) r.group_ranks.clear();
   for (const SwitchTier& tier : m.topology.tiers) {
     const std::int64_t per = std::max<std::int64_t>(1, tier.nodes);
     if (per >= p.nodes) continue;  // one group holds every node: nothing leaves it
@@ -125,7 +137,7 @@ std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view a
   for (const ShapePhase& ph : *shape) {
     Step st;
     ph.fill(st);
-    const auto c = pricer.step(s, st);
+    const auto c = ph.shifts.empty() ? pricer.step(s, st) : pricer.step(s, st, ph.shifts, ph.shift_count);
     out.busiest_messages = std::max(out.busiest_messages, c.messages);
     const double us = c.us * static_cast<double>(ph.repeat);
     out.us += us;
