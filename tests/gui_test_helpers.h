@@ -28,10 +28,18 @@ inline std::string lesson(const std::string& name) { return std::string(COLLSCOP
 inline fs::path scratch(const std::string& prefix, const std::string& name) { return test_scratch::dir(prefix, name); }
 
 // collscope under a private X server; settings go to `config`; `env` goes before the
-// binary (PATH=... for ffmpeg).
+// binary (PATH=... for ffmpeg). xvfb-run itself fails now and then when X servers start
+// and stop side by side (it cannot start one, or cannot remove its own temporary folder
+// after a command that exits at once) and then says so and hides the command's exit
+// status: such a run is tried again, up to three times in all.
 inline test_shell::Output gui(const std::string& args, const fs::path& config, const std::string& env = "") {
-  return shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + (env.empty() ? "" : "env " + env + " ") +
-               std::string(COLLSCOPE_BINARY) + " gui " + args);
+  test_shell::Output o;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    o = shell("XDG_CONFIG_HOME=" + config.string() + " xvfb-run -a " + (env.empty() ? "" : "env " + env + " ") +
+              std::string(COLLSCOPE_BINARY) + " gui " + args);
+    if (o.out.find("xvfb-run: error:") == std::string::npos) break;
+  }
+  return o;
 }
 
 inline std::string slurp(const fs::path& p) {
