@@ -128,7 +128,7 @@ void print_rows(const std::vector<Row>& rows, std::size_t marked) {
   // The model has no cost per message: say where one rank handles many in a step.
   std::string many;
   for (const auto& r : rows)
-    if (r.p.busiest_messages > kManyMessages)
+    if (priced_too_low(r.p.busiest_messages))
       many += (many.empty() ? "" : "; ") + r.algorithm + ", where one rank sends or receives " +
               std::to_string(r.p.busiest_messages) + " messages in a step";
   if (!many.empty())
@@ -308,10 +308,16 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                        : (flows ? "algorithms it prices: " : "algorithms with a shape: ") + priced +
                              "; or give at most " + std::to_string(flows ? kMaxRanks : kMaxFlowRanks) + " ranks"));
   }
-  // auto at this scale: the fastest of the priced algorithms (no run can be this large).
+  // auto at this scale: the fastest of the priced algorithms (no run can be this large),
+  // one priced too low only where every one is, as the tuner picks.
   std::size_t pick = 0;
+  auto too_low = [&](std::size_t i) { return priced_too_low(rows[i].p.busiest_messages); };
   for (std::size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].p.us < rows[pick].p.us) pick = i;
+    if (too_low(pick) > too_low(i) || (too_low(pick) == too_low(i) && rows[i].p.us < rows[pick].p.us)) pick = i;
+  // Was a faster price passed over as too low?
+  bool passed_over = false;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    passed_over = passed_over || (too_low(i) && !too_low(pick) && rows[i].p.us < rows[pick].p.us);
   if (!all && rf.algo == "auto") rows = {rows[pick]}, pick = 0;
   const std::string label = machine->label();
   const std::uint64_t bytes = message_bytes(a.coll, a.ranks, a.count, a.dtype);
@@ -360,7 +366,8 @@ int predict_by_shapes(const RunFlags& rf, bool all, bool header) {
                   here.c_str());
   }
   if (!all && rf.algo == "auto")
-    std::printf("auto picks %s (the fastest algorithm priced)\n", rows[0].algorithm.c_str());
+    std::printf("auto picks %s (the fastest algorithm priced%s)\n", rows[0].algorithm.c_str(),
+                passed_over ? " but for those priced too low, docs/TOPOLOGY.md" : "");
   return 0;
 }
 

@@ -670,6 +670,14 @@ TEST_CASE("gui views: what if says which curves are too low for want of a cost p
   CHECK(by["flat"]->busiest_messages == 511);
   CHECK(by["flat"]->busiest_messages > kManyMessages);
   CHECK(by["binomial"]->busiest_messages <= kManyMessages);
+  // The fastest as auto picks: the flat curve lies below the binomial tree's at every size
+  // and is passed over, as the tuner passes over it.
+  REQUIRE(w->fastest.size() == w->bytes.size());
+  for (std::size_t i = 0; i < w->bytes.size(); ++i) {
+    CAPTURE(w->bytes[i]);
+    CHECK(by["flat"]->us[i] < by["binomial"]->us[i]);
+    CHECK(w->fastest[i] != "flat");
+  }
 }
 
 TEST_CASE("gui views: what if prices a cluster's ranks from the algorithms' shapes, with progress") {

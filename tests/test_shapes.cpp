@@ -474,6 +474,44 @@ TEST_CASE("shapes: under nested tiers, one node's transfers and the groups' load
   }
 }
 
+TEST_CASE("auto on a topology passes over a price the model knows to be too low, unless every candidate's is") {
+  // At 128 ranks on 16 DGX nodes the flat fan-outs, the central barrier and the linear
+  // all-to-all put 127 messages through one rank in a step, priced as one latency: the
+  // fastest prices, and too low. The tuner takes the fastest of the others.
+  const Machine m = machine("dgx-h100", 16);
+  struct Case {
+    Collective coll;
+    const char* too_low;
+  };
+  for (const Case& k :
+       {Case{Collective::broadcast, "flat"}, Case{Collective::scatter, "flat"}, Case{Collective::gather, "flat"},
+        Case{Collective::barrier, "central"}, Case{Collective::alltoall, "linear"}}) {
+    const CollArgs a = args_of(k.coll, 128, k.coll == Collective::barrier ? 0 : 1, false, 0);
+    CAPTURE(name_of(k.coll));
+    const std::string pick = pick_algorithm(a, m);
+    const Prediction low = lowered(a, k.too_low, m), picked = lowered(a, pick, m);
+    CHECK(priced_too_low(low.busiest_messages));
+    CHECK(low.us < picked.us);
+    CHECK(pick != k.too_low);
+    CHECK_FALSE(priced_too_low(picked.busiest_messages));
+    // ... and it is the fastest of those priced right.
+    for (const auto& name : algorithm_names(k.coll)) {
+      const Prediction p = lowered(a, name, m);
+      CAPTURE(name);
+      if (!priced_too_low(p.busiest_messages)) CHECK(p.us >= picked.us / 1.02);
+    }
+  }
+  // On one node no rank handles more than 7 messages a step: the fastest price is picked,
+  // flat or not.
+  const Machine one = machine("dgx-h100", 1);
+  const CollArgs small = args_of(Collective::broadcast, 8, 1, false, 0);
+  const std::string pick = pick_algorithm(small, one);
+  for (const auto& name : algorithm_names(Collective::broadcast)) {
+    CAPTURE(name);
+    CHECK(lowered_us(small, name, one) >= lowered_us(small, pick, one) / 1.02);
+  }
+}
+
 TEST_CASE("shapes: property: on random topologies and placements every shape prices like its schedule") {
   // Devices, cards (on rails or shared), links bound by memory, NVLink or the network,
   // switch tiers that do or do not divide the nodes, nodes filled or one left partly

@@ -105,15 +105,20 @@ Result<WhatIf> build_what_if(const WhatIfQuery& q, const std::string& config_dir
     steps.push_back(std::move(digests));
     w.series.push_back(std::move(series));
   }
+  // The fastest as auto picks: a curve priced too low only where every curve is.
+  const bool some_right = std::any_of(w.series.begin(), w.series.end(), [](const WhatIfSeries& s) {
+    return s.priced && !priced_too_low(s.busiest_messages);
+  });
+  auto eligible = [some_right](const WhatIfSeries& s) { return !some_right || !priced_too_low(s.busiest_messages); };
   for (std::size_t i = 0; i < w.bytes.size(); ++i) {
     const WhatIfSeries* best = nullptr;
     for (const auto& s : w.series)
-      if (s.us[i] > 0 && (!best || s.us[i] < best->us[i])) best = &s;
+      if (eligible(s) && s.us[i] > 0 && (!best || s.us[i] < best->us[i])) best = &s;
     // Within 2% the one that was fastest at the size before stays (auto's tie rule):
     // two curves that run together do not make a crossover at every size.
     if (best && i > 0)
       for (const auto& s : w.series)
-        if (s.algorithm == w.fastest[i - 1] && s.us[i] > 0 && s.us[i] <= 1.02 * best->us[i]) best = &s;
+        if (eligible(s) && s.algorithm == w.fastest[i - 1] && s.us[i] > 0 && s.us[i] <= 1.02 * best->us[i]) best = &s;
     w.fastest.push_back(best ? best->algorithm : "");
     if (i > 0 && best && !w.fastest[i - 1].empty() && w.fastest[i - 1] != best->algorithm)
       w.crossovers.push_back({i, w.bytes[i], w.fastest[i - 1], best->algorithm});

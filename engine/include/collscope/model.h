@@ -161,6 +161,9 @@ struct Prediction {
 };
 // Messages one rank handles in a step beyond which a price is said to be too low.
 constexpr std::uint64_t kManyMessages = 64;
+// A price the model knows to be too low: `auto` (the tuner, predict, the what-if panel's
+// fastest) takes such an algorithm only where every candidate's price is too low.
+inline bool priced_too_low(std::uint64_t busiest_messages) { return busiest_messages > kManyMessages; }
 
 class TopologyPricer {
  public:

@@ -46,9 +46,16 @@ Schedule lower_candidate(const AlgorithmInfo& a, const CollArgs& args, std::uint
 
 namespace {
 
-// Keeps the candidate with the smallest price. Estimates within 2% of the best count
-// as a tie, which the candidate with the fewest transfers wins (less bookkeeping per
-// run), then the registry's order.
+// What a candidate is priced at, and whether the model knows that price to be too low
+// (priced_too_low, model.h).
+struct Priced {
+  double us = 0;
+  bool too_low = false;
+};
+
+// Keeps the candidate with the smallest price, leaving out those priced too low unless
+// every one is. Estimates within 2% of the best count as a tie, which the candidate with
+// the fewest transfers wins (less bookkeeping per run), then the registry's order.
 template <class Price>
 std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::int32_t ranks_per_node, Price&& price) {
   // Do the call's ranks span more than one node? Where they do not, the algorithms that
@@ -63,7 +70,7 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::
     }
   struct Candidate {
     std::string name;
-    double us;
+    Priced p;
     std::uint64_t transfers;
   };
   std::vector<Candidate> all;
@@ -71,17 +78,21 @@ std::string pick_cheapest(const CollArgs& args, std::uint64_t slice_bytes, std::
   for (const auto& a : all_algorithms()) {
     if (a.coll != args.coll || (a.node_aware && !nodes)) continue;
     schedules.push_back(lower_candidate(a, args, slice_bytes, ranks_per_node));
-    all.push_back({std::string(a.name), 0.0, schedules.back().total_transfers()});
+    all.push_back({std::string(a.name), {}, schedules.back().total_transfers()});
   }
   if (all.empty()) return "";
   std::uint64_t most = 0;
   for (const auto& c : all) most = std::max(most, c.transfers);
-  for (std::size_t i = 0; i < all.size(); ++i) all[i].us = price(schedules[i], most);
-  double fastest = all.front().us;
-  for (const auto& c : all) fastest = std::min(fastest, c.us);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i].p = price(schedules[i], most);
+  const bool some_right = std::any_of(all.begin(), all.end(), [](const Candidate& c) { return !c.p.too_low; });
+  auto eligible = [some_right](const Candidate& c) { return !some_right || !c.p.too_low; };
+  double fastest = 0;
+  bool first = true;
+  for (const auto& c : all)
+    if (eligible(c) && (first || c.p.us < fastest)) fastest = c.p.us, first = false;
   const Candidate* best = nullptr;
   for (const auto& c : all)
-    if (c.us <= fastest * 1.02 && (!best || c.transfers < best->transfers)) best = &c;
+    if (eligible(c) && c.p.us <= fastest * 1.02 && (!best || c.transfers < best->transfers)) best = &c;
   return best->name;
 }
 
@@ -95,7 +106,8 @@ std::string pick_algorithm(const CollArgs& args, const Machine& machine, std::in
   // A topology of devices: candidates lowered as the schedule they join is (a GPU
   // backend's whole transfers; the cpu backend's slices), priced step by step.
   return pick_cheapest(args, slice_bytes, ranks_per_node, [&](const Schedule& s, std::uint64_t) {
-    return price_on_topology(s, machine.topology, machine.placement(s.ranks)).us;
+    const Prediction p = price_on_topology(s, machine.topology, machine.placement(s.ranks));
+    return Priced{p.us, priced_too_low(p.busiest_messages)};
   });
 }
 
@@ -103,7 +115,7 @@ std::string pick_algorithm(const CollArgs& args, const CostModel& model) {
   // Predict every candidate: the data time of its steps plus the chain of wake-ups of
   // fast mode (or the step model for the largest, see kMaxTransfersForSync).
   return pick_cheapest(args, kCacheSliceBytes, 0, [&](const Schedule& s, std::uint64_t most) {
-    return most <= kMaxTransfersForSync ? predict_auto_us(s, model) : predict_us(s, model);
+    return Priced{most <= kMaxTransfersForSync ? predict_auto_us(s, model) : predict_us(s, model), false};
   });
 }
 
