@@ -17,6 +17,7 @@
 
 #include "collscope/job.h"
 #include "collscope/scenario.h"
+#include "gui_test_helpers.h"
 #include "shell.h"
 
 using namespace collscope;
@@ -683,10 +684,9 @@ TEST_CASE("cli: import writes a scenario that runs, verifies, predicts and opens
   CHECK(pred.out.find("predicted_us") != std::string::npos);
   CHECK(cli("validate " + out).code == 0);
 #ifdef COLLSCOPE_HAVE_GUI
-  if (std::system("command -v xvfb-run >/dev/null 2>&1") == 0) {
+  if (gui_test::have_xvfb()) {
     const std::string png = t / "job.png";
-    auto gui = test_shell::shell("XDG_CONFIG_HOME=" + (t / "config") + " xvfb-run -a " + std::string(COLLSCOPE_BINARY) +
-                                 " gui " + out + " --step 3 --screenshot " + png + " --size 800x500 2>&1");
+    auto gui = gui_test::gui(out + " --step 3 --screenshot " + png + " --size 800x500", t / "config");
     CHECK_MESSAGE(gui.code == 0, gui.out);
     CHECK((fs::exists(png) && fs::file_size(png) > 1000));
   } else {
