@@ -37,59 +37,102 @@ std::uint64_t key(Res r, std::int64_t a, std::int64_t b, std::int64_t c = 0) {
          (static_cast<std::uint64_t>(a & 0xffffff) << 28) | (static_cast<std::uint64_t>((b + 1) & 0xfffffff));
 }
 
-// Bytes per resource in one step: an open-addressing table that keeps its slots from
-// step to step and clears only the ones a step used. A step of an all-to-all at 4096
-// ranks loads some 25,000 resources, and a flow-level price runs 4095 such steps; a
-// node-based hash map would spend most of the time allocating.
+// Where each resource's bytes are kept: every device's memory and links and every card of
+// the placement's nodes, and every switch group's uplink per rail, at a place of its own
+// in one array, in the order of nodes, so that a step's transfers, which go rank by rank,
+// touch neighbouring places. (A table hashed by resource spent half of a 65536-rank price
+// missing the cache.)
+class Layout {
+ public:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  Layout(const Topology& t, const Placement& p)
+      : nodes_(std::max<std::int64_t>(1, p.nodes)),
+        devices_(std::max(1, p.devices_per_node)),
+        cards_(std::max(1, t.nic.per_node)) {
+    size_ = 3 * static_cast<std::size_t>(nodes_ * devices_) + 2 * static_cast<std::size_t>(nodes_ * cards_);
+    for (const SwitchTier& tier : t.tiers) {
+      const std::int64_t groups = (nodes_ - 1) / std::max<std::int64_t>(1, tier.nodes) + 1;
+      groups_.push_back(groups);
+      tier_base_.push_back(size_);
+      size_ += 2 * static_cast<std::size_t>(groups * (cards_ + 1));  // up, then down; rails -1 to cards-1
+    }
+  }
+  std::size_t size() const { return size_; }
+  // The place of resource `k` (key() below), or kNone for one outside the placement.
+  std::size_t slot(std::uint64_t k) const {
+    const auto r = static_cast<Res>(k >> 58);
+    const auto c = static_cast<std::size_t>((k >> 52) & 0x3f);
+    const auto a = static_cast<std::int64_t>((k >> 28) & 0xffffff);
+    const auto b = static_cast<std::int64_t>(k & 0xfffffff) - 1;
+    const auto nd = static_cast<std::size_t>(nodes_ * devices_);
+    switch (r) {
+      case Res::memory:
+      case Res::link_out:
+      case Res::link_in:
+        if (a >= nodes_ || b < 0 || b >= devices_) return kNone;
+        return static_cast<std::size_t>(r) * nd + static_cast<std::size_t>(a * devices_ + b);
+      case Res::card_out:
+      case Res::card_in:
+        if (a >= nodes_ || b < 0 || b >= cards_) return kNone;
+        return 3 * nd + (r == Res::card_in ? static_cast<std::size_t>(nodes_ * cards_) : 0) +
+               static_cast<std::size_t>(a * cards_ + b);
+      case Res::up:
+      case Res::down:
+        if (c >= groups_.size() || a >= groups_[c] || b < -1 || b >= cards_) return kNone;
+        return tier_base_[c] + (r == Res::down ? static_cast<std::size_t>(groups_[c] * (cards_ + 1)) : 0) +
+               static_cast<std::size_t>(a * (cards_ + 1) + b + 1);
+    }
+    return kNone;
+  }
+
+ private:
+  std::int64_t nodes_, devices_, cards_;
+  std::vector<std::int64_t> groups_;
+  std::vector<std::size_t> tier_base_;
+  std::size_t size_ = 0;
+};
+
+// Bytes per resource in one step, at the places of a Layout (any other resource in a
+// hash map): the array is kept from step to step and only the places a step used are
+// cleared.
 class Loads {
  public:
-  void begin(std::size_t expected) {
-    std::size_t want = 64;
-    while (want < 2 * expected) want *= 2;
-    if (want > keys_.size()) {
-      keys_.assign(want, kEmpty);
-      bytes_.assign(want, 0.0);
-      used_.clear();
+  void begin(const Layout& layout) {
+    layout_ = &layout;
+    if (layout.size() > bytes_.size()) {
+      bytes_.assign(layout.size(), 0.0);
+      keys_.assign(layout.size(), kEmpty);
     } else {
       for (std::size_t i : used_) keys_[i] = kEmpty, bytes_[i] = 0;
-      used_.clear();
     }
-    mask_ = keys_.size() - 1;
+    used_.clear();
+    other_.clear();
   }
   void add(std::uint64_t k, double b) {
-    std::size_t i = static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
-    while (keys_[i] != k) {
-      if (keys_[i] == kEmpty) {
-        if (used_.size() * 2 >= keys_.size()) return grow(k, b);
-        keys_[i] = k;
-        used_.push_back(i);
-        break;
-      }
-      i = (i + 1) & mask_;
+    const std::size_t i = layout_->slot(k);
+    if (i == Layout::kNone) {
+      other_[k] += b;
+      return;
+    }
+    if (keys_[i] == kEmpty) {
+      keys_[i] = k;
+      used_.push_back(i);
     }
     bytes_[i] += b;
   }
   template <class F>
   void each(F&& f) const {
     for (std::size_t i : used_) f(keys_[i], bytes_[i]);
+    for (const auto& [k, b] : other_) f(k, b);
   }
 
  private:
   static constexpr std::uint64_t kEmpty = ~0ull;  // key() never makes it: the resource kind is below 8
-  void grow(std::uint64_t k, double b) {
-    std::vector<std::pair<std::uint64_t, double>> old;
-    each([&](std::uint64_t key, double v) { old.push_back({key, v}); });
-    keys_.assign(keys_.size() * 2, kEmpty);
-    bytes_.assign(keys_.size(), 0.0);
-    used_.clear();
-    mask_ = keys_.size() - 1;
-    for (const auto& [key, v] : old) add(key, v);
-    add(k, b);
-  }
+  const Layout* layout_ = nullptr;
   std::vector<std::uint64_t> keys_;
   std::vector<double> bytes_;
   std::vector<std::size_t> used_;
-  std::size_t mask_ = 0;
+  std::unordered_map<std::uint64_t, double> other_;
 };
 
 }  // namespace
@@ -151,11 +194,8 @@ TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st
   std::uint64_t launches = 0;       // the step's transfers that move data
   std::vector<std::int64_t> lanes;  // the ranks that run a transfer in this step (serial launches)
   std::unordered_map<std::int64_t, double> compute;
-  // A transfer loads up to six resources, most of them shared with other transfers; sizing
-  // once keeps a step of a million transfers (a shape at 65536 ranks, shapes.cpp) from
-  // growing the table as it goes.
-  // (There are never more resources than a few per device, card and switch group.)
-  load.begin(std::min<std::size_t>(st.transfers.size() * 3, 16 * static_cast<std::size_t>(s.ranks) + 1024));
+  const Layout layout(t_, p_);
+  load.begin(layout);
   double latency = 0;
   Level signal_level = Level::node;  // where the longest signal's latency comes from
   const double esize = static_cast<double>(size_of(s.dtype));
