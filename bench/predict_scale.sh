@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times `collscope predict` on a cluster of 65536 ranks (8192 DGX H100 nodes), per
+# Times `collscope predict` on a cluster of 65536 ranks (8192 DGX H100 nodes) and more, per
 # algorithm with a shape and for --algo all, and at 1024 ranks (128 nodes), where the
 # schedule is lowered and priced transfer by transfer, for comparison, and all-to-all at
 # 4096 ranks, lowered and priced transfer by transfer (flow level). Prints wall and
@@ -68,6 +68,13 @@ run "65536 ranks, alltoall pairwise on pcie-8gpu (shape)" --coll alltoall --algo
 for coll in scatter gather; do
   run "65536 ranks, $coll --algo all on pcie-8gpu (shapes, chain included)" --coll "$coll" --algo all \
     --ranks 65536 --count 1024 --root 1000 --topology pcie-8gpu --nodes 8192
+done
+# Beyond 65536: every collective's --algo all at 131072 and 262144 ranks on as many DGX nodes.
+for n in 131072 262144; do
+  for coll in allreduce allgather reduce_scatter broadcast alltoall; do
+    run "$n ranks, $coll --algo all (shapes)" --coll "$coll" --algo all --ranks $n --count $count \
+      --topology dgx-h100 --nodes $((n / 8))
+  done
 done
 # Programs (point-to-point, custom algorithms) are lowered and priced as written, up to
 # 4096 ranks: lessons of the repository with their ranks raised.
