@@ -90,6 +90,12 @@ void print_row_json(const Row& r, std::uint64_t bytes, bool auto_pick, const cha
     j["bytes"] = bytes;
   }
   j["auto_pick"] = auto_pick;
+  // On a topology: the most messages one rank handles in a step, and whether that makes
+  // the price too low (the model has no cost per message).
+  if (r.p.busiest_messages > 0) {
+    j["busiest_messages"] = r.p.busiest_messages;
+    j["priced_too_low"] = priced_too_low(r.p.busiest_messages);
+  }
   if (!r.same_as.empty()) j["same_steps_as"] = r.same_as;
   j["method"] = method;
   j["model"] = model;

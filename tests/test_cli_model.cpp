@@ -214,6 +214,11 @@ TEST_CASE("cli predict: beyond a run's ranks, all-to-all priced from shapes, or 
   }
   CHECK(picks == 1);
   CHECK(picked == fastest);
+  for (const auto& r : big) {
+    CAPTURE(r["algorithm"]);
+    CHECK(r["priced_too_low"] == (r["algorithm"] == "linear"));
+    CHECK(r["busiest_messages"] == (r["algorithm"] == "linear" ? 1279 : 1));
+  }
   auto uneven =
       cs("predict --coll alltoall --count 8 --algo pairwise --ranks 2300 --nodes 288 --topology dgx-h100 --json");
   REQUIRE_MESSAGE(uneven.code == 0, uneven.out);
