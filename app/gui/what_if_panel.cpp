@@ -166,9 +166,9 @@ void WhatIfPanel::plot(const view::WhatIf& w, float scale) {
   auto legend = [](const view::WhatIfSeries& s) {
     if (!s.priced) return s.algorithm + " (no shape at this scale)";
     // The model has no cost per message (docs/TOPOLOGY.md): say where that flatters.
-    const std::string low = priced_too_low(s.busiest_messages)
-                                ? " (too low: " + std::to_string(s.busiest_messages) + " messages a step)"
-                                : "";
+    const std::string low = priced_too_low(s.busiest_messages) ? " (too low: " + std::to_string(s.busiest_messages) +
+                                                                     " messages a step; auto passes it over)"
+                                                               : "";
     return (s.same_as.empty() ? s.algorithm : s.algorithm + " = " + s.same_as) + low;
   };
   float legend_w = ImGui::CalcTextSize("recursive_doubling  ").x;
