@@ -556,7 +556,7 @@ TEST_CASE("shapes: property: on random topologies and placements every shape pri
         1, static_cast<std::int32_t>(m.nodes * per_node - (m.nodes > 1 && per_node > 1 ? pick({0, 0, 1}) : 0)));
     const ShapeRepeat rep = shape_repeat(m, n);
     if (rep.period > 0 && rep.period < n) ++repeating;
-    // One node's transfers and the groups' loads counted (ShapePhase::shifts).
+    // One node's transfers and the groups' loads counted (ShapePhase::node_periodic).
     if (rep.counted_groups && rep.period > rep.node_ranks) ++counted;
     for (int call = 0; call < 4; ++call) {
       const Collective c = static_cast<Collective>(

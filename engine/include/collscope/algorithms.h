@@ -162,13 +162,12 @@ struct ShapePhase {
   std::int64_t repeat = 1;
   std::string phase;
   std::function<void(Step&)> fill;
-  // A step in which every rank r sends `shift_count` elements to rank r+k for each k of
-  // `shifts`, where the machine lets the pricer count its switch groups' loads
-  // (ShapeRepeat::counted_groups): `fill` then writes only the transfers that leave or
-  // reach the first node, and the price adds what crosses each group
-  // (TopologyPricer::step). Empty: `fill` writes all a step's pricing needs.
-  std::vector<std::int64_t> shifts;
-  std::uint64_t shift_count = 0;
+  // A step that every node takes alike (node m's transfers are node 0's moved m nodes on:
+  // every rank r sending to r+k, a ring inside each node, ...), where the machine lets the
+  // pricer count its switch groups' loads (ShapeRepeat::counted_groups): `fill` then
+  // writes only the transfers that leave or reach node 0, and the price adds what crosses
+  // each group (TopologyPricer::step). False: `fill` writes all a step's pricing needs.
+  bool node_periodic = false;
 };
 // Where the machine a shape is priced on repeats itself (predict_shape fills it from the
 // placement): for every multiple r of `period`, ranks [r, r + period) sit as ranks
@@ -181,7 +180,7 @@ struct ShapeRepeat {
   std::int64_t node_ranks = 0;
   // The switch tiers nest (each tier's group of nodes divides the next one's and the
   // nodes), so that a step in which every rank sends k ranks on loads every group of a
-  // tier alike and the pricer can count those loads (ShapePhase::shifts).
+  // tier alike and the pricer can count those loads (ShapePhase::node_periodic).
   bool counted_groups = false;
   // Where they do: the ranks under one group of each tier a message may climb, in order.
   std::vector<std::int64_t> group_ranks;

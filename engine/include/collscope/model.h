@@ -176,16 +176,15 @@ class TopologyPricer {
     std::uint64_t messages = 0;  // the most one rank sends, or receives, to or from other ranks
   };
   StepCost step(const Schedule& s, const Step& st) const;
-  // A step in which every rank r sends `count` elements to rank r+k for each k of
-  // `shifts`, on whole nodes under switch tiers that nest (ShapeRepeat::counted_groups):
-  // `st` holds the transfers that leave or reach node 0, which load node 0's memory,
-  // links and cards as every node's are loaded, and the loads on the switch groups,
-  // every group of a tier alike, are counted rather than written out.
-  StepCost step(const Schedule& s, const Step& st, const std::vector<std::int64_t>& shifts, std::uint64_t count) const;
+  // A step that every node takes alike (ShapePhase::node_periodic), on whole nodes under
+  // switch tiers that nest (ShapeRepeat::counted_groups): `st` holds the transfers that
+  // leave or reach node 0, which load node 0's memory, links and cards as every node's are
+  // loaded; node 0's transfers to node d stand for every node m's to node m+d, and the
+  // loads on the switch groups, every group of a tier alike, are counted from them.
+  StepCost step_node_periodic(const Schedule& s, const Step& st) const;
 
  private:
-  StepCost price(const Schedule& s, const Step& st, const std::vector<std::int64_t>* shifts,
-                 std::uint64_t shift_count) const;
+  StepCost price(const Schedule& s, const Step& st, bool node_periodic) const;
   int card_of(int device) const;
   double bandwidth(std::uint64_t resource) const;
   const Topology& t_;

@@ -358,16 +358,12 @@ struct Repeat {
   // ranks [0, W) and those that reach them (on a machine that repeats every P ranks, no
   // resource carries more than one of these ranks' nodes, cards and groups does).
   std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * W); }
-  // Steps of such shifts: the transfers that price them, and the shifts the pricer counts
-  // the groups' loads of where it does.
+  // Steps of such shifts, written by `fill` for ranks [0, W): where W is a node, the pricer
+  // counts the switch groups' loads (ShapePhase::node_periodic).
   template <class Fill>
-  void add(ShapeBuilder& b, std::int64_t repeat, std::string phase, std::vector<std::int64_t> ks, std::uint64_t c,
-           Fill fill) const {
+  void add(ShapeBuilder& b, std::int64_t repeat, std::string phase, Fill fill) const {
     b.add(repeat, std::move(phase), fill);
-    if (W < P && repeat > 0) {
-      b.phases.back().shifts = std::move(ks);
-      b.phases.back().shift_count = c;
-    }
+    if (W < P && repeat > 0) b.phases.back().node_periodic = true;
   }
 };
 
@@ -394,10 +390,10 @@ bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep,
     const Action a = k == 1 ? first : act;
     auto fill = [n, c, W, k, a](std::vector<Transfer>& t) { shift(t, n, W, k, c, a); };
     if (band > 0 && k >= P && k <= n - P) {
-      if (k < P + R) w.add(b, (n - P - k) / R + 1, "pairwise", {k}, c, fill);
+      if (k < P + R) w.add(b, (n - P - k) / R + 1, "pairwise", fill);
       continue;
     }
-    w.add(b, 1, "pairwise", {k}, c, fill);
+    w.add(b, 1, "pairwise", fill);
   }
   return true;
 }
@@ -660,14 +656,11 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
       every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
     });
   } else if (algo == "pairwise") {
-    w.add(b, 1, "local copy", {0}, c,
-          [n, c, W = w.W](std::vector<Transfer>& t) { shift(t, n, W, 0, c, Action::copy); });
+    w.add(b, 1, "local copy", [n, c, W = w.W](std::vector<Transfer>& t) { shift(t, n, W, 0, c, Action::copy); });
     if (!pairwise(b, n, c, rep, Action::copy, Action::copy)) return std::nullopt;
   } else {
     if ((n - 1) * w.shift_transfers(n) + w.W > kMaxShapeTransfers) return std::nullopt;
-    std::vector<std::int64_t> every(static_cast<std::size_t>(n));
-    for (std::int64_t k = 0; k < n; ++k) every[static_cast<std::size_t>(k)] = k;
-    w.add(b, 1, "spread out", std::move(every), c, [n, c, W = w.W](std::vector<Transfer>& t) {
+    w.add(b, 1, "spread out", [n, c, W = w.W](std::vector<Transfer>& t) {
       for (std::int64_t k = 0; k < n; ++k) shift(t, n, W, k, c, Action::copy);
     });
   }

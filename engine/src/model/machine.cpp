@@ -137,7 +137,7 @@ std::optional<Prediction> predict_shape(const CollArgs& args, std::string_view a
   for (const ShapePhase& ph : *shape) {
     Step st;
     ph.fill(st);
-    const auto c = ph.shifts.empty() ? pricer.step(s, st) : pricer.step(s, st, ph.shifts, ph.shift_count);
+    const auto c = ph.node_periodic ? pricer.step_node_periodic(s, st) : pricer.step(s, st);
     out.busiest_messages = std::max(out.busiest_messages, c.messages);
     const double us = c.us * static_cast<double>(ph.repeat);
     out.us += us;

@@ -166,19 +166,16 @@ double TopologyPricer::bandwidth(std::uint64_t k) const {
   return 1;
 }
 
-TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st) const {
-  return price(s, st, nullptr, 0);
-}
+TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st) const { return price(s, st, false); }
 
-TopologyPricer::StepCost TopologyPricer::step(const Schedule& s, const Step& st,
-                                              const std::vector<std::int64_t>& shifts, std::uint64_t count) const {
-  return price(s, st, &shifts, count);
+TopologyPricer::StepCost TopologyPricer::step_node_periodic(const Schedule& s, const Step& st) const {
+  return price(s, st, true);
 }
 
 namespace {
 
 // Of the `per` nodes of a switch group, how many send outside it when every node m sends
-// to node m + d (mod `nodes`; groups of `per` nodes, `per` dividing `nodes`, 0 < d < nodes).
+// to node m + d (mod `nodes`; groups of `per` nodes, `per` dividing `nodes`, 0 <= d < nodes).
 std::int64_t leaving_group(std::int64_t d, std::int64_t per, std::int64_t nodes) {
   if (per >= nodes) return 0;
   const std::int64_t stay = std::max<std::int64_t>(0, per - d) + std::max<std::int64_t>(0, per - (nodes - d));
@@ -187,9 +184,7 @@ std::int64_t leaving_group(std::int64_t d, std::int64_t per, std::int64_t nodes)
 
 }  // namespace
 
-TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st,
-                                               const std::vector<std::int64_t>* shifts,
-                                               std::uint64_t shift_count) const {
+TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st, bool node_periodic) const {
   thread_local Loads load;          // bytes per resource
   std::uint64_t launches = 0;       // the step's transfers that move data
   std::vector<std::int64_t> lanes;  // the ranks that run a transfer in this step (serial launches)
@@ -256,8 +251,27 @@ TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st
     add(key(Res::card_out, sn, card), bytes);
     add(key(Res::card_in, dn, t_.nic.rails ? card : card_of(dd)), bytes);
     double lat = t_.nic.latency_us;
-    // Counted shifts: the switch groups' loads are added below, not per transfer.
-    for (std::size_t k = 0; !shifts && k < t_.tiers.size(); ++k) {
+    if (node_periodic) {
+      // Node 0's message to node dn stands for every node m's to node m + dn. Groups nest,
+      // so a message leaves a group of a tier exactly when its nodes lie in different
+      // groups of that tier; every group of the tier sends out as many as the first does,
+      // and takes in as many (the same step seen from the other side), on the rail of the
+      // receiving device. The messages that reach node 0 from others are counted so.
+      if (sn == 0) {
+        const std::int64_t rail = t_.nic.rails ? card : -1;
+        for (std::size_t k = 0; k < t_.tiers.size(); ++k) {
+          const std::int64_t leaving = leaving_group(dn, std::max<std::int64_t>(1, t_.tiers[k].nodes), p_.nodes);
+          if (leaving == 0) break;  // every such message turns below this tier
+          const double b = static_cast<double>(leaving) * bytes;
+          add(key(Res::up, 0, rail, static_cast<std::int64_t>(k)), b);
+          add(key(Res::down, 0, rail, static_cast<std::int64_t>(k)), b);
+          lat += t_.tiers[k].latency_us;
+        }
+      }
+      latency = std::max(latency, lat);
+      continue;
+    }
+    for (std::size_t k = 0; k < t_.tiers.size(); ++k) {
       const std::int64_t per = std::max<std::int64_t>(1, t_.tiers[k].nodes);
       const std::int64_t gs = sn / per, gd = dn / per;
       if (gs == gd) break;  // both under one group of this tier: the message turns here
@@ -267,31 +281,6 @@ TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st
       lat += t_.tiers[k].latency_us;
     }
     latency = std::max(latency, lat);
-  }
-  if (shifts) {
-    // Every rank r sends to r + k: rank l of node 0 to node d, and so does rank l of every
-    // node m, to node m + d. Groups nest, so a message leaves a group of tier k exactly when
-    // its nodes lie in different groups of that tier; every group of the tier sends out as
-    // many as the first does, and takes in as many (the same shift seen from the
-    // other side), on the rail of the receiving device.
-    const std::int64_t R = p_.ranks_per_node, N = p_.nodes, n = s.ranks;
-    const double bytes = static_cast<double>(shift_count) * esize;
-    for (const std::int64_t k : *shifts)
-      for (std::int64_t l = 0; l < R; ++l) {
-        const std::int64_t to = ((l + k) % n + n) % n, d = to / R;
-        if (d == 0) continue;
-        const std::int64_t rail = t_.nic.rails ? card_of(p_.device_of(to)) : -1;
-        double lat = t_.nic.latency_us;
-        for (std::size_t tier = 0; tier < t_.tiers.size(); ++tier) {
-          const std::int64_t leaving = leaving_group(d, std::max<std::int64_t>(1, t_.tiers[tier].nodes), N);
-          if (leaving == 0) break;  // every message turns below this tier
-          const double b = static_cast<double>(leaving) * bytes;
-          add(key(Res::up, 0, rail, static_cast<std::int64_t>(tier)), b);
-          add(key(Res::down, 0, rail, static_cast<std::int64_t>(tier)), b);
-          lat += t_.tiers[tier].latency_us;
-        }
-        latency = std::max(latency, lat);
-      }
   }
   for (std::size_t slot : counted) messages[slot] = 0;
   counted.clear();
