@@ -470,6 +470,22 @@ TEST_CASE("shapes: under nested tiers, one node's transfers and the groups' load
           REQUIRE(shaped.has_value());
           CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
         }
+      // Every other step that every node takes alike (rings, the node-aware algorithms,
+      // Bruck, dissemination) is priced from node 0's transfers too: every algorithm of
+      // every collective, in place and out.
+      for (const Collective c : {Collective::allreduce, Collective::allgather, Collective::reduce_scatter,
+                                 Collective::broadcast, Collective::reduce, Collective::alltoall, Collective::barrier})
+        for (const auto& algo : algorithm_names(c))
+          for (const bool in_place : {false, true}) {
+            if (in_place && !supports_in_place(c)) continue;
+            const CollArgs a = args_of(c, n, c == Collective::barrier ? 0 : count * n, in_place, has_root(c) ? 5 : 0);
+            const auto shaped = predict_shape(a, algo, m);
+            if (!shaped) continue;
+            CAPTURE(name_of(c));
+            CAPTURE(algo);
+            CAPTURE(in_place);
+            CHECK(shaped->us == doctest::Approx(lowered_us(a, algo, m)).epsilon(1e-9));
+          }
     }
   }
 }

@@ -38,8 +38,39 @@ Transfer xfer(std::int64_t src, std::int64_t dst, std::uint64_t count, Action a)
   return t;
 }
 
+// How many transfers a shape may write in all: about a second of pricing.
+constexpr std::int64_t kMaxShapeTransfers = std::int64_t{1} << 22;
+
+// Where the machine repeats itself every P ranks (ShapeRepeat): P, and the ranks of a
+// node R. Without a repeat, P = R = n: every rank's transfers are written.
+struct Repeat {
+  std::int64_t P, R;
+  // The ranks whose transfers price a step in which every rank r sends to r+k: a repeat,
+  // or a node where the pricer counts the switch groups' loads (ShapeRepeat::counted_groups).
+  std::int64_t W;
+  Repeat(std::int64_t n, ShapeRepeat rep) {
+    const bool repeats =
+        rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
+    P = repeats ? rep.period : n;
+    R = repeats ? rep.node_ranks : n;
+    W = repeats && rep.counted_groups ? R : P;
+  }
+  // The transfers that price a step in which every rank r sends to r+k: those that leave
+  // ranks [0, W) and those that reach them (on a machine that repeats every P ranks, no
+  // resource carries more than one of these ranks' nodes, cards and groups does).
+  std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * W); }
+};
+
+void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t W, std::int64_t k, std::uint64_t c, Action act) {
+  for (std::int64_t r = 0; r < W; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
+  for (std::int64_t d = 0; d < W; ++d)
+    if (const std::int64_t from = (d - k + n) % n; from >= W) t.push_back(xfer(from, d, c, act));
+}
+
 class ShapeBuilder {
  public:
+  // A shape of n ranks on a machine that repeats as `rep` says (Repeat).
+  ShapeBuilder(std::int64_t n, ShapeRepeat rep) : n_(n), w_(n, rep) {}
   std::vector<ShapePhase> phases;
 
   // `repeat` steps like the one `fill` writes.
@@ -48,6 +79,22 @@ class ShapeBuilder {
     if (repeat <= 0) return;
     phases.push_back(ShapePhase{repeat, std::move(phase), [fill](Step& st) { fill(st.transfers); }});
   }
+  // `repeat` steps like one that every node takes alike, for nodes of G ranks (1: a step
+  // the same at every rank, as r -> r+k): `fill(t, W)` writes the transfers that leave or
+  // reach ranks [0, W), where W, a repeat of the machine or a node where the pricer counts
+  // the switch groups' loads (Repeat), holds whole nodes of G; else W = n, every rank's.
+  template <class Fill>
+  void add_alike(std::int64_t repeat, std::string phase, std::int64_t G, Fill fill) {
+    if (repeat <= 0) return;
+    const std::int64_t W = w_.W < n_ && G > 0 && w_.W % G == 0 ? w_.W : n_;
+    phases.push_back(ShapePhase{repeat, std::move(phase), [fill, W](Step& st) { fill(st.transfers, W); }});
+    phases.back().node_periodic = W < w_.P;
+  }
+  const Repeat& repeats() const { return w_; }
+
+ private:
+  std::int64_t n_;
+  Repeat w_;
 };
 
 // Is `algo` one of the algorithms a shape below is written for?
@@ -55,20 +102,26 @@ bool shaped(std::string_view algo, std::initializer_list<std::string_view> names
   return std::find(names.begin(), names.end(), algo) != names.end();
 }
 
-// Every rank r sends `count` to succ(r).
+// Every rank r sends `count` to succ(r); with a window W < n, only the transfers that
+// leave or reach ranks [0, W) (ShapeBuilder::add_alike).
 template <class Succ>
-void every_rank(std::vector<Transfer>& out, std::int64_t n, std::uint64_t count, Action a, Succ succ) {
-  out.reserve(out.size() + static_cast<std::size_t>(n));
-  for (std::int64_t r = 0; r < n; ++r) out.push_back(xfer(r, succ(r), count, a));
+void every_rank(std::vector<Transfer>& out, std::int64_t n, std::uint64_t count, Action a, Succ succ,
+                std::int64_t W = -1) {
+  const bool all = W < 0 || W >= n;
+  out.reserve(out.size() + static_cast<std::size_t>(all ? n : 2 * W));
+  for (std::int64_t r = 0; r < n; ++r)
+    if (const std::int64_t to = succ(r); all || r < W || to < W) out.push_back(xfer(r, to, count, a));
 }
 
 // One step of the rings that cross the nodes as NCCL's channels do (hierarchical.cpp):
 // on nodes of G ranks, N of them, channel ch leaves local rank ch-1 of a node for local
 // rank ch of the next; every rank sends `piece` on every channel. One node: one ring.
-void rings_step(std::vector<Transfer>& t, std::int64_t n, std::int64_t G, std::uint64_t piece, Action act) {
+void rings_step(std::vector<Transfer>& t, std::int64_t n, std::int64_t G, std::uint64_t piece, Action act,
+                std::int64_t W = -1) {
   const std::int64_t N = n / G;
   const std::int64_t channels = N > 1 ? G : 1;
-  t.reserve(t.size() + static_cast<std::size_t>(n * channels));
+  const bool all = W < 0 || W >= n;
+  t.reserve(t.size() + static_cast<std::size_t>((all ? n : 2 * W) * channels));
   for (std::int64_t ch = 0; ch < channels; ++ch)
     for (std::int64_t r = 0; r < n; ++r) {
       const std::int64_t node = r / G, l = r % G;
@@ -76,7 +129,7 @@ void rings_step(std::vector<Transfer>& t, std::int64_t n, std::int64_t G, std::u
       const std::int64_t to = channels == 1 ? (r + 1) % n
                               : l == last   ? (node + 1) % N * G + ch
                                             : node * G + (l + 1) % G;
-      t.push_back(xfer(r, to, piece, act));
+      if (all || r < W || to < W) t.push_back(xfer(r, to, piece, act));
     }
 }
 
@@ -97,8 +150,9 @@ void fold_out(ShapeBuilder& b, const PowerOfTwoFold& f, std::uint64_t count) {
 }
 
 void local_copy(ShapeBuilder& b, std::int64_t n, std::uint64_t count) {
-  b.add(1, "local copy", [n, count](std::vector<Transfer>& t) {
-    every_rank(t, n, count, Action::copy, [](std::int64_t r) { return r; });
+  b.add_alike(1, "local copy", 1, [n, count](std::vector<Transfer>& t, std::int64_t W) {
+    every_rank(
+        t, n, count, Action::copy, [](std::int64_t r) { return r; }, W);
   });
 }
 
@@ -120,10 +174,12 @@ void tree(ShapeBuilder& b, std::int32_t n, std::int32_t root, std::uint64_t coun
 void ring(ShapeBuilder& b, std::int64_t n, std::uint64_t block, bool reduce_scatter, bool all_gather) {
   auto next = [n](std::int64_t r) { return (r + 1) % n; };
   if (reduce_scatter)
-    b.add(n - 1, "reduce-scatter",
-          [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::reduce_copy, next); });
+    b.add_alike(n - 1, "reduce-scatter", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(t, n, block, Action::reduce_copy, next, W);
+    });
   if (all_gather)
-    b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { every_rank(t, n, block, Action::copy, next); });
+    b.add_alike(n - 1, "all-gather", 1,
+                [=](std::vector<Transfer>& t, std::int64_t W) { every_rank(t, n, block, Action::copy, next, W); });
 }
 
 // double_tree (double_tree.cpp): nodes of G ranks, half A (the larger) on tree 1
@@ -176,13 +232,14 @@ void double_tree(ShapeBuilder& b, std::int64_t n, std::uint64_t c, std::int64_t 
   chain("chain down inside the node", false);
 }
 
-std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
+std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn,
+                                                       ShapeRepeat rep) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
   if (!shaped(algo,
               {"flat", "tree", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "rings", "double_tree"}))
     return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, rep);
   if (c == 0) return b.phases;  // nothing moves: the lowered call has no steps
   if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
@@ -243,22 +300,26 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
       auto inside = [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; };
       auto across = [G, n](std::int64_t r) { return (r + G) % n; };
       const std::uint64_t piece = ceil_div(shard, static_cast<std::uint64_t>(N));
-      b.add(G - 1, "reduce-scatter inside the node",
-            [=](std::vector<Transfer>& t) { every_rank(t, n, shard, Action::reduce_copy, inside); });
-      b.add(N - 1, "all-reduce across nodes",
-            [=](std::vector<Transfer>& t) { every_rank(t, n, piece, Action::reduce, across); });
-      b.add(N - 1, "all-reduce across nodes",
-            [=](std::vector<Transfer>& t) { every_rank(t, n, piece, Action::copy, across); });
-      b.add(G - 1, "all-gather inside the node",
-            [=](std::vector<Transfer>& t) { every_rank(t, n, shard, Action::copy, inside); });
+      b.add_alike(G - 1, "reduce-scatter inside the node", G, [=](std::vector<Transfer>& t, std::int64_t W) {
+        every_rank(t, n, shard, Action::reduce_copy, inside, W);
+      });
+      b.add_alike(N - 1, "all-reduce across nodes", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+        every_rank(t, n, piece, Action::reduce, across, W);
+      });
+      b.add_alike(N - 1, "all-reduce across nodes", 1,
+                  [=](std::vector<Transfer>& t, std::int64_t W) { every_rank(t, n, piece, Action::copy, across, W); });
+      b.add_alike(G - 1, "all-gather inside the node", G,
+                  [=](std::vector<Transfer>& t, std::int64_t W) { every_rank(t, n, shard, Action::copy, inside, W); });
     } else {
       // Channel ch carries the ch-th part of the buffer, cut into n blocks.
       const std::int64_t channels = N > 1 ? G : 1;
       const std::uint64_t block =
           ceil_div(ceil_div(c, static_cast<std::uint64_t>(channels)), static_cast<std::uint64_t>(n));
-      b.add(n - 1, "reduce-scatter",
-            [=](std::vector<Transfer>& t) { rings_step(t, n, G, block, Action::reduce_copy); });
-      b.add(n - 1, "all-gather", [=](std::vector<Transfer>& t) { rings_step(t, n, G, block, Action::copy); });
+      b.add_alike(n - 1, "reduce-scatter", G, [=](std::vector<Transfer>& t, std::int64_t W) {
+        rings_step(t, n, G, block, Action::reduce_copy, W);
+      });
+      b.add_alike(n - 1, "all-gather", G,
+                  [=](std::vector<Transfer>& t, std::int64_t W) { rings_step(t, n, G, block, Action::copy, W); });
     }
   } else if (algo == "double_tree") {
     double_tree(b, n, c, rpn);
@@ -268,14 +329,15 @@ std::optional<std::vector<ShapePhase>> allreduce_shape(const CollArgs& a, std::s
   return b.phases;
 }
 
-std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn) {
+std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::string_view algo, std::int64_t rpn,
+                                                       ShapeRepeat rep) {
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
   // Recursive doubling keeps to powers of two (allgather.cpp takes the others elsewhere).
   if (!shaped(algo, {"ring", "hierarchical", "rings", "bruck"}) &&
       !(algo == "recursive_doubling" && n > 1 && (n & (n - 1)) == 0))
     return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, rep);
   if (c == 0) return b.phases;
   auto next = [n](std::int64_t r) { return (r + 1) % n; };
   auto self = [](std::int64_t r) { return r; };
@@ -285,33 +347,37 @@ std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::s
   }
   if (algo == "ring") {
     // Step 1 also keeps each rank's own block (out of place).
-    b.add(1, "ring", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c, Action::copy, next);
-      if (!a.in_place) every_rank(t, n, c, Action::copy, self);
+    b.add_alike(1, "ring", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(t, n, c, Action::copy, next, W);
+      if (!a.in_place) every_rank(t, n, c, Action::copy, self, W);
     });
-    b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { every_rank(t, n, c, Action::copy, next); });
+    b.add_alike(n - 2, "ring", 1,
+                [=](std::vector<Transfer>& t, std::int64_t W) { every_rank(t, n, c, Action::copy, next, W); });
   } else if (algo == "hierarchical") {
     // Its own block into place, then across the nodes among equal local ranks (a
     // block a step), then inside each node (a block of every node a step).
     const std::int64_t G = node_size(n, rpn), N = n / G;
     if (!a.in_place) local_copy(b, n, c);
-    b.add(N - 1, "all-gather across nodes", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c, Action::copy, [G, n](std::int64_t r) { return (r + G) % n; });
+    b.add_alike(N - 1, "all-gather across nodes", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, c, Action::copy, [G, n](std::int64_t r) { return (r + G) % n; }, W);
     });
-    b.add(G - 1, "all-gather inside the node", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::copy,
-                 [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+    b.add_alike(G - 1, "all-gather inside the node", G, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, c * static_cast<std::uint64_t>(N), Action::copy,
+          [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; }, W);
     });
   } else if (algo == "rings") {
     // Channel ch carries the ch-th part of every block; step 1 also keeps each rank's
     // own block (out of place), as the ring does.
     const std::int64_t G = node_size(n, rpn);
     const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
-    b.add(1, "ring", [=](std::vector<Transfer>& t) {
-      rings_step(t, n, G, piece, Action::copy);
-      if (!a.in_place) every_rank(t, n, c, Action::copy, self);
+    b.add_alike(1, "ring", G, [=](std::vector<Transfer>& t, std::int64_t W) {
+      rings_step(t, n, G, piece, Action::copy, W);
+      if (!a.in_place) every_rank(t, n, c, Action::copy, self, W);
     });
-    b.add(n - 2, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::copy); });
+    b.add_alike(n - 2, "ring", G,
+                [=](std::vector<Transfer>& t, std::int64_t W) { rings_step(t, n, G, piece, Action::copy, W); });
   } else if (algo == "recursive_doubling") {
     // Round k: partners 2^k apart swap the 2^k blocks they hold; step 1 also keeps
     // the own block out of place (allgather.cpp).
@@ -325,52 +391,18 @@ std::optional<std::vector<ShapePhase>> allgather_shape(const CollArgs& a, std::s
     // to rank r - 2^i; then each rotates its blocks into place, its own too out of place.
     for (std::int64_t d = 1; d < n; d *= 2) {
       const auto sent = static_cast<std::uint64_t>(std::min(d, n - d));
-      b.add(1, "bruck", [=](std::vector<Transfer>& t) {
-        every_rank(t, n, c * sent, Action::copy, [n, d](std::int64_t r) { return (r - d + n) % n; });
+      b.add_alike(1, "bruck", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+        every_rank(
+            t, n, c * sent, Action::copy, [n, d](std::int64_t r) { return (r - d + n) % n; }, W);
       });
     }
     const std::uint64_t kept = static_cast<std::uint64_t>(a.in_place ? n - 1 : n) * c;
-    b.add(1, "rotate", [=](std::vector<Transfer>& t) { every_rank(t, n, kept, Action::copy, self); });
+    b.add_alike(1, "rotate", 1,
+                [=](std::vector<Transfer>& t, std::int64_t W) { every_rank(t, n, kept, Action::copy, self, W); });
   } else {
     return std::nullopt;
   }
   return b.phases;
-}
-
-// How many transfers a shape may write in all: about a second of pricing.
-constexpr std::int64_t kMaxShapeTransfers = std::int64_t{1} << 22;
-
-// Where the machine repeats itself every P ranks (ShapeRepeat): P, and the ranks of a
-// node R. Without a repeat, P = R = n: every rank's transfers are written.
-struct Repeat {
-  std::int64_t P, R;
-  // The ranks whose transfers price a step in which every rank r sends to r+k: a repeat,
-  // or a node where the pricer counts the switch groups' loads (ShapeRepeat::counted_groups).
-  std::int64_t W;
-  Repeat(std::int64_t n, ShapeRepeat rep) {
-    const bool repeats =
-        rep.period > 0 && rep.node_ranks > 0 && rep.period % rep.node_ranks == 0 && n % rep.period == 0;
-    P = repeats ? rep.period : n;
-    R = repeats ? rep.node_ranks : n;
-    W = repeats && rep.counted_groups ? R : P;
-  }
-  // The transfers that price a step in which every rank r sends to r+k: those that leave
-  // ranks [0, W) and those that reach them (on a machine that repeats every P ranks, no
-  // resource carries more than one of these ranks' nodes, cards and groups does).
-  std::int64_t shift_transfers(std::int64_t n) const { return std::min(n, 2 * W); }
-  // Steps of such shifts, written by `fill` for ranks [0, W): where W is a node, the pricer
-  // counts the switch groups' loads (ShapePhase::node_periodic).
-  template <class Fill>
-  void add(ShapeBuilder& b, std::int64_t repeat, std::string phase, Fill fill) const {
-    b.add(repeat, std::move(phase), fill);
-    if (W < P && repeat > 0) b.phases.back().node_periodic = true;
-  }
-};
-
-void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t W, std::int64_t k, std::uint64_t c, Action act) {
-  for (std::int64_t r = 0; r < W; ++r) t.push_back(xfer(r, (r + k) % n, c, act));
-  for (std::int64_t d = 0; d < W; ++d)
-    if (const std::int64_t from = (d - k + n) % n; from >= W) t.push_back(xfer(from, d, c, act));
 }
 
 // The n-1 steps of a pairwise exchange (reduce_scatter.cpp, alltoall.cpp): in step k every
@@ -382,18 +414,18 @@ void shift(std::vector<Transfer>& t, std::int64_t n, std::int64_t W, std::int64_
 // the others'. False: too many transfers to price quickly.
 bool pairwise(ShapeBuilder& b, std::int64_t n, std::uint64_t c, ShapeRepeat rep, Action first, Action act) {
   const Repeat w(n, rep);
-  const std::int64_t P = w.P, R = w.R, W = w.W;
+  const std::int64_t P = w.P, R = w.R;
   const std::int64_t band = n >= 2 * P ? n - 2 * P + 1 : 0;  // the steps P <= k <= n-P
   const std::int64_t steps = n - 1 - band + std::min(band, R);
   if (steps * w.shift_transfers(n) > kMaxShapeTransfers) return false;
   for (std::int64_t k = 1; k < n; ++k) {
     const Action a = k == 1 ? first : act;
-    auto fill = [n, c, W, k, a](std::vector<Transfer>& t) { shift(t, n, W, k, c, a); };
+    auto fill = [n, c, k, a](std::vector<Transfer>& t, std::int64_t W) { shift(t, n, W, k, c, a); };
     if (band > 0 && k >= P && k <= n - P) {
-      if (k < P + R) w.add(b, (n - P - k) / R + 1, "pairwise", fill);
+      if (k < P + R) b.add_alike((n - P - k) / R + 1, "pairwise", 1, fill);
       continue;
     }
-    w.add(b, 1, "pairwise", fill);
+    b.add_alike(1, "pairwise", 1, fill);
   }
   return true;
 }
@@ -403,31 +435,35 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
   const std::int32_t n = a.ranks;
   const std::uint64_t c = a.count;
   if (!shaped(algo, {"ring", "hierarchical", "rings", "recursive_halving", "pairwise"})) return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, repeat);
   if (c == 0) return b.phases;
   if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
     return b.phases;
   }
   if (algo == "ring") {
-    b.add(n - 1, "ring", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+    b.add_alike(n - 1, "ring", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, c, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; }, W);
     });
   } else if (algo == "hierarchical") {
     // Inside each node the sums for one local rank of every node (a block of each), then
     // across the nodes among equal local ranks, a block a step.
     const std::int64_t G = node_size(n, rpn), N = n / G;
-    b.add(G - 1, "reduce-scatter inside the node", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c * static_cast<std::uint64_t>(N), Action::reduce_copy,
-                 [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; });
+    b.add_alike(G - 1, "reduce-scatter inside the node", G, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, c * static_cast<std::uint64_t>(N), Action::reduce_copy,
+          [G](std::int64_t r) { return r / G * G + (r % G + 1) % G; }, W);
     });
-    b.add(N - 1, "reduce-scatter across nodes", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, c, Action::reduce_copy, [G, n](std::int64_t r) { return (r + G) % n; });
+    b.add_alike(N - 1, "reduce-scatter across nodes", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, c, Action::reduce_copy, [G, n](std::int64_t r) { return (r + G) % n; }, W);
     });
   } else if (algo == "rings") {
     const std::int64_t G = node_size(n, rpn);
     const std::uint64_t piece = ceil_div(c, static_cast<std::uint64_t>(n / G > 1 ? G : 1));
-    b.add(n - 1, "ring", [=](std::vector<Transfer>& t) { rings_step(t, n, G, piece, Action::reduce_copy); });
+    b.add_alike(n - 1, "ring", G,
+                [=](std::vector<Transfer>& t, std::int64_t W) { rings_step(t, n, G, piece, Action::reduce_copy, W); });
   } else if (algo == "recursive_halving") {
     // Among p = 2^k ranks (the others folded in), virtual ranks d apart swap the partial
     // sums of the half the other keeps: blocks of the partner's group of d virtual ranks,
@@ -468,7 +504,7 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
                            : blocks                     ? shaped(algo, {"flat", "binomial", "chain"})
                                                         : false;
   if (!shaped_here) return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, rep);
   if (c == 0) return b.phases;  // nothing moves: the lowered call has no steps
   if (n == 1) {
     if (!a.in_place) local_copy(b, 1, c);
@@ -505,8 +541,9 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
       b.add(1, "fan-in", [=](std::vector<Transfer>& t) { t.push_back(xfer(at(k), root, c, Action::reduce_copy)); });
   } else if (algo == "ring" && coll == Collective::reduce) {
     const std::uint64_t block = ceil_div(c, static_cast<std::uint64_t>(n));
-    b.add(n - 1, "reduce-scatter", [=](std::vector<Transfer>& t) {
-      every_rank(t, n, block, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; });
+    b.add_alike(n - 1, "reduce-scatter", 1, [=](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, block, Action::reduce_copy, [n](std::int64_t r) { return (r + 1) % n; }, W);
     });
     b.add(1, "gather", [=](std::vector<Transfer>& t) {
       for (std::int32_t r = 0; r < n; ++r)
@@ -625,7 +662,7 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
   const std::int64_t n = a.ranks;
   const std::uint64_t c = a.count;
   if (!shaped(algo, {"pairwise", "linear", "bruck"})) return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, rep);
   if (c == 0) return b.phases;
   if (n == 1) {
     local_copy(b, 1, c);
@@ -640,27 +677,33 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
       return k;
     };
     const auto whole = static_cast<std::uint64_t>(n) * c;
-    b.add(1, "rotate", [n, whole](std::vector<Transfer>& t) {
-      every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
+    b.add_alike(1, "rotate", 1, [n, whole](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, whole, Action::copy, [](std::int64_t r) { return r; }, W);
     });
     for (int k = 0; (std::int64_t{1} << k) < n; ++k) {
       // Round k: the blocks with bit k set go to rank r + 2^k; those that arrived in round
       // k-1 and stay (bit k-1 set, bit k clear) are filed back into the work buffer.
       const std::uint64_t sent = blocks(k, -1) * c, filed = k > 0 ? blocks(k - 1, k) * c : 0;
-      b.add(1, "bruck", [n, k, sent, filed](std::vector<Transfer>& t) {
-        every_rank(t, n, sent, Action::copy, [n, k](std::int64_t r) { return (r + (std::int64_t{1} << k)) % n; });
-        if (filed > 0) every_rank(t, n, filed, Action::copy, [](std::int64_t r) { return r; });
+      b.add_alike(1, "bruck", 1, [n, k, sent, filed](std::vector<Transfer>& t, std::int64_t W) {
+        every_rank(
+            t, n, sent, Action::copy, [n, k](std::int64_t r) { return (r + (std::int64_t{1} << k)) % n; }, W);
+        if (filed > 0)
+          every_rank(
+              t, n, filed, Action::copy, [](std::int64_t r) { return r; }, W);
       });
     }
-    b.add(1, "rotate back", [n, whole](std::vector<Transfer>& t) {
-      every_rank(t, n, whole, Action::copy, [](std::int64_t r) { return r; });
+    b.add_alike(1, "rotate back", 1, [n, whole](std::vector<Transfer>& t, std::int64_t W) {
+      every_rank(
+          t, n, whole, Action::copy, [](std::int64_t r) { return r; }, W);
     });
   } else if (algo == "pairwise") {
-    w.add(b, 1, "local copy", [n, c, W = w.W](std::vector<Transfer>& t) { shift(t, n, W, 0, c, Action::copy); });
+    b.add_alike(1, "local copy", 1,
+                [n, c](std::vector<Transfer>& t, std::int64_t W) { shift(t, n, W, 0, c, Action::copy); });
     if (!pairwise(b, n, c, rep, Action::copy, Action::copy)) return std::nullopt;
   } else {
     if ((n - 1) * w.shift_transfers(n) + w.W > kMaxShapeTransfers) return std::nullopt;
-    w.add(b, 1, "spread out", [n, c, W = w.W](std::vector<Transfer>& t) {
+    b.add_alike(1, "spread out", 1, [n, c](std::vector<Transfer>& t, std::int64_t W) {
       for (std::int64_t k = 0; k < n; ++k) shift(t, n, W, k, c, Action::copy);
     });
   }
@@ -668,15 +711,16 @@ std::optional<std::vector<ShapePhase>> alltoall_shape(const CollArgs& a, std::st
 }
 
 // Barrier (barrier.cpp): signals only, which cost their latency and the step's fixed costs.
-std::optional<std::vector<ShapePhase>> barrier_shape(const CollArgs& a, std::string_view algo) {
+std::optional<std::vector<ShapePhase>> barrier_shape(const CollArgs& a, std::string_view algo, ShapeRepeat rep) {
   const std::int64_t n = a.ranks;
   if (!shaped(algo, {"dissemination", "central", "tree"})) return std::nullopt;
-  ShapeBuilder b;
+  ShapeBuilder b(n, rep);
   if (n == 1) return b.phases;  // nothing to wait for
   if (algo == "dissemination") {
     for (std::int64_t d = 1; d < n; d *= 2)
-      b.add(1, "dissemination", [n, d](std::vector<Transfer>& t) {
-        every_rank(t, n, 0, Action::copy, [n, d](std::int64_t r) { return (r + d) % n; });
+      b.add_alike(1, "dissemination", 1, [n, d](std::vector<Transfer>& t, std::int64_t W) {
+        every_rank(
+            t, n, 0, Action::copy, [n, d](std::int64_t r) { return (r + d) % n; }, W);
       });
   } else if (algo == "central") {
     b.add(1, "arrive", [n](std::vector<Transfer>& t) {
@@ -700,9 +744,9 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
   if (a.ranks < 1) return std::nullopt;
   switch (a.coll) {
     case Collective::allreduce:
-      return allreduce_shape(a, algo, ranks_per_node);
+      return allreduce_shape(a, algo, ranks_per_node, repeat);
     case Collective::allgather:
-      return allgather_shape(a, algo, ranks_per_node);
+      return allgather_shape(a, algo, ranks_per_node, repeat);
     case Collective::reduce_scatter:
       return reduce_scatter_shape(a, algo, ranks_per_node, repeat);
     case Collective::broadcast:
@@ -713,7 +757,7 @@ std::optional<std::vector<ShapePhase>> algorithm_shape(const CollArgs& a, std::s
     case Collective::alltoall:
       return alltoall_shape(a, algo, repeat);
     case Collective::barrier:
-      return barrier_shape(a, algo);
+      return barrier_shape(a, algo, repeat);
     default:
       return std::nullopt;
   }
