@@ -470,6 +470,17 @@ TEST_CASE("shapes: under nested tiers, one node's transfers and the groups' load
           REQUIRE(shaped.has_value());
           CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
         }
+      // The broadcast's pipelined chain: 3, 4 and 64 chunks, so stretches shorter and
+      // longer than two nodes' links, from every root.
+      for (const std::uint64_t elements : {std::uint64_t{3}, std::uint64_t{4}, std::uint64_t{1} << 20})
+        for (std::int32_t root = 0; root < n; ++root) {
+          const CollArgs a = args_of(Collective::broadcast, n, elements, false, root);
+          const auto shaped = predict_shape(a, "chain", m);
+          CAPTURE(elements);
+          CAPTURE(root);
+          REQUIRE(shaped.has_value());
+          CHECK(shaped->us == doctest::Approx(lowered_us(a, "chain", m)).epsilon(1e-9));
+        }
       // Every other step that every node takes alike (rings, the node-aware algorithms,
       // Bruck, dissemination) is priced from node 0's transfers too: every algorithm of
       // every collective, in place and out.

@@ -17,7 +17,9 @@
 // ways wherever the schedule can be lowered and requires them to agree.
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <memory>
+#include <tuple>
 
 #include "binary_tree.h"
 #include "collscope/algorithms.h"
@@ -555,12 +557,52 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
     if (chunks == 0) return b.phases;
     const std::uint64_t len = ceil_div(c, static_cast<std::uint64_t>(chunks));
     const std::int64_t links = n - 1;
+    // Links first..last, and the further links `more`.
+    auto stretch = [=](std::int64_t first, std::int64_t last, bool with_own, std::vector<std::int64_t> more) {
+      return [=](std::vector<Transfer>& t) {
+        if (with_own) own(t);
+        for (std::int64_t i = first; i <= last; ++i) t.push_back(xfer(at(i), at(i + 1), len, Action::copy));
+        for (const std::int64_t i : more) t.push_back(xfer(at(i), at(i + 1), len, Action::copy));
+      };
+    };
+    // Where the switch tiers nest (ShapeRepeat::counted_groups) a stretch of links loads
+    // the nodes' memory, links and cards by where in a node it starts and how long it is
+    // (two nodes' links or more: as the whole chain does), and no switch group is left by
+    // more than one of its links; the tiers it climbs add their groups' loads and
+    // latencies. Steps alike in those are priced once: a stretch of two nodes' links or
+    // more from its first two nodes' links and the first link that climbs each tier.
+    const Repeat w(n, rep);
+    const bool counted = w.W < w.P && !rep.group_ranks.empty();
+    const std::int64_t whole = 2 * w.R;
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<ShapePhase, std::int64_t>> kinds;
     for (std::int64_t step = 0; step < chunks + links - 1; ++step) {
       const std::int64_t first = std::max<std::int64_t>(0, step - chunks + 1), last = std::min(links - 1, step);
-      b.add(1, "pipeline", [=](std::vector<Transfer>& t) {
-        if (step == 0) own(t);
-        for (std::int64_t i = first; i <= last; ++i) t.push_back(xfer(at(i), at(i + 1), len, Action::copy));
-      });
+      if (!counted || step == 0) {
+        b.add(1, "pipeline", stretch(first, last, step == 0, {}));
+        continue;
+      }
+      const std::int64_t count = last - first + 1;
+      std::int64_t climbed = 0;
+      std::vector<std::int64_t> more;
+      for (const std::int64_t g : rep.group_ranks) {
+        const std::int64_t i = first + (g - (root + first + 1) % g) % g;  // position i+1 starts a group
+        if (i > last) break;                                              // nested tiers: none above is climbed either
+        ++climbed;
+        if (count >= whole && i >= first + whole && std::find(more.begin(), more.end(), i) == more.end())
+          more.push_back(i);
+      }
+      const auto key = std::make_tuple(count < whole ? (root + first) % w.R : -1, std::min(count, whole), climbed);
+      auto it = kinds.find(key);
+      if (it == kinds.end())
+        kinds.emplace(key, std::make_pair(ShapePhase{1, "pipeline",
+                                                     [f = stretch(first, std::min(last, first + whole - 1), false,
+                                                                  std::move(more))](Step& st) { f(st.transfers); }},
+                                          std::int64_t{1}));
+      else ++it->second.second;
+    }
+    for (auto& [key, kind] : kinds) {
+      kind.first.repeat = kind.second;
+      b.phases.push_back(std::move(kind.first));
     }
   } else if (algo == "scatter_allgather" && coll == Collective::broadcast) {
     // Down the binomial tree a child gets the blocks of its subtree, then a ring passes
