@@ -574,7 +574,12 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
     const Repeat w(n, rep);
     const bool counted = w.W < w.P && !rep.group_ranks.empty();
     const std::int64_t whole = 2 * w.R;
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<ShapePhase, std::int64_t>> kinds;
+    struct Kind {
+      std::int64_t first, last;
+      std::vector<std::int64_t> more;
+      std::int64_t steps;
+    };
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, Kind> kinds;
     for (std::int64_t step = 0; step < chunks + links - 1; ++step) {
       const std::int64_t first = std::max<std::int64_t>(0, step - chunks + 1), last = std::min(links - 1, step);
       if (!counted || step == 0) {
@@ -592,18 +597,9 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
           more.push_back(i);
       }
       const auto key = std::make_tuple(count < whole ? (root + first) % w.R : -1, std::min(count, whole), climbed);
-      auto it = kinds.find(key);
-      if (it == kinds.end())
-        kinds.emplace(key, std::make_pair(ShapePhase{1, "pipeline",
-                                                     [f = stretch(first, std::min(last, first + whole - 1), false,
-                                                                  std::move(more))](Step& st) { f(st.transfers); }},
-                                          std::int64_t{1}));
-      else ++it->second.second;
+      ++kinds.try_emplace(key, Kind{first, std::min(last, first + whole - 1), std::move(more), 0}).first->second.steps;
     }
-    for (auto& [key, kind] : kinds) {
-      kind.first.repeat = kind.second;
-      b.phases.push_back(std::move(kind.first));
-    }
+    for (const auto& [key, k] : kinds) b.add(k.steps, "pipeline", stretch(k.first, k.last, false, k.more));
   } else if (algo == "scatter_allgather" && coll == Collective::broadcast) {
     // Down the binomial tree a child gets the blocks of its subtree, then a ring passes
     // one block a step to every rank but the root (broadcast.cpp).
