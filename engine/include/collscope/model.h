@@ -65,6 +65,7 @@
 // step model instead.)
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -182,6 +183,8 @@ class TopologyPricer {
   // loaded; node 0's transfers to node d stand for every node m's to node m+d, and the
   // loads on the switch groups, every group of a tier alike, are counted from them.
   StepCost step_node_periodic(const Schedule& s, const Step& st) const;
+  // Where a step's loads are kept, resource by resource (topology_model.cpp).
+  class Layout;
 
  private:
   StepCost price(const Schedule& s, const Step& st, bool node_periodic) const;
@@ -189,6 +192,7 @@ class TopologyPricer {
   double bandwidth(std::uint64_t resource) const;
   const Topology& t_;
   Placement p_;
+  std::shared_ptr<const Layout> layout_;  // built once for the topology and placement
 };
 
 Prediction price_on_topology(const Schedule& s, const Topology& t, const Placement& p);

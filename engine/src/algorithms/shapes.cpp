@@ -493,6 +493,12 @@ std::optional<std::vector<ShapePhase>> reduce_scatter_shape(const CollArgs& a, s
   return b.phases;
 }
 
+// In a chain from `root` (position i is rank root + i), the first link i >= `from` (joining
+// positions i and i+1) that leaves a switch group of g ranks: position i+1 starts a group.
+std::int64_t first_climb(std::int64_t g, std::int64_t root, std::int64_t from) {
+  return from + (g - (root + from + 1) % g) % g;
+}
+
 // Broadcast, reduce, scatter and gather: one root; positions counted from it.
 std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::string_view algo, ShapeRepeat rep) {
   const std::int32_t n = a.ranks;
@@ -590,8 +596,8 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
       std::int64_t climbed = 0;
       std::vector<std::int64_t> more;
       for (const std::int64_t g : rep.group_ranks) {
-        const std::int64_t i = first + (g - (root + first + 1) % g) % g;  // position i+1 starts a group
-        if (i > last) break;                                              // nested tiers: none above is climbed either
+        const std::int64_t i = first_climb(g, root, first);
+        if (i > last) break;  // nested tiers: none above is climbed either
         ++climbed;
         if (count >= whole && i >= first + whole && std::find(more.begin(), more.end(), i) == more.end())
           more.push_back(i);
@@ -635,11 +641,10 @@ std::optional<std::vector<ShapePhase>> rooted_shape(const CollArgs& a, std::stri
     const Repeat w(n, rep);
     const std::int64_t whole = 2 * w.W, apart = std::min<std::int64_t>(n - 1, whole - 1);
     if (apart * (apart + 1) / 2 + whole + n > kMaxShapeTransfers) return std::nullopt;
-    // Position i's link joins positions i and i+1; it leaves a group of g ranks when
-    // position i+1 starts one.
+    // The first link that climbs each tier.
     std::vector<std::int64_t> climbs;
     if (w.W < w.P)
-      for (const std::int64_t g : rep.group_ranks) climbs.push_back((g - (root + 1) % g) % g);
+      for (const std::int64_t g : rep.group_ranks) climbs.push_back(first_climb(g, root, 0));
     auto links = [=](std::int64_t count, bool first, std::vector<std::int64_t> more = {}) {
       return [=](std::vector<Transfer>& t) {
         if (first) own(t);

@@ -42,7 +42,9 @@ std::uint64_t key(Res r, std::int64_t a, std::int64_t b, std::int64_t c = 0) {
 // in one array, in the order of nodes, so that a step's transfers, which go rank by rank,
 // touch neighbouring places. (A table hashed by resource spent half of a 65536-rank price
 // missing the cache.)
-class Layout {
+}  // namespace
+
+class TopologyPricer::Layout {
  public:
   static constexpr std::size_t kNone = ~std::size_t{0};
   Layout(const Topology& t, const Placement& p)
@@ -92,11 +94,14 @@ class Layout {
   std::size_t size_ = 0;
 };
 
+namespace {
+
 // Bytes per resource in one step, at the places of a Layout (any other resource in a
 // hash map): the array is kept from step to step and only the places a step used are
 // cleared.
 class Loads {
  public:
+  using Layout = TopologyPricer::Layout;
   void begin(const Layout& layout) {
     layout_ = &layout;
     if (layout.size() > bytes_.size()) {
@@ -137,7 +142,8 @@ class Loads {
 
 }  // namespace
 
-TopologyPricer::TopologyPricer(const Topology& t, const Placement& p) : t_(t), p_(p) {}
+TopologyPricer::TopologyPricer(const Topology& t, const Placement& p)
+    : t_(t), p_(p), layout_(std::make_shared<const Layout>(t, p)) {}
 
 int TopologyPricer::card_of(int device) const { return t_.nic.per_node > 0 ? device % t_.nic.per_node : 0; }
 
@@ -189,8 +195,7 @@ TopologyPricer::StepCost TopologyPricer::price(const Schedule& s, const Step& st
   std::uint64_t launches = 0;       // the step's transfers that move data
   std::vector<std::int64_t> lanes;  // the ranks that run a transfer in this step (serial launches)
   std::unordered_map<std::int64_t, double> compute;
-  const Layout layout(t_, p_);
-  load.begin(layout);
+  load.begin(*layout_);
   double latency = 0;
   Level signal_level = Level::node;  // where the longest signal's latency comes from
   const double esize = static_cast<double>(size_of(s.dtype));
