@@ -155,7 +155,7 @@ Status lower_call(Schedule& schedule, const CollArgs& args, std::string_view alg
 
 // ---------------------------------------------------------------------------
 // Shapes: an algorithm as its distinct steps and how often each occurs
-// (algorithms/shapes.cpp), so that it can be priced at any number of ranks without
+// (algorithms/shapes.cpp, shapes_rooted.cpp), so that it can be priced at any number of ranks without
 // lowering it. `fill` appends one such step's transfers (every rank's, or where the machine
 // repeats itself those that price it, ShapeRepeat below; offsets 0).
 struct ShapePhase {
